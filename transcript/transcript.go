@@ -1,0 +1,216 @@
+// Package transcript records every message a fake peer sends and receives,
+// with time, stream and direction, so that a verdict can always be checked
+// against the wire. It is safe for concurrent use.
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Direction says which way a message travelled, from the harness's side.
+type Direction string
+
+const (
+	// Sent is a message the harness sent to the target.
+	Sent Direction = "sent"
+	// Received is a message the harness received from the target.
+	Received Direction = "received"
+	// Event is something that happened to a stream (opened, closed, reset).
+	Event Direction = "event"
+)
+
+// Entry is one recorded message or stream event.
+type Entry struct {
+	// At is the time since the transcript started.
+	At time.Duration `json:"at_ns"`
+	// Stream names the stream, e.g. "ads#1" or "CDS#2".
+	Stream string `json:"stream"`
+	// Direction is sent, received or event.
+	Direction Direction `json:"direction"`
+	// Kind is the message type's short name ("DiscoveryRequest", ...) or "event".
+	Kind string `json:"kind"`
+	// Message is the decoded message as proto3 JSON, with secrets redacted.
+	Message json.RawMessage `json:"message,omitempty"`
+	// Note is free text for events (e.g. the gRPC status of a closed stream).
+	Note string `json:"note,omitempty"`
+}
+
+// Transcript is the ordered record of one scenario run.
+type Transcript struct {
+	mu      sync.Mutex
+	start   time.Time
+	entries []Entry
+}
+
+// New starts an empty transcript whose clock starts now.
+func New() *Transcript { return &Transcript{start: time.Now()} }
+
+// Record appends a message. The message is redacted and rendered at once,
+// so later mutation by the caller cannot change the record.
+func (t *Transcript) Record(stream string, dir Direction, m proto.Message) {
+	if t == nil {
+		return
+	}
+	e := Entry{Stream: stream, Direction: dir, Kind: string(m.ProtoReflect().Descriptor().Name())}
+	b, err := marshaler.Marshal(Redact(m))
+	if err != nil {
+		e.Note = fmt.Sprintf("could not render message: %v", err)
+	} else {
+		e.Message = compact(b)
+	}
+	t.append(e)
+}
+
+// Event appends a stream event such as "opened" or "closed: Unavailable".
+func (t *Transcript) Event(stream, note string) {
+	if t == nil {
+		return
+	}
+	t.append(Entry{Stream: stream, Direction: Event, Kind: "event", Note: note})
+}
+
+func (t *Transcript) append(e Entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.At = time.Since(t.start)
+	t.entries = append(t.entries, e)
+}
+
+// Entries returns a copy of the entries in order.
+func (t *Transcript) Entries() []Entry {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Entry(nil), t.entries...)
+}
+
+// String renders the transcript one entry per line, for consoles and JUnit.
+func (t *Transcript) String() string { return Format(t.Entries()) }
+
+// Format renders entries one per line.
+func Format(entries []Entry) string {
+	var b strings.Builder
+	for _, e := range entries {
+		arrow := map[Direction]string{Sent: "->", Received: "<-", Event: "**"}[e.Direction]
+		fmt.Fprintf(&b, "%8.3fms %-8s %s %s", float64(e.At.Microseconds())/1000, e.Stream, arrow, e.Kind)
+		if len(e.Message) > 0 {
+			fmt.Fprintf(&b, " %s", e.Message)
+		}
+		if e.Note != "" {
+			fmt.Fprintf(&b, " %s", e.Note)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+var marshaler = protojson.MarshalOptions{UseProtoNames: true}
+
+func compact(b []byte) json.RawMessage {
+	// protojson output is valid JSON but its spacing is deliberately unstable;
+	// re-encode so transcripts are byte-identical between runs.
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return b
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// RedactedSecret is what replaces a Secret's payload in every transcript.
+const RedactedSecret = "[redacted]"
+
+// Redact returns m with every SDS Secret payload replaced by a placeholder
+// (its name stays), so that secrets never reach a report. m itself is not
+// modified.
+func Redact(m proto.Message) proto.Message {
+	switch msg := m.(type) {
+	case *discovery.DiscoveryResponse:
+		if !hasSecret(msg.GetResources()) {
+			return m
+		}
+		c := proto.Clone(msg).(*discovery.DiscoveryResponse)
+		for i, a := range c.Resources {
+			c.Resources[i] = redactAny(a)
+		}
+		return c
+	case *discovery.DeltaDiscoveryResponse:
+		need := false
+		for _, r := range msg.GetResources() {
+			need = need || hasSecret([]*anypb.Any{r.GetResource()})
+		}
+		if !need {
+			return m
+		}
+		c := proto.Clone(msg).(*discovery.DeltaDiscoveryResponse)
+		for _, r := range c.Resources {
+			r.Resource = redactAny(r.Resource)
+		}
+		return c
+	}
+	return m
+}
+
+func hasSecret(as []*anypb.Any) bool {
+	for _, a := range as {
+		if a != nil && (a.GetTypeUrl() == wire.Secret.URL || wire.InnerTypeURL(a) == wire.Secret.URL) {
+			return true
+		}
+	}
+	return false
+}
+
+func redactAny(a *anypb.Any) *anypb.Any {
+	if a == nil {
+		return nil
+	}
+	if a.GetTypeUrl() == wire.ResourceWrapperURL {
+		var r discovery.Resource
+		if err := a.UnmarshalTo(&r); err != nil {
+			return placeholder()
+		}
+		r.Resource = redactAny(r.Resource)
+		out, err := anypb.New(&r)
+		if err != nil {
+			return placeholder()
+		}
+		return out
+	}
+	if a.GetTypeUrl() != wire.Secret.URL {
+		return a
+	}
+	var s tls.Secret
+	if err := a.UnmarshalTo(&s); err != nil {
+		return placeholder()
+	}
+	// The name stays so the reader can follow the protocol; the payload is
+	// replaced by a visible marker.
+	red := &tls.Secret{Name: s.GetName(), Type: &tls.Secret_GenericSecret{GenericSecret: &tls.GenericSecret{
+		Secret: &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: RedactedSecret}},
+	}}}
+	out, err := anypb.New(red)
+	if err != nil {
+		return placeholder()
+	}
+	return out
+}
+
+func placeholder() *anypb.Any { return &anypb.Any{TypeUrl: wire.Secret.URL} }

@@ -1,0 +1,100 @@
+package wire
+
+import (
+	"fmt"
+	"time"
+
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	runtime "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Build returns a minimal valid resource of type t named name. rev selects
+// the content: the same (name, rev) always yields the same message and
+// different revs yield different messages, so a scenario can change a
+// resource through the fixture and recognise exactly which revision the
+// server delivered by comparing whole messages.
+func Build(t Type, name string, rev int) proto.Message {
+	switch t.URL {
+	case Listener.URL:
+		return &listener.Listener{
+			Name:       name,
+			StatPrefix: fmt.Sprintf("rev-%d", rev),
+			Address:    socketAddress(10000 + rev%50000),
+		}
+	case Route.URL:
+		return &route.RouteConfiguration{
+			Name: name,
+			VirtualHosts: []*route.VirtualHost{{
+				Name:    fmt.Sprintf("vh-rev-%d", rev),
+				Domains: []string{"*"},
+				Routes: []*route.Route{{
+					Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+					Action: &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_Cluster{Cluster: "backend"}}},
+				}},
+			}},
+		}
+	case ScopedRoute.URL:
+		return &route.ScopedRouteConfiguration{
+			Name:                   name,
+			RouteConfigurationName: "routes",
+			Key: &route.ScopedRouteConfiguration_Key{Fragments: []*route.ScopedRouteConfiguration_Key_Fragment{{
+				Type: &route.ScopedRouteConfiguration_Key_Fragment_StringKey{StringKey: fmt.Sprintf("rev-%d", rev)},
+			}}},
+		}
+	case VirtualHost.URL:
+		return &route.VirtualHost{Name: name, Domains: []string{fmt.Sprintf("rev-%d.example.com", rev)}}
+	case Cluster.URL:
+		return &cluster.Cluster{
+			Name:                 name,
+			ConnectTimeout:       durationpb.New(time.Second + time.Duration(rev)*time.Millisecond),
+			ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_EDS},
+			EdsClusterConfig: &cluster.Cluster_EdsClusterConfig{EdsConfig: &core.ConfigSource{
+				ResourceApiVersion:    core.ApiVersion_V3,
+				ConfigSourceSpecifier: &core.ConfigSource_Ads{Ads: &core.AggregatedConfigSource{}},
+			}},
+		}
+	case Endpoint.URL:
+		return &endpoint.ClusterLoadAssignment{
+			ClusterName: name,
+			Endpoints: []*endpoint.LocalityLbEndpoints{{
+				LbEndpoints: []*endpoint.LbEndpoint{{HostIdentifier: &endpoint.LbEndpoint_Endpoint{
+					Endpoint: &endpoint.Endpoint{Address: socketAddress(20000 + rev%40000)},
+				}}},
+			}},
+		}
+	case Secret.URL:
+		return &tls.Secret{Name: name, Type: &tls.Secret_GenericSecret{GenericSecret: &tls.GenericSecret{
+			Secret: &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: fmt.Sprintf("not-a-real-secret-%d", rev)}},
+		}}}
+	case Runtime.URL:
+		return &runtime.Runtime{Name: name, Layer: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"rev": structpb.NewNumberValue(float64(rev)),
+		}}}
+	}
+	panic(fmt.Sprintf("wire.Build: unknown type %q", t.URL))
+}
+
+// BuildAny is Build packed into an Any.
+func BuildAny(t Type, name string, rev int) *anypb.Any {
+	a, err := anypb.New(Build(t, name, rev))
+	if err != nil {
+		panic(fmt.Sprintf("wire.BuildAny: %v", err)) // cannot happen for generated messages
+	}
+	return a
+}
+
+func socketAddress(port int) *core.Address {
+	return &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
+		Address:       "127.0.0.1",
+		PortSpecifier: &core.SocketAddress_PortValue{PortValue: uint32(port)},
+	}}}
+}

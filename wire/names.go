@@ -1,0 +1,87 @@
+package wire
+
+import (
+	"fmt"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// named is implemented by every v3 resource message except the
+// ClusterLoadAssignment, which names itself by cluster_name.
+type named interface{ GetName() string }
+
+// NameOf returns the resource name carried by m.
+func NameOf(m proto.Message) string {
+	if cla, ok := m.(interface{ GetClusterName() string }); ok {
+		return cla.GetClusterName()
+	}
+	if n, ok := m.(named); ok {
+		return n.GetName()
+	}
+	return ""
+}
+
+// Unpack decodes a packed resource. A SotW Resource wrapper
+// (envoy.service.discovery.v3.Resource) is unwrapped, so the returned
+// message is always the resource itself (nil if the wrapper is empty).
+func Unpack(a *anypb.Any) (proto.Message, error) {
+	if a == nil {
+		return nil, fmt.Errorf("nil resource")
+	}
+	if a.GetTypeUrl() == ResourceWrapperURL {
+		var r discovery.Resource
+		if err := a.UnmarshalTo(&r); err != nil {
+			return nil, fmt.Errorf("decode Resource wrapper: %w", err)
+		}
+		if r.GetResource() == nil {
+			return nil, nil
+		}
+		return Unpack(r.GetResource())
+	}
+	t, ok := TypeByURL(a.GetTypeUrl())
+	if !ok || a.GetTypeUrl() != t.URL {
+		return nil, fmt.Errorf("unknown resource type %q", a.GetTypeUrl())
+	}
+	m := t.New()
+	if err := a.UnmarshalTo(m); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", t.Short, err)
+	}
+	return m, nil
+}
+
+// InnerTypeURL is the type URL of the resource inside a, looking through a
+// SotW Resource wrapper; "" for an empty wrapper.
+func InnerTypeURL(a *anypb.Any) string {
+	if a.GetTypeUrl() != ResourceWrapperURL {
+		return a.GetTypeUrl()
+	}
+	var r discovery.Resource
+	if err := a.UnmarshalTo(&r); err != nil {
+		return a.GetTypeUrl()
+	}
+	return r.GetResource().GetTypeUrl()
+}
+
+// AnyName returns the name of a packed resource, reading a Resource
+// wrapper's own name first.
+func AnyName(a *anypb.Any) (string, error) {
+	if a.GetTypeUrl() == ResourceWrapperURL {
+		var r discovery.Resource
+		if err := a.UnmarshalTo(&r); err != nil {
+			return "", fmt.Errorf("decode Resource wrapper: %w", err)
+		}
+		if r.GetName() != "" {
+			return r.GetName(), nil
+		}
+	}
+	m, err := Unpack(a)
+	if err != nil {
+		return "", err
+	}
+	if m == nil {
+		return "", nil
+	}
+	return NameOf(m), nil
+}
