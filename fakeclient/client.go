@@ -1,0 +1,566 @@
+// Package fakeclient plays an xDS client against a management server under
+// test. It opens any of the four gRPC variants, sends exactly the requests a
+// scenario asks for (including deliberately wrong ones), never ACKs on its
+// own, checks the global invariants on every response, and records every
+// message in a transcript.
+package fakeclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Options configure a fake client.
+type Options struct {
+	// NodeID and Cluster identify the client in node.id and node.cluster.
+	NodeID, Cluster string
+	// ClientFeatures are advertised in node.client_features.
+	ClientFeatures []string
+	// Metadata is sent as gRPC call metadata on every stream (e.g. tokens).
+	Metadata map[string]string
+	// Timeout bounds every wait for an expected response.
+	Timeout time.Duration
+	// Quiet is the window in which a must-not-happen response is watched for.
+	Quiet time.Duration
+	// Transcript receives every message; nil records nothing.
+	Transcript *transcript.Transcript
+}
+
+// ErrTimeout is returned (wrapped) when an expected response did not arrive
+// within Options.Timeout.
+var ErrTimeout = errors.New("timed out")
+
+// Client is one fake xDS client. Its methods are safe for concurrent use,
+// though scenarios normally drive it from one goroutine.
+type Client struct {
+	ctx     context.Context
+	conn    grpc.ClientConnInterface
+	variant wire.Variant
+	opts    Options
+
+	mu         sync.Mutex
+	notify     chan struct{} // closed and replaced whenever anything arrives
+	streams    map[string]*stream
+	opened     map[string]int // streams opened per key, for names
+	types      map[string]*typeState
+	violations []Violation
+}
+
+// typeState is what the fake client remembers about one resource type. It
+// lives across reconnects, except for the nonce and the queue.
+type typeState struct {
+	names        []string          // SotW: current resource_names (may hold "*")
+	subscribed   []string          // delta: names subscribed (may hold "*")
+	ackedVersion string            // SotW: version of the last response ACKed through Ack
+	nonce        string            // latest nonce received on the current stream
+	known        map[string]string // delta: name -> version received and not removed
+	queue        []*Response       // received and not yet consumed by Expect
+}
+
+type stream struct {
+	key      string
+	name     string
+	cs       grpc.ClientStream
+	cancel   context.CancelFunc
+	sentAny  bool
+	err      error // set when the receive loop ends
+	done     chan struct{}
+	expected string // per-type streams: the only type URL they may carry
+	nonces   map[string]map[string]bool
+	sendMu   sync.Mutex
+}
+
+// New returns a client for variant v over conn. Nothing is sent until the
+// scenario sends; streams are opened on first use and live until ctx ends
+// or Close.
+func New(ctx context.Context, conn grpc.ClientConnInterface, v wire.Variant, opts Options) *Client {
+	return &Client{
+		ctx: ctx, conn: conn, variant: v, opts: opts,
+		notify:  make(chan struct{}),
+		streams: map[string]*stream{},
+		opened:  map[string]int{},
+		types:   map[string]*typeState{},
+	}
+}
+
+// Variant returns the variant the client speaks.
+func (c *Client) Variant() wire.Variant { return c.variant }
+
+// Node returns the node the client identifies as.
+func (c *Client) Node() *core.Node {
+	return &core.Node{
+		Id:             c.opts.NodeID,
+		Cluster:        c.opts.Cluster,
+		UserAgentName:  "xdsconform",
+		ClientFeatures: slices.Clone(c.opts.ClientFeatures),
+	}
+}
+
+// Violations returns the global-invariant breaches seen so far.
+func (c *Client) Violations() []Violation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.violations)
+}
+
+func (c *Client) state(t wire.Type) *typeState {
+	s := c.types[t.URL]
+	if s == nil {
+		s = &typeState{known: map[string]string{}}
+		c.types[t.URL] = s
+	}
+	return s
+}
+
+func (c *Client) key(t wire.Type) string {
+	if c.variant.IsADS() {
+		return "ads"
+	}
+	return t.Short
+}
+
+// streamFor returns the live stream carrying t, opening one if needed.
+func (c *Client) streamFor(t wire.Type) (*stream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.key(t)
+	if s := c.streams[k]; s != nil {
+		return s, nil
+	}
+	method, err := t.FullMethod(c.variant)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	if len(c.opts.Metadata) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, metadata.New(c.opts.Metadata))
+	}
+	c.opened[k]++
+	name := fmt.Sprintf("%s#%d", k, c.opened[k])
+	cs, err := c.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method)
+	if err != nil {
+		cancel()
+		c.opts.Transcript.Event(name, fmt.Sprintf("could not open %s: %v", method, err))
+		return nil, fmt.Errorf("open %s stream %s: %w", c.variant, method, err)
+	}
+	s := &stream{key: k, name: name, cs: cs, cancel: cancel, done: make(chan struct{}), nonces: map[string]map[string]bool{}}
+	if !c.variant.IsADS() {
+		s.expected = t.URL
+	}
+	c.streams[k] = s
+	c.opts.Transcript.Event(name, "opened "+method)
+	go c.receive(s)
+	return s, nil
+}
+
+// receive reads every message of s until the stream ends.
+func (c *Client) receive(s *stream) {
+	defer close(s.done)
+	for {
+		var r *Response
+		if c.variant.IsDelta() {
+			m := &discovery.DeltaDiscoveryResponse{}
+			if err := s.cs.RecvMsg(m); err != nil {
+				c.ended(s, err)
+				return
+			}
+			c.opts.Transcript.Record(s.name, transcript.Received, m)
+			r = decodeDelta(s.name, m)
+		} else {
+			m := &discovery.DiscoveryResponse{}
+			if err := s.cs.RecvMsg(m); err != nil {
+				c.ended(s, err)
+				return
+			}
+			c.opts.Transcript.Record(s.name, transcript.Received, m)
+			r = decodeSotW(s.name, m)
+		}
+		c.mu.Lock()
+		c.violations = append(c.violations, checkResponse(r, s.expected, s.nonces, c.resourceInSotW())...)
+		if t, ok := wire.TypeByURL(r.TypeURL); ok && c.streams[s.key] == s {
+			st := c.state(t)
+			st.nonce = r.Nonce
+			for _, res := range r.Resources {
+				st.known[res.Name] = res.Version
+			}
+			for _, n := range r.Removed {
+				delete(st.known, n)
+			}
+			st.queue = append(st.queue, r)
+		}
+		c.wake()
+		c.mu.Unlock()
+	}
+}
+
+func (c *Client) resourceInSotW() bool {
+	for _, f := range c.opts.ClientFeatures {
+		if f == "xds.config.resource-in-sotw" || f == "xds.config.supports-resource-in-sotw" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) ended(s *stream, err error) {
+	note := "closed by target: " + statusText(err)
+	if c.ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		note = "closed by harness"
+	}
+	c.opts.Transcript.Event(s.name, note)
+	c.mu.Lock()
+	s.err = err
+	c.wake()
+	c.mu.Unlock()
+}
+
+func statusText(err error) string {
+	if errors.Is(err, io.EOF) {
+		return "OK (end of stream)"
+	}
+	st := grpcstatus.Convert(err)
+	return fmt.Sprintf("%s: %s", st.Code(), st.Message())
+}
+
+// wake tells waiters something arrived; c.mu must be held.
+func (c *Client) wake() {
+	close(c.notify)
+	c.notify = make(chan struct{})
+}
+
+// send writes m on the stream carrying t and records it.
+func (c *Client) send(t wire.Type, m proto.Message) error {
+	s, err := c.streamFor(t)
+	if err != nil {
+		return err
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	c.opts.Transcript.Record(s.name, transcript.Sent, m)
+	c.mu.Lock()
+	s.sentAny = true
+	c.mu.Unlock()
+	if err := s.cs.SendMsg(m); err != nil {
+		// SendMsg reports io.EOF when the server has ended the stream; the
+		// real status comes from the receive side.
+		<-s.done
+		return fmt.Errorf("send on %s: stream closed by target: %s", s.name, statusText(s.err))
+	}
+	return nil
+}
+
+// firstOnStream reports whether the next request for t opens or starts a
+// stream, i.e. must carry the node (STREAM-3).
+func (c *Client) firstOnStream(t wire.Type) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.streams[c.key(t)]
+	return s == nil || !s.sentAny
+}
+
+// SotWRequest builds the SotW request a well-behaved client would send now
+// for t with the given names: the last ACKed version, the latest nonce of the
+// type on this stream, and the node only on the stream's first request.
+// Scenarios may alter it before SendSotW.
+func (c *Client) SotWRequest(t wire.Type, names []string) *discovery.DiscoveryRequest {
+	c.mu.Lock()
+	st := c.state(t)
+	req := &discovery.DiscoveryRequest{
+		TypeUrl:       t.URL,
+		VersionInfo:   st.ackedVersion,
+		ResponseNonce: st.nonce,
+		ResourceNames: slices.Clone(names),
+	}
+	c.mu.Unlock()
+	if c.firstOnStream(t) {
+		req.Node = c.Node()
+	}
+	return req
+}
+
+// DeltaRequest builds an empty delta request for t, with the node only on
+// the stream's first request. Scenarios fill in the lists.
+func (c *Client) DeltaRequest(t wire.Type) *discovery.DeltaDiscoveryRequest {
+	req := &discovery.DeltaDiscoveryRequest{TypeUrl: t.URL}
+	if c.firstOnStream(t) {
+		req.Node = c.Node()
+	}
+	return req
+}
+
+// SendSotW sends req exactly as given on the stream carrying t, and
+// remembers its resource_names as the current subscription.
+func (c *Client) SendSotW(t wire.Type, req *discovery.DiscoveryRequest) error {
+	if c.variant.IsDelta() {
+		return fmt.Errorf("SendSotW on a %s client", c.variant)
+	}
+	c.mu.Lock()
+	c.state(t).names = slices.Clone(req.GetResourceNames())
+	c.mu.Unlock()
+	return c.send(t, req)
+}
+
+// SendDelta sends req exactly as given on the stream carrying t, and
+// applies its subscribe and unsubscribe lists to the tracked subscription.
+func (c *Client) SendDelta(t wire.Type, req *discovery.DeltaDiscoveryRequest) error {
+	if !c.variant.IsDelta() {
+		return fmt.Errorf("SendDelta on a %s client", c.variant)
+	}
+	c.mu.Lock()
+	st := c.state(t)
+	for _, n := range req.GetResourceNamesSubscribe() {
+		if !slices.Contains(st.subscribed, n) {
+			st.subscribed = append(st.subscribed, n)
+		}
+	}
+	st.subscribed = slices.DeleteFunc(st.subscribed, func(n string) bool {
+		return slices.Contains(req.GetResourceNamesUnsubscribe(), n)
+	})
+	c.mu.Unlock()
+	return c.send(t, req)
+}
+
+// Subscribe adds names to the subscription for t: in SotW a request with
+// the whole new name set, in delta a request subscribing names. "*" is the
+// explicit wildcard.
+func (c *Client) Subscribe(t wire.Type, names ...string) error {
+	if c.variant.IsDelta() {
+		req := c.DeltaRequest(t)
+		req.ResourceNamesSubscribe = names
+		return c.SendDelta(t, req)
+	}
+	c.mu.Lock()
+	set := slices.Clone(c.state(t).names)
+	c.mu.Unlock()
+	for _, n := range names {
+		if !slices.Contains(set, n) {
+			set = append(set, n)
+		}
+	}
+	return c.SendSotW(t, c.SotWRequest(t, set))
+}
+
+// Unsubscribe drops names from the subscription for t.
+func (c *Client) Unsubscribe(t wire.Type, names ...string) error {
+	if c.variant.IsDelta() {
+		req := c.DeltaRequest(t)
+		req.ResourceNamesUnsubscribe = names
+		return c.SendDelta(t, req)
+	}
+	c.mu.Lock()
+	set := slices.DeleteFunc(slices.Clone(c.state(t).names), func(n string) bool { return slices.Contains(names, n) })
+	c.mu.Unlock()
+	return c.SendSotW(t, c.SotWRequest(t, set))
+}
+
+// RequestWildcardLegacy sends the legacy wildcard request for t: SotW with
+// no names, delta with empty lists (WILD-2).
+func (c *Client) RequestWildcardLegacy(t wire.Type) error {
+	if c.variant.IsDelta() {
+		return c.SendDelta(t, c.DeltaRequest(t))
+	}
+	return c.SendSotW(t, c.SotWRequest(t, nil))
+}
+
+// Names returns the current SotW resource_names (or delta subscriptions) for t.
+func (c *Client) Names(t wire.Type) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.variant.IsDelta() {
+		return slices.Clone(c.state(t).subscribed)
+	}
+	return slices.Clone(c.state(t).names)
+}
+
+// Ack acknowledges r: SotW with r's version and nonce and the current
+// names; delta with r's nonce and empty lists (DELTA-2).
+func (c *Client) Ack(t wire.Type, r *Response) error {
+	if c.variant.IsDelta() {
+		req := c.DeltaRequest(t)
+		req.ResponseNonce = r.Nonce
+		return c.SendDelta(t, req)
+	}
+	c.mu.Lock()
+	c.state(t).ackedVersion = r.Version
+	names := c.state(t).names
+	c.mu.Unlock()
+	req := c.SotWRequest(t, names)
+	req.ResponseNonce = r.Nonce
+	return c.SendSotW(t, req)
+}
+
+// Nack rejects r with error_detail (code INVALID_ARGUMENT, message msg):
+// SotW keeps the last ACKed version (ACK-3).
+func (c *Client) Nack(t wire.Type, r *Response, msg string) error {
+	detail := &status.Status{Code: 3, Message: msg}
+	if c.variant.IsDelta() {
+		req := c.DeltaRequest(t)
+		req.ResponseNonce = r.Nonce
+		req.ErrorDetail = detail
+		return c.SendDelta(t, req)
+	}
+	c.mu.Lock()
+	names := c.state(t).names
+	c.mu.Unlock()
+	req := c.SotWRequest(t, names)
+	req.ResponseNonce = r.Nonce
+	req.ErrorDetail = detail
+	return c.SendSotW(t, req)
+}
+
+// Known returns, for delta, the resources received for t and not removed
+// since, with their versions: what a real client would list in
+// initial_resource_versions after a reconnect.
+func (c *Client) Known(t wire.Type) map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.state(t).known)
+}
+
+// Expect waits for the next response of type t (bounded by Options.Timeout
+// and the client's context) and consumes it.
+func (c *Client) Expect(t wire.Type) (*Response, error) {
+	return c.next(t, c.opts.Timeout, true)
+}
+
+// ExpectNone watches for Options.Quiet and returns an error carrying the
+// first response of any of types that arrives (consumed), or of one that
+// had already arrived unconsumed.
+func (c *Client) ExpectNone(types ...wire.Type) (*Response, error) {
+	deadline := time.Now().Add(c.opts.Quiet)
+	for {
+		for _, t := range types {
+			if r, err := c.next(t, 0, false); err == nil {
+				return r, fmt.Errorf("unexpected %s response (nonce %q, version %q, resources %q, removed %q) within the %v quiet window",
+					t.Short, r.Nonce, r.Version, r.Names(), r.Removed, c.opts.Quiet)
+			}
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		c.mu.Lock()
+		ch := c.notify
+		c.mu.Unlock()
+		timer := time.NewTimer(left)
+		select {
+		case <-ch:
+		case <-timer.C:
+		case <-c.ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("interrupted while watching for silence: %w", c.ctx.Err())
+		}
+		timer.Stop()
+	}
+}
+
+// Pending returns the responses of t received and not yet consumed.
+func (c *Client) Pending(t wire.Type) []*Response {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.state(t).queue)
+}
+
+// next pops the next response of t, waiting up to wait. With a zero wait it
+// only looks at what is queued. A closed stream ends the wait at once.
+func (c *Client) next(t wire.Type, wait time.Duration, block bool) (*Response, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		c.mu.Lock()
+		st := c.state(t)
+		if len(st.queue) > 0 {
+			r := st.queue[0]
+			st.queue = st.queue[1:]
+			c.mu.Unlock()
+			return r, nil
+		}
+		s := c.streams[c.key(t)]
+		var closed error
+		if s != nil && s.err != nil {
+			closed = fmt.Errorf("waiting for a %s response: stream %s closed by target: %s", t.Short, s.name, statusText(s.err))
+		}
+		ch := c.notify
+		c.mu.Unlock()
+		if closed != nil {
+			return nil, closed
+		}
+		left := time.Until(deadline)
+		if !block || left <= 0 {
+			return nil, fmt.Errorf("no %s response within %v: %w", t.Short, wait, ErrTimeout)
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-ch:
+		case <-timer.C:
+		case <-c.ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("interrupted while waiting for a %s response: %w", t.Short, c.ctx.Err())
+		}
+		timer.Stop()
+	}
+}
+
+// StreamClosed reports the status with which the target closed the stream
+// carrying t, or nil if it is open (or was never opened).
+func (c *Client) StreamClosed(t wire.Type) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.streams[c.key(t)]; s != nil && s.err != nil {
+		return fmt.Errorf("stream %s closed by target: %s", s.name, statusText(s.err))
+	}
+	return nil
+}
+
+// Reconnect ends the stream carrying t (on ADS: the one stream) and forgets
+// its nonces and unconsumed responses, like a client whose stream broke.
+// Names, ACKed versions and delta known versions are kept; the next request
+// opens a new stream.
+func (c *Client) Reconnect(t wire.Type) {
+	c.mu.Lock()
+	k := c.key(t)
+	s := c.streams[k]
+	delete(c.streams, k)
+	for url, st := range c.types {
+		tt, _ := wire.TypeByURL(url)
+		if c.key(tt) == k {
+			st.nonce = ""
+			st.queue = nil
+			st.subscribed = nil
+		}
+	}
+	c.mu.Unlock()
+	if s != nil {
+		s.cancel()
+		<-s.done
+	}
+}
+
+// Close ends every stream and waits for their receive loops.
+func (c *Client) Close() {
+	c.mu.Lock()
+	ss := slices.Collect(maps.Values(c.streams))
+	c.streams = map[string]*stream{}
+	c.mu.Unlock()
+	for _, s := range ss {
+		_ = s.cs.CloseSend()
+		s.cancel()
+		<-s.done
+	}
+}

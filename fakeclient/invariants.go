@@ -1,0 +1,96 @@
+package fakeclient
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Violation is a breach of a rule that must hold on every response of every
+// scenario, whatever the scenario is about.
+type Violation struct {
+	// Rule is the catalogue ID, e.g. "DUP-1".
+	Rule string
+	// Stream and Nonce locate the offending response.
+	Stream, Nonce string
+	// Message says what was wrong.
+	Message string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s violated on %s (nonce %q): %s", v.Rule, v.Stream, v.Nonce, v.Message)
+}
+
+// checkResponse applies the global invariants to one response. expectedType
+// is the stream's type for per-type streams, "" on ADS. seen holds the
+// nonces already received per type on the stream.
+func checkResponse(r *Response, expectedType string, seen map[string]map[string]bool, resourceInSotW bool) []Violation {
+	var out []Violation
+	bad := func(rule, format string, args ...any) {
+		out = append(out, Violation{Rule: rule, Stream: r.Stream, Nonce: r.Nonce, Message: fmt.Sprintf(format, args...)})
+	}
+	// NONCE-1: every streamed response carries a nonce.
+	if r.Nonce == "" {
+		bad("NONCE-1", "response of type %s has an empty nonce", r.TypeURL)
+	} else {
+		// NONCE-2: nonces are distinct per type within a stream.
+		if seen[r.TypeURL] == nil {
+			seen[r.TypeURL] = map[string]bool{}
+		}
+		if seen[r.TypeURL][r.Nonce] {
+			bad("NONCE-2", "nonce %q reused for a second %s response on this stream", r.Nonce, r.TypeURL)
+		}
+		seen[r.TypeURL][r.Nonce] = true
+	}
+	// STREAM-7: the response names a known type, the stream's own type on
+	// a per-type stream, and every resource is of that type.
+	if _, ok := wire.TypeByURL(r.TypeURL); !ok || !strings.HasPrefix(r.TypeURL, wire.TypePrefix) {
+		bad("STREAM-7", "response type_url %q is not a v3 resource type", r.TypeURL)
+	}
+	if expectedType != "" && r.TypeURL != expectedType {
+		bad("STREAM-7", "response type_url %q on a %s stream", r.TypeURL, expectedType)
+	}
+	names := map[string]int{}
+	var order []string
+	for i, res := range r.Resources {
+		if res.Any == nil {
+			if r.Delta == nil {
+				bad("STREAM-7", "resource #%d is empty", i)
+			}
+		} else {
+			if r.SotW != nil && res.Any.GetTypeUrl() == wire.ResourceWrapperURL && !resourceInSotW {
+				// TTL-5: wrappers only for clients that advertise the feature.
+				bad("TTL-5", "resource #%d is wrapped in envoy.service.discovery.v3.Resource but the client did not advertise xds.config.resource-in-sotw", i)
+			}
+			if inner := wire.InnerTypeURL(res.Any); inner != r.TypeURL {
+				bad("STREAM-7", "resource #%d (%q) has type %q in a %s response", i, res.Name, inner, r.TypeURL)
+			} else if res.Message == nil {
+				bad("STREAM-7", "resource #%d (%q) of type %s does not decode", i, res.Name, inner)
+			}
+		}
+		if r.Delta != nil && res.Name == "" {
+			// DELTA-9: delta resources are named.
+			bad("DELTA-9", "delta resource #%d has no name", i)
+		}
+		if res.Name != "" {
+			if names[res.Name] == 0 {
+				order = append(order, res.Name)
+			}
+			names[res.Name]++
+		}
+	}
+	// DUP-1: no response carries two resources with one name.
+	for _, n := range order {
+		if names[n] > 1 {
+			bad("DUP-1", "resource %q appears %d times in one response", n, names[n])
+		}
+	}
+	// DUP-3: a delta response does not both update and remove a name.
+	for _, n := range r.Removed {
+		if names[n] > 0 {
+			bad("DUP-3", "%q is in both resources and removed_resources", n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package fakeclient
+
+import (
+	"slices"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Response is a SotW or delta response as the scenario sees it: the raw
+// message plus its decoded resources.
+type Response struct {
+	// Stream names the stream it arrived on.
+	Stream string
+	// TypeURL is the response's type_url.
+	TypeURL string
+	// Nonce is the response's nonce.
+	Nonce string
+	// Version is version_info (SotW) or system_version_info (delta).
+	Version string
+	// Resources are the decoded resources, in wire order.
+	Resources []Resource
+	// Removed is removed_resources (delta only).
+	Removed []string
+	// SotW is the raw SotW message, nil for delta.
+	SotW *discovery.DiscoveryResponse
+	// Delta is the raw delta message, nil for SotW.
+	Delta *discovery.DeltaDiscoveryResponse
+}
+
+// Resource is one resource of a response.
+type Resource struct {
+	// Name is the resource's name (delta Resource.name, or the name inside
+	// the message for SotW).
+	Name string
+	// Version is the delta per-resource version; empty in SotW.
+	Version string
+	// Message is the decoded resource; nil if it could not be decoded.
+	Message proto.Message
+	// Any is the packed resource as received.
+	Any *anypb.Any
+}
+
+// Names lists the resource names in wire order (duplicates kept).
+func (r *Response) Names() []string {
+	out := make([]string, 0, len(r.Resources))
+	for _, res := range r.Resources {
+		out = append(out, res.Name)
+	}
+	return out
+}
+
+// Has reports whether the response carries a resource named name.
+func (r *Response) Has(name string) bool { return slices.Contains(r.Names(), name) }
+
+// HasRemoved reports whether the delta response lists name in removed_resources.
+func (r *Response) HasRemoved(name string) bool { return slices.Contains(r.Removed, name) }
+
+// Get returns the resource named name, or nil.
+func (r *Response) Get(name string) proto.Message {
+	for _, res := range r.Resources {
+		if res.Name == name {
+			return res.Message
+		}
+	}
+	return nil
+}
+
+// ResourceVersion returns the delta version of the resource named name.
+func (r *Response) ResourceVersion(name string) string {
+	for _, res := range r.Resources {
+		if res.Name == name {
+			return res.Version
+		}
+	}
+	return ""
+}
+
+// Filter returns the names among names() for which keep is true; scenarios
+// use it to look only at their own resources on shared servers.
+func (r *Response) Filter(keep func(string) bool) []string {
+	var out []string
+	for _, n := range r.Names() {
+		if keep(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func decodeSotW(stream string, m *discovery.DiscoveryResponse) *Response {
+	r := &Response{Stream: stream, TypeURL: m.GetTypeUrl(), Nonce: m.GetNonce(), Version: m.GetVersionInfo(), SotW: m}
+	for _, a := range m.GetResources() {
+		res := Resource{Any: a}
+		if msg, err := wire.Unpack(a); err == nil {
+			res.Message = msg
+		}
+		res.Name, _ = wire.AnyName(a)
+		r.Resources = append(r.Resources, res)
+	}
+	return r
+}
+
+func decodeDelta(stream string, m *discovery.DeltaDiscoveryResponse) *Response {
+	r := &Response{Stream: stream, TypeURL: m.GetTypeUrl(), Nonce: m.GetNonce(), Version: m.GetSystemVersionInfo(),
+		Removed: m.GetRemovedResources(), Delta: m}
+	for _, dr := range m.GetResources() {
+		res := Resource{Name: dr.GetName(), Version: dr.GetVersion(), Any: dr.GetResource()}
+		if dr.GetResource() != nil {
+			if msg, err := wire.Unpack(dr.GetResource()); err == nil {
+				res.Message = msg
+			}
+		}
+		r.Resources = append(r.Resources, res)
+	}
+	return r
+}
