@@ -1,0 +1,118 @@
+// Package requirements is the catalogue of testable rules from
+// shared/spec/requirements.md, embedded in the binary so that the harness
+// can check and report requirement IDs without the shared/ tree.
+//
+// catalog.tsv is generated from the document and checked in; after the
+// document changes, run go generate in this directory (a test fails while
+// the checked-in file is out of date and the document is present).
+package requirements
+
+//go:generate go run ./gen ../../shared/spec/requirements.md catalog.tsv
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/xdsconform/xdsconform/requirements/internal/specmd"
+)
+
+//go:embed catalog.tsv
+var catalogTSV string
+
+// Requirement is one numbered rule of the catalogue. All fields are the
+// document's raw text.
+type Requirement struct {
+	// ID is the catalogue ID, e.g. "NONCE-7".
+	ID string
+	// Title is the rule's one-line title.
+	Title string
+	// Binds is who the rule binds: "server", "client", "both" or "proxy".
+	Binds string
+	// Strength is "MUST", "SHOULD" or "MAY".
+	Strength string
+	// Variants is the free-text list of variants the rule applies to, e.g.
+	// "SotW, ADS, per-type". It is kept raw because the document mixes
+	// variants, resource types and client profiles in this field.
+	Variants string
+}
+
+var (
+	catalog = mustLoad(catalogTSV)
+	byID    = index(catalog)
+)
+
+// mustLoad panics on a malformed catalogue: the file is generated and
+// embedded, so a bad one is a build defect, and the tests load it too.
+func mustLoad(tsv string) []Requirement {
+	rs, err := load(tsv)
+	if err != nil {
+		panic("requirements: embedded catalog.tsv: " + err.Error())
+	}
+	return rs
+}
+
+func load(tsv string) ([]Requirement, error) {
+	lines := strings.Split(strings.TrimSuffix(tsv, "\n"), "\n")
+	if len(lines) == 0 || lines[0] != specmd.Header {
+		return nil, fmt.Errorf("header is not %q", specmd.Header)
+	}
+	rs := make([]Requirement, 0, len(lines)-1)
+	seen := map[string]bool{}
+	for i, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		if len(f) != 5 {
+			return nil, fmt.Errorf("line %d: %d fields, want 5", i+2, len(f))
+		}
+		if seen[f[0]] {
+			return nil, fmt.Errorf("line %d: duplicate ID %s", i+2, f[0])
+		}
+		seen[f[0]] = true
+		rs = append(rs, Requirement{ID: f[0], Title: f[1], Binds: f[2], Strength: f[3], Variants: f[4]})
+	}
+	return rs, nil
+}
+
+func index(rs []Requirement) map[string]Requirement {
+	m := make(map[string]Requirement, len(rs))
+	for _, r := range rs {
+		m[r.ID] = r
+	}
+	return m
+}
+
+// Lookup returns the requirement with the given ID. IDs are matched
+// exactly: the catalogue writes them in upper case ("NONCE-7").
+func Lookup(id string) (Requirement, bool) {
+	r, ok := byID[id]
+	return r, ok
+}
+
+// All returns every requirement in catalogue (document) order. The slice is
+// a fresh copy that the caller may modify.
+func All() []Requirement {
+	return append([]Requirement(nil), catalog...)
+}
+
+// Validate returns nil when every ID is in the catalogue, and otherwise an
+// error naming every unknown ID (once each, in first-seen order), so that a
+// scenario author sees all typos in one go.
+func Validate(ids []string) error {
+	var unknown []string
+	reported := map[string]bool{}
+	for _, id := range ids {
+		if _, ok := byID[id]; ok || reported[id] {
+			continue
+		}
+		reported[id] = true
+		unknown = append(unknown, fmt.Sprintf("%q", id))
+	}
+	switch len(unknown) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("unknown requirement ID %s", unknown[0])
+	default:
+		return fmt.Errorf("unknown requirement IDs %s", strings.Join(unknown, ", "))
+	}
+}
