@@ -1,0 +1,312 @@
+package refserver
+
+import (
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// deltaType is the state of one resource type on a Delta stream.
+type deltaType struct {
+	t       wire.Type
+	started bool // a request of this type has been seen
+
+	subscribed nameSet // explicitly subscribed names
+	wildcard   bool    // legacy (WILD-2) or explicit "*" (WILD-1) wildcard
+	// known maps the names the client holds, as far as the server knows, to
+	// their versions: what was sent, plus initial_resource_versions.
+	known map[string]string
+
+	lastNonce string            // nonce of the last response of this type
+	lastNack  *rpcstatus.Status // the client's last rejection, kept for inspection
+
+	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
+	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+}
+
+// deltaConn is one Delta stream, ADS or per-type.
+type deltaConn struct {
+	*conn
+	st    deltaStream
+	types map[string]*deltaType
+	order []string // type URLs in the order first seen, for deterministic pushes
+}
+
+func (s *Server) serveDelta(st deltaStream, service *wire.Type) error {
+	c := &deltaConn{conn: newConn(s, service), st: st, types: map[string]*deltaType{}}
+	return serve(st.Context(), c.conn, st.Recv, c.onRequest, c.onWake)
+}
+
+func (c *deltaConn) typeState(t wire.Type) *deltaType {
+	ts := c.types[t.URL]
+	if ts == nil {
+		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}}
+		c.types[t.URL] = ts
+		c.order = append(c.order, t.URL)
+	}
+	return ts
+}
+
+func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
+	if err := c.begin(req.GetNode().GetId(), req.GetNode() != nil); err != nil {
+		return err
+	}
+	t, err := c.resolveType(req.GetTypeUrl())
+	if err != nil {
+		return err
+	}
+	ts := c.typeState(t)
+	nonce := req.GetResponseNonce()
+
+	// NONCE-12: in Delta the nonce only correlates an ACK/NACK with a
+	// response. Subscription changes apply whatever nonce comes with them.
+	if c.s.has(FaultDeltaDropStaleRequests) && nonce != "" && nonce != ts.lastNonce {
+		return nil // breaks NONCE-12
+	}
+	nack := req.GetErrorDetail() != nil
+	if nack {
+		// A NACK is recorded; the rejected content is not sent again (UPD-1).
+		ts.lastNack = req.GetErrorDetail()
+		if c.s.has(FaultCloseOnNack) {
+			return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
+		}
+	}
+
+	snap := c.s.snapshot(c.node, t.URL)
+	first := !ts.started
+	ts.started = true
+	wasWildcard := ts.wildcard
+	send, remove := nameSet{}, nameSet{} // DUP-3: a name exists or not, never both
+	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
+
+	if first {
+		// WILD-2, WILD-6: a first request of Listener/Cluster subscribing
+		// to nothing is a legacy wildcard.
+		if len(sub) == 0 && t.Wildcard && !c.s.has(FaultNoLegacyWildcard) { // breaks WILD-2 when set
+			ts.wildcard = true
+		}
+		// DELTA-6, DELTA-8: initial_resource_versions (first request of the
+		// type only) says what the client still holds from an earlier
+		// stream; listed names that no longer exist are reported removed.
+		if !c.s.has(FaultIgnoreInitialResourceVersions) { // breaks DELTA-8 when set
+			for n, v := range req.GetInitialResourceVersions() {
+				ts.known[n] = v
+				if _, ok := snap.resources[n]; !ok {
+					remove[n] = true
+				}
+			}
+		}
+	}
+
+	for _, n := range sub {
+		if n == "*" && !c.s.has(FaultStarIsLiteral) { // breaks WILD-1/WILD-3 when set
+			ts.wildcard = true // WILD-1, WILD-3
+			continue
+		}
+		ts.subscribed[n] = true
+		ts.everSubscribed[n] = true
+		delete(ts.excluded, n)
+		e, ok := snap.resources[n]
+		if !ok {
+			// DNE-5: a subscribed name that does not exist is reported in
+			// removed_resources; the subscription is kept (DNE-3).
+			if !c.s.has(FaultNoMissingReport) {
+				remove[n] = true
+			} // else breaks DNE-5
+			if c.s.has(FaultForgetMissingSubscriptions) {
+				delete(ts.subscribed, n) // breaks DNE-3
+			}
+			continue
+		}
+		if first && ts.known[n] == e.version {
+			continue // DELTA-8: the reconnecting client already has this version
+		}
+		if c.s.has(FaultNoResendOnResubscribe) && ts.known[n] == e.version {
+			continue // breaks DELTA-3
+		}
+		send[n] = true // DELTA-3: subscribing always (re)sends the resource
+	}
+
+	for _, n := range unsub {
+		if n == "*" && !c.s.has(FaultStarIsLiteral) {
+			if !c.s.has(FaultStickyWildcard) { // breaks WILD-4 when set
+				ts.wildcard = false // WILD-4: explicit names stay
+			}
+			continue
+		}
+		if !ts.subscribed[n] {
+			if c.s.has(FaultPhantomUnsubscribeError) {
+				return status.Errorf(codes.InvalidArgument, "%q is not subscribed", n) // breaks UNSUB-4
+			}
+			continue // UNSUB-4: unsubscribing a name never subscribed is a no-op
+		}
+		delete(ts.subscribed, n)
+		if !ts.wildcard {
+			delete(ts.known, n) // UNSUB-5: no response needed, the client drops it
+			continue
+		}
+		if c.s.has(FaultUnsubscribeWildcardMember) {
+			ts.excluded[n] = true // breaks WILD-9 / UNSUB-6
+			delete(ts.known, n)
+			continue
+		}
+		// UNSUB-6: the wildcard still covers the name, so the server must
+		// say whether the client keeps it: the resource if it exists,
+		// removed_resources otherwise.
+		if e, ok := snap.resources[n]; ok {
+			send[n] = true
+			_ = e
+		} else {
+			remove[n] = true
+		}
+	}
+
+	if !first && len(unsub) > 0 && len(ts.subscribed) == 0 && !ts.wildcard && t.Wildcard && c.s.has(FaultEmptyMeansWildcard) {
+		ts.wildcard = true // breaks WILD-5: unsubscribing the last name turns wildcard on
+	}
+
+	switch {
+	case ts.wildcard && !wasWildcard:
+		// Wildcard turned on: send every resource the client does not hold
+		// at its current version.
+		for n, e := range snap.resources {
+			if !ts.excluded[n] && ts.known[n] != e.version {
+				send[n] = true
+			}
+		}
+	case wasWildcard && !ts.wildcard:
+		// WILD-4: without "*" only the explicit names stay subscribed; the
+		// wildcard-only resources are no longer tracked or pushed.
+		for n := range ts.known {
+			if !ts.subscribed[n] {
+				delete(ts.known, n)
+			}
+		}
+		ts.excluded = nameSet{}
+	}
+	if first {
+		// initial_resource_versions names count as subscribed only when the
+		// request or the wildcard subscribes to them.
+		for n := range ts.known {
+			if !ts.subscribed[n] && !ts.wildcard {
+				delete(ts.known, n)
+			}
+		}
+	}
+
+	if nack && c.s.has(FaultNackResendLoop) {
+		// Breaks ACK-5 / UPD-1: the NACK is read as a request for the content.
+		for _, n := range c.wanted(ts, snap) {
+			send[n] = true
+		}
+	}
+	isAck := !first && !nack && nonce != "" && len(sub) == 0 && len(unsub) == 0
+	if isAck && c.s.has(FaultResendOnAck) {
+		// Breaks UPD-1: an ACK is answered with the same resources again.
+		for _, n := range c.wanted(ts, snap) {
+			send[n] = true
+		}
+	}
+
+	if len(send) > 0 || len(remove) > 0 {
+		if err := c.send(ts, snap, send, remove); err != nil {
+			return err
+		}
+	}
+	if first && c.service == nil && c.s.has(FaultPushUnrequestedTypes) {
+		// Breaks STREAM-2: a type the client did not ask for arrives on ADS.
+		if other := c.typeState(unrequestedType(t)); !other.started {
+			o := c.s.snapshot(c.node, other.t.URL)
+			return c.send(other, o, setOf(sortedNames(o.resources)), nil)
+		}
+	}
+	return nil
+}
+
+// wants reports whether the stream subscribes to name: explicitly or through
+// the wildcard, which covers every resource of the type for the node.
+func (c *deltaConn) wants(ts *deltaType, name string) bool {
+	if ts.subscribed[name] || (ts.wildcard && !ts.excluded[name]) {
+		return true
+	}
+	// Breaks UNSUB-2: once subscribed, always pushed.
+	return c.s.has(FaultUpdatesAfterUnsubscribe) && ts.everSubscribed[name]
+}
+
+// wanted lists the existing resources the stream subscribes to.
+func (c *deltaConn) wanted(ts *deltaType, snap snapshot) []string {
+	var out []string
+	for _, n := range sortedNames(snap.resources) {
+		if c.wants(ts, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// onWake pushes store changes: subscribed resources whose version differs
+// from what the client holds (DELTA-4, DNE-3), and deletions of resources
+// the client holds (DEL-1).
+func (c *deltaConn) onWake() error {
+	for _, url := range c.order {
+		ts := c.types[url]
+		if !ts.started {
+			continue
+		}
+		snap := c.s.snapshot(c.node, url)
+		send, remove := nameSet{}, nameSet{}
+		for _, n := range c.wanted(ts, snap) {
+			if ts.known[n] != snap.resources[n].version {
+				send[n] = true
+			}
+		}
+		for n := range ts.known {
+			if _, ok := snap.resources[n]; ok {
+				continue
+			}
+			if c.s.has(FaultNeverReportDeletions) {
+				delete(ts.known, n) // breaks DEL-1: forgotten silently
+				continue
+			}
+			remove[n] = true
+		}
+		if len(send) == 0 && len(remove) == 0 {
+			continue
+		}
+		if err := c.send(ts, snap, send, remove); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send sends one delta response of ts's type and records what the client
+// now holds.
+func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) error {
+	resp := &discovery.DeltaDiscoveryResponse{
+		SystemVersionInfo: snap.version,
+		TypeUrl:           ts.t.URL, // STREAM-7
+		Nonce:             c.nextNonce(),
+	}
+	for _, n := range sortedNames(send) { // DUP-1: names are unique
+		e := snap.resources[n]
+		r := &discovery.Resource{Name: n, Version: e.version, Resource: c.pack(ts.t, e)} // VER-7
+		if c.s.has(FaultNoResourceVersions) {
+			r.Version = "" // breaks VER-7
+		}
+		resp.Resources = append(resp.Resources, r)
+		ts.known[n] = e.version
+	}
+	if c.s.has(FaultDuplicateNames) && len(resp.Resources) > 0 {
+		resp.Resources = append(resp.Resources, resp.Resources[0]) // breaks DUP-1
+	}
+	for _, n := range sortedNames(remove) {
+		resp.RemovedResources = append(resp.RemovedResources, n)
+		delete(ts.known, n)
+	}
+	ts.lastNonce = resp.Nonce
+	return c.st.Send(resp)
+}

@@ -1,0 +1,155 @@
+package refserver
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fault is a switch that makes the reference server break exactly one rule
+// of the xDS protocol, so that the harness can prove each of its checks
+// actually detects the violation it is written for. The string value is the
+// stable name used on command lines and in reports.
+type Fault string
+
+// The fault switches. Each comment names the rule (from requirements.md)
+// that the fault breaks; the code path it changes carries the same rule ID.
+const (
+	// FaultAnswerStaleNonce answers and applies stale-nonce SotW requests (NONCE-7).
+	FaultAnswerStaleNonce Fault = "answer-stale-nonce"
+	// FaultNackResendLoop resends the rejected content on every NACK (ACK-5, UPD-1).
+	FaultNackResendLoop Fault = "nack-resend-loop"
+	// FaultDuplicateNames puts the first resource of every response in it twice (DUP-1).
+	FaultDuplicateNames Fault = "duplicate-names"
+	// FaultIgnoreInitialResourceVersions ignores delta initial_resource_versions (DELTA-8).
+	FaultIgnoreInitialResourceVersions Fault = "ignore-initial-resource-versions"
+	// FaultNeverReportDeletions never tells clients about deleted resources (DEL-1, DEL-7).
+	FaultNeverReportDeletions Fault = "never-report-deletions"
+	// FaultStickyWildcard never turns a wildcard subscription off (WILD-4, WILD-5).
+	FaultStickyWildcard Fault = "sticky-wildcard"
+	// FaultSharedAdsNonce judges ADS staleness and versions stream-wide, not per type (ADS-1, VER-2).
+	FaultSharedAdsNonce Fault = "shared-ads-nonce"
+	// FaultRequireNodeEveryRequest closes streams whose follow-up requests omit the node (STREAM-4).
+	FaultRequireNodeEveryRequest Fault = "require-node-every-request"
+	// FaultResendOnAck answers every ACK with a resend of the subscribed set (UPD-1).
+	FaultResendOnAck Fault = "resend-on-ack"
+	// FaultEmptyNonce sends responses without a nonce (NONCE-1).
+	FaultEmptyNonce Fault = "empty-nonce"
+	// FaultReuseNonce sends the same nonce on every response (NONCE-2).
+	FaultReuseNonce Fault = "reuse-nonce"
+	// FaultWrongTypeUrl packs resources under another type's URL (STREAM-7).
+	FaultWrongTypeUrl Fault = "wrong-type-url"
+	// FaultForgetMissingSubscriptions drops subscriptions to names that do not exist yet (DNE-3).
+	FaultForgetMissingSubscriptions Fault = "forget-missing-subscriptions"
+	// FaultDeltaDropStaleRequests ignores delta requests that carry an old nonce (NONCE-12).
+	FaultDeltaDropStaleRequests Fault = "delta-drop-stale-requests"
+	// FaultNoResendOnResubscribe never resends an unchanged resource already sent on the stream (RES-4, RES-5, DELTA-3).
+	FaultNoResendOnResubscribe Fault = "no-resend-on-resubscribe"
+	// FaultEmptyMeansWildcard reads an emptied subscription as "everything" (WILD-5, RES-6).
+	FaultEmptyMeansWildcard Fault = "empty-means-wildcard"
+	// FaultPhantomUnsubscribeError fails the stream when a delta client unsubscribes an unknown name (UNSUB-4).
+	FaultPhantomUnsubscribeError Fault = "phantom-unsubscribe-error"
+	// FaultNoMissingReport does not report subscribed names that do not exist (DNE-5).
+	FaultNoMissingReport Fault = "no-missing-report"
+	// FaultPartialFullState sends only changed Listeners/Clusters in SotW pushes (GRP-1).
+	FaultPartialFullState Fault = "partial-full-state"
+	// FaultUpdatesAfterUnsubscribe keeps pushing resources after they were unsubscribed (UNSUB-2).
+	FaultUpdatesAfterUnsubscribe Fault = "updates-after-unsubscribe"
+	// FaultStaticVersion never changes the SotW version_info (VER-1).
+	FaultStaticVersion Fault = "static-version"
+	// FaultCloseOnNack closes the stream when the client NACKs (ACK-9).
+	FaultCloseOnNack Fault = "close-on-nack"
+	// FaultNoResourceVersions leaves delta Resource.version empty (VER-7).
+	FaultNoResourceVersions Fault = "no-resource-versions"
+	// FaultPushUnrequestedTypes sends an ADS client a type it did not ask for (STREAM-2).
+	FaultPushUnrequestedTypes Fault = "push-unrequested-types"
+	// FaultStarIsLiteral treats "*" as an ordinary resource name (WILD-1, WILD-3).
+	FaultStarIsLiteral Fault = "star-is-literal"
+	// FaultNoLegacyWildcard treats an empty first request as a subscription to nothing (WILD-2).
+	FaultNoLegacyWildcard Fault = "no-legacy-wildcard"
+	// FaultUnsubscribeWildcardMember lets a client drop one member of a wildcard subscription (WILD-9, UNSUB-6).
+	FaultUnsubscribeWildcardMember Fault = "unsubscribe-wildcard-member"
+	// FaultFirstRequestWins ignores name changes carried by SotW ACKs (UPD-3, RES-4, HINT-2).
+	FaultFirstRequestWins Fault = "first-request-wins"
+)
+
+// AllFaults lists every fault in a stable order (the order of the table in
+// the design brief), so reports and loops over faults are reproducible.
+var AllFaults = []Fault{
+	FaultAnswerStaleNonce,
+	FaultNackResendLoop,
+	FaultDuplicateNames,
+	FaultIgnoreInitialResourceVersions,
+	FaultNeverReportDeletions,
+	FaultStickyWildcard,
+	FaultSharedAdsNonce,
+	FaultRequireNodeEveryRequest,
+	FaultResendOnAck,
+	FaultEmptyNonce,
+	FaultReuseNonce,
+	FaultWrongTypeUrl,
+	FaultForgetMissingSubscriptions,
+	FaultDeltaDropStaleRequests,
+	FaultNoResendOnResubscribe,
+	FaultEmptyMeansWildcard,
+	FaultPhantomUnsubscribeError,
+	FaultNoMissingReport,
+	FaultPartialFullState,
+	FaultUpdatesAfterUnsubscribe,
+	FaultStaticVersion,
+	FaultCloseOnNack,
+	FaultNoResourceVersions,
+	FaultPushUnrequestedTypes,
+	FaultStarIsLiteral,
+	FaultNoLegacyWildcard,
+	FaultUnsubscribeWildcardMember,
+	FaultFirstRequestWins,
+}
+
+var faultDescriptions = map[Fault]string{
+	FaultAnswerStaleNonce:              "NONCE-7: answers and applies SotW requests carrying a stale nonce",
+	FaultNackResendLoop:                "ACK-5, UPD-1: resends the rejected resources on every NACK",
+	FaultDuplicateNames:                "DUP-1: repeats the first resource of every non-empty response",
+	FaultIgnoreInitialResourceVersions: "DELTA-8: ignores delta initial_resource_versions",
+	FaultNeverReportDeletions:          "DEL-1, DEL-7: never tells clients that a resource was deleted",
+	FaultStickyWildcard:                "WILD-4, WILD-5: a wildcard subscription never turns off",
+	FaultSharedAdsNonce:                "ADS-1, VER-2: ADS staleness and version_info are stream-wide instead of per type",
+	FaultRequireNodeEveryRequest:       "STREAM-4: closes the stream when a follow-up request omits the node",
+	FaultResendOnAck:                   "UPD-1: answers every ACK with a resend of the subscribed resources",
+	FaultEmptyNonce:                    "NONCE-1: responses carry an empty nonce",
+	FaultReuseNonce:                    "NONCE-2: every response carries the same nonce",
+	FaultWrongTypeUrl:                  "STREAM-7: resources are packed under another type's URL",
+	FaultForgetMissingSubscriptions:    "DNE-3: forgets subscriptions to names that do not exist yet",
+	FaultDeltaDropStaleRequests:        "NONCE-12: ignores delta requests whose nonce is not the latest",
+	FaultNoResendOnResubscribe:         "RES-4, RES-5, DELTA-3: never resends an unchanged resource already sent on the stream",
+	FaultEmptyMeansWildcard:            "WILD-5, RES-6: an emptied subscription is read as a wildcard",
+	FaultPhantomUnsubscribeError:       "UNSUB-4: fails the delta stream when an unsubscribed name was never subscribed",
+	FaultNoMissingReport:               "DNE-5: delta does not list missing subscribed names in removed_resources",
+	FaultPartialFullState:              "GRP-1: SotW Listener/Cluster pushes carry only the changed resources",
+	FaultUpdatesAfterUnsubscribe:       "UNSUB-2: keeps pushing resources after they were unsubscribed",
+	FaultStaticVersion:                 "VER-1: SotW version_info never changes",
+	FaultCloseOnNack:                   "ACK-9: closes the stream when the client NACKs",
+	FaultNoResourceVersions:            "VER-7: delta resources carry no version",
+	FaultPushUnrequestedTypes:          "STREAM-2: ADS sends a resource type the client did not request",
+	FaultStarIsLiteral:                 "WILD-1, WILD-3: \"*\" is treated as an ordinary resource name",
+	FaultNoLegacyWildcard:              "WILD-2: an empty first request subscribes to nothing",
+	FaultUnsubscribeWildcardMember:     "WILD-9, UNSUB-6: dropping an explicit name under \"*\" stops its updates",
+	FaultFirstRequestWins:              "UPD-3, RES-4, HINT-2: ignores resource name changes carried by SotW ACKs",
+}
+
+// Description returns one line naming the rule the fault breaks.
+func (f Fault) Description() string {
+	if d, ok := faultDescriptions[f]; ok {
+		return d
+	}
+	return "unknown fault"
+}
+
+// ParseFault reads a fault by its string value (case-insensitive).
+func ParseFault(s string) (Fault, error) {
+	for _, f := range AllFaults {
+		if strings.EqualFold(s, string(f)) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown fault %q", s)
+}

@@ -1,0 +1,308 @@
+// Package refserver is the reference xDS management server of the harness:
+// a compact implementation that follows the rule catalogue as faithfully as
+// it can, with fault switches that each break exactly one rule.
+//
+// With no faults every scenario of the harness must pass against it; with a
+// fault on, the scenarios checking the broken rule must fail. That is how the
+// harness tests itself. The normal code path is written to be read: it is
+// where the protocol rules live, each marked with its rule ID from
+// requirements.md, and each fault is a single `if s.has(Fault...)` at the
+// point of the rule it breaks.
+//
+// Design: the fixture store holds resources per node and type. Every stream
+// is served by one goroutine that owns all of that stream's state and is the
+// only one to call Send; a helper goroutine only receives. Store changes wake
+// the streams of the node through a one-slot channel, and the stream then
+// recomputes what to push by comparing the store with what it has sent, so a
+// fixture call never waits for a stream and nothing is queued per change.
+package refserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
+	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
+	runtimeservice "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
+	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Server is the reference management server. Create it with New, expose the
+// xDS services with Register and drive its resources through FixtureServer.
+type Server struct {
+	faults map[Fault]bool
+
+	mu       sync.Mutex
+	nodes    map[string]map[string]*typeStore      // node id -> type URL -> store
+	watchers map[string]map[chan struct{}]struct{} // node id -> wake channels of its streams
+}
+
+// New returns a server with the given faults switched on; with none it is
+// the faithful reference implementation.
+func New(faults ...Fault) *Server {
+	s := &Server{
+		faults:   map[Fault]bool{},
+		nodes:    map[string]map[string]*typeStore{},
+		watchers: map[string]map[chan struct{}]struct{}{},
+	}
+	for _, f := range faults {
+		s.faults[f] = true
+	}
+	return s
+}
+
+// has reports whether fault f is switched on.
+func (s *Server) has(f Fault) bool { return s.faults[f] }
+
+type (
+	sotwStream  = grpc.BidiStreamingServer[discovery.DiscoveryRequest, discovery.DiscoveryResponse]
+	deltaStream = grpc.BidiStreamingServer[discovery.DeltaDiscoveryRequest, discovery.DeltaDiscoveryResponse]
+)
+
+// Register registers ADS (SotW and Delta) and every per-type discovery
+// service (SotW and Delta; VHDS Delta only) on g, using go-control-plane's
+// generated service descriptors.
+func (s *Server) Register(g *grpc.Server) {
+	discovery.RegisterAggregatedDiscoveryServiceServer(g, adsService{s: s})
+	listenerservice.RegisterListenerDiscoveryServiceServer(g, ldsService{s: s})
+	routeservice.RegisterRouteDiscoveryServiceServer(g, rdsService{s: s})
+	routeservice.RegisterScopedRoutesDiscoveryServiceServer(g, srdsService{s: s})
+	routeservice.RegisterVirtualHostDiscoveryServiceServer(g, vhdsService{s: s})
+	clusterservice.RegisterClusterDiscoveryServiceServer(g, cdsService{s: s})
+	endpointservice.RegisterEndpointDiscoveryServiceServer(g, edsService{s: s})
+	secretservice.RegisterSecretDiscoveryServiceServer(g, sdsService{s: s})
+	runtimeservice.RegisterRuntimeDiscoveryServiceServer(g, rtdsService{s: s})
+}
+
+// The service adapters only bind a method to a stream kind and, for the
+// per-type services, to the service's type. Unary Fetch (REST) methods stay
+// unimplemented.
+type (
+	adsService struct {
+		discovery.UnimplementedAggregatedDiscoveryServiceServer
+		s *Server
+	}
+	ldsService struct {
+		listenerservice.UnimplementedListenerDiscoveryServiceServer
+		s *Server
+	}
+	rdsService struct {
+		routeservice.UnimplementedRouteDiscoveryServiceServer
+		s *Server
+	}
+	srdsService struct {
+		routeservice.UnimplementedScopedRoutesDiscoveryServiceServer
+		s *Server
+	}
+	vhdsService struct {
+		routeservice.UnimplementedVirtualHostDiscoveryServiceServer
+		s *Server
+	}
+	cdsService struct {
+		clusterservice.UnimplementedClusterDiscoveryServiceServer
+		s *Server
+	}
+	edsService struct {
+		endpointservice.UnimplementedEndpointDiscoveryServiceServer
+		s *Server
+	}
+	sdsService struct {
+		secretservice.UnimplementedSecretDiscoveryServiceServer
+		s *Server
+	}
+	rtdsService struct {
+		runtimeservice.UnimplementedRuntimeDiscoveryServiceServer
+		s *Server
+	}
+)
+
+func (a adsService) StreamAggregatedResources(st sotwStream) error { return a.s.serveSotW(st, nil) }
+func (a adsService) DeltaAggregatedResources(st deltaStream) error { return a.s.serveDelta(st, nil) }
+func (a ldsService) StreamListeners(st sotwStream) error           { return a.s.serveSotW(st, &wire.Listener) }
+func (a ldsService) DeltaListeners(st deltaStream) error           { return a.s.serveDelta(st, &wire.Listener) }
+func (a rdsService) StreamRoutes(st sotwStream) error              { return a.s.serveSotW(st, &wire.Route) }
+func (a rdsService) DeltaRoutes(st deltaStream) error              { return a.s.serveDelta(st, &wire.Route) }
+func (a srdsService) StreamScopedRoutes(st sotwStream) error {
+	return a.s.serveSotW(st, &wire.ScopedRoute)
+}
+func (a srdsService) DeltaScopedRoutes(st deltaStream) error {
+	return a.s.serveDelta(st, &wire.ScopedRoute)
+}
+func (a vhdsService) DeltaVirtualHosts(st deltaStream) error {
+	return a.s.serveDelta(st, &wire.VirtualHost)
+}
+func (a cdsService) StreamClusters(st sotwStream) error  { return a.s.serveSotW(st, &wire.Cluster) }
+func (a cdsService) DeltaClusters(st deltaStream) error  { return a.s.serveDelta(st, &wire.Cluster) }
+func (a edsService) StreamEndpoints(st sotwStream) error { return a.s.serveSotW(st, &wire.Endpoint) }
+func (a edsService) DeltaEndpoints(st deltaStream) error { return a.s.serveDelta(st, &wire.Endpoint) }
+func (a sdsService) StreamSecrets(st sotwStream) error   { return a.s.serveSotW(st, &wire.Secret) }
+func (a sdsService) DeltaSecrets(st deltaStream) error   { return a.s.serveDelta(st, &wire.Secret) }
+func (a rtdsService) StreamRuntime(st sotwStream) error  { return a.s.serveSotW(st, &wire.Runtime) }
+func (a rtdsService) DeltaRuntime(st deltaStream) error  { return a.s.serveDelta(st, &wire.Runtime) }
+
+// conn is the state shared by SotW and Delta streams: which node and type
+// the stream serves and the stream-wide nonce counter.
+type conn struct {
+	s       *Server
+	service *wire.Type // the per-type service's type; nil on ADS
+	node    string     // taken from the first request only (STREAM-4)
+	started bool       // the first request has been seen
+	wake    chan struct{}
+
+	nonces    uint64 // stream-wide counter: nonces never repeat on a stream (NONCE-2)
+	lastNonce string // last nonce sent on the stream for any type
+}
+
+func newConn(s *Server, service *wire.Type) *conn {
+	return &conn{s: s, service: service, wake: make(chan struct{}, 1)}
+}
+
+// begin handles the node of a request. The first request names the node and
+// subscribes the stream to its store; later ones may omit it (STREAM-4).
+func (c *conn) begin(nodeID string, hasNode bool) error {
+	if !c.started {
+		c.started = true
+		c.node = nodeID
+		c.s.watch(c.node, c.wake)
+		return nil
+	}
+	if c.s.has(FaultRequireNodeEveryRequest) && !hasNode {
+		return status.Error(codes.InvalidArgument, "node missing") // breaks STREAM-4
+	}
+	return nil
+}
+
+func (c *conn) end() {
+	if c.started {
+		c.s.unwatch(c.node, c.wake)
+	}
+}
+
+// resolveType finds the type a request is about. Per-type streams default to
+// the service's type when type_url is empty.
+func (c *conn) resolveType(typeURL string) (wire.Type, error) {
+	if c.service != nil {
+		if typeURL == "" || typeURL == c.service.URL {
+			return *c.service, nil
+		}
+		return wire.Type{}, status.Errorf(codes.InvalidArgument, "type_url %q on the %s service", typeURL, c.service.Short)
+	}
+	t, ok := wire.TypeByURL(typeURL)
+	if !ok || t.URL != typeURL {
+		return wire.Type{}, status.Errorf(codes.InvalidArgument, "unknown type_url %q", typeURL)
+	}
+	return t, nil
+}
+
+// nextNonce returns a fresh nonce for a response of any type: non-empty
+// (NONCE-1) and never repeated on the stream (NONCE-2).
+func (c *conn) nextNonce() string {
+	c.nonces++
+	n := fmt.Sprintf("%d", c.nonces)
+	if c.s.has(FaultEmptyNonce) {
+		n = "" // breaks NONCE-1
+	}
+	if c.s.has(FaultReuseNonce) {
+		n = "1" // breaks NONCE-2
+	}
+	c.lastNonce = n
+	return n
+}
+
+// pack returns the resource as sent on the wire. It is the stored Any, whose
+// type URL is the resource's own (STREAM-7), never wrapped in a
+// discovery Resource (TTL-5).
+func (c *conn) pack(t wire.Type, e *entry) *anypb.Any {
+	if c.s.has(FaultWrongTypeUrl) {
+		// Breaks STREAM-7: same bytes, type URL of the next type.
+		for i, u := range wire.AllTypes {
+			if u.URL == t.URL {
+				return &anypb.Any{TypeUrl: wire.AllTypes[(i+1)%len(wire.AllTypes)].URL, Value: e.res.GetValue()}
+			}
+		}
+	}
+	return e.res
+}
+
+// unrequestedType is the type FaultPushUnrequestedTypes pushes on ADS when t
+// is first requested: Cluster, or Listener when t is Cluster.
+func unrequestedType(t wire.Type) wire.Type {
+	if t.URL == wire.Cluster.URL {
+		return wire.Listener
+	}
+	return wire.Cluster
+}
+
+// serve runs the loop shared by both protocols: one goroutine receives, this
+// one handles requests and wake-ups in order and is the only one to Send.
+func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onRequest func(*Req) error, onWake func() error) error {
+	defer c.end()
+	reqs := make(chan *Req)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			r, err := recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case reqs <- r:
+			case <-ctx.Done(): // the handler returned or the client went away
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case err := <-recvErr:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case r := <-reqs:
+			if err := onRequest(r); err != nil {
+				return err
+			}
+		case <-c.wake:
+			if err := onWake(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// nameSet is a set of resource names.
+type nameSet map[string]bool
+
+func setOf(names []string) nameSet {
+	s := nameSet{}
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,353 @@
+package refserver
+
+import (
+	"fmt"
+	"maps"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// sotwType is the state of one resource type on a SotW stream. On ADS each
+// type is its own logical sub-stream with its own nonce, version and
+// subscription (ADS-1).
+type sotwType struct {
+	t       wire.Type
+	started bool // a request of this type has been seen
+
+	names     nameSet // explicitly subscribed names
+	wildcard  bool    // legacy (WILD-2) or explicit "*" (WILD-1) wildcard
+	everNamed bool    // a request named resources, so an empty list no longer means wildcard (WILD-5)
+
+	lastNonce string            // nonce of the last response of this type (NONCE-7)
+	sent      map[string]string // name -> version of the content last sent
+	lastNack  *rpcstatus.Status // the client's last rejection, kept for inspection (ACK-5)
+
+	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
+	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+}
+
+// sotwConn is one SotW stream, ADS or per-type.
+type sotwConn struct {
+	*conn
+	st       sotwStream
+	types    map[string]*sotwType
+	order    []string // type URLs in the order first seen, for deterministic pushes
+	versions uint64   // FaultSharedAdsNonce: one version counter for all types
+}
+
+func (s *Server) serveSotW(st sotwStream, service *wire.Type) error {
+	c := &sotwConn{conn: newConn(s, service), st: st, types: map[string]*sotwType{}}
+	return serve(st.Context(), c.conn, st.Recv, c.onRequest, c.onWake)
+}
+
+func (c *sotwConn) typeState(t wire.Type) *sotwType {
+	ts := c.types[t.URL]
+	if ts == nil {
+		ts = &sotwType{t: t, names: nameSet{}, sent: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}}
+		c.types[t.URL] = ts
+		c.order = append(c.order, t.URL)
+	}
+	return ts
+}
+
+// currentNonce is the nonce a non-stale request of ts's type must carry: the
+// last one sent for that type, not for the stream (ADS-1).
+func (c *sotwConn) currentNonce(ts *sotwType) string {
+	if c.service == nil && c.s.has(FaultSharedAdsNonce) {
+		return c.lastNonce // breaks ADS-1: any type's response makes the others stale
+	}
+	return ts.lastNonce
+}
+
+func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
+	if err := c.begin(req.GetNode().GetId(), req.GetNode() != nil); err != nil {
+		return err
+	}
+	t, err := c.resolveType(req.GetTypeUrl())
+	if err != nil {
+		return err
+	}
+	ts := c.typeState(t)
+	nonce := req.GetResponseNonce()
+
+	// NONCE-7: a request answering an older response than the latest one of
+	// its type is stale. It crossed a newer response, and the client will
+	// repeat its names when it ACKs that one (NONCE-8), so it is ignored
+	// completely. An empty nonce is an initial request and is never stale.
+	if nonce != "" && nonce != c.currentNonce(ts) {
+		if !c.s.has(FaultAnswerStaleNonce) {
+			return nil
+		}
+		// Breaks NONCE-7: apply the stale request and answer it in full.
+		ts.started = true
+		c.applyNames(ts, req.GetResourceNames())
+		return c.respondSubscribed(ts, c.s.snapshot(c.node, t.URL), false)
+	}
+
+	// ACK-5: a NACK is recognised by error_detail alone. It is recorded, its
+	// names are applied like any request's, and the rejected content is not
+	// sent again: only a change makes a new response (UPD-1).
+	nack := req.GetErrorDetail() != nil
+	if nack {
+		ts.lastNack = req.GetErrorDetail()
+		if c.s.has(FaultCloseOnNack) {
+			return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
+		}
+	}
+
+	first := !ts.started
+	ts.started = true
+	prevNames, prevWildcard := maps.Clone(ts.names), ts.wildcard
+	// UPD-3, HINT-2: the latest request's names apply, also when they come
+	// with an ACK.
+	apply := true
+	if c.s.has(FaultFirstRequestWins) && nonce != "" && !nack {
+		apply = false // breaks UPD-3 / HINT-2: names carried by ACKs are ignored
+	}
+	if apply {
+		c.applyNames(ts, req.GetResourceNames())
+	}
+	snap := c.s.snapshot(c.node, t.URL)
+	if c.s.has(FaultForgetMissingSubscriptions) {
+		// Breaks DNE-3: a subscription to a missing name is not remembered.
+		for n := range ts.names {
+			if _, ok := snap.resources[n]; !ok {
+				delete(ts.names, n)
+			}
+		}
+	}
+	added := false // RES-4/RES-5: names not subscribed just before, or wildcard turned on
+	for n := range ts.names {
+		if !prevNames[n] {
+			added = true
+		}
+	}
+	if ts.wildcard && !prevWildcard {
+		added = true
+	}
+	unchanged := !added && ts.wildcard == prevWildcard && maps.Equal(prevNames, ts.names)
+
+	switch {
+	case nack && c.s.has(FaultNackResendLoop):
+		// Breaks ACK-5 / UPD-1: the NACK is read as a request for the content.
+		err = c.respondSubscribed(ts, snap, false)
+	case added:
+		// RES-4, RES-5, NONCE-9: newly subscribed names are sent even if they
+		// were sent before and have not changed. A first request naming only
+		// missing resources gets an empty full state for Listener/Cluster
+		// ("there are none") and nothing for the other types.
+		err = c.respondSubscribed(ts, snap, c.s.has(FaultNoResendOnResubscribe))
+	case unchanged && !first && !nack && nonce != "" && c.s.has(FaultResendOnAck):
+		// Breaks UPD-1: an ACK is answered with the same resources again.
+		err = c.respondSubscribed(ts, snap, false)
+	default:
+		// UPD-1: an ACK, a repeated request or one that only removes names
+		// needs no response; the client knows what it dropped.
+	}
+	if err != nil {
+		return err
+	}
+	if first && c.service == nil && c.s.has(FaultPushUnrequestedTypes) {
+		// Breaks STREAM-2: a type the client did not ask for arrives on ADS.
+		if other := c.typeState(unrequestedType(t)); !other.started {
+			o := c.s.snapshot(c.node, other.t.URL)
+			return c.send(other, o, sortedNames(o.resources), false)
+		}
+	}
+	return nil
+}
+
+// applyNames replaces the subscription of ts by resource_names. SotW
+// requests always carry the whole set of names (RES-1).
+func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
+	names, star := nameSet{}, false
+	for _, n := range requested {
+		if n == "*" && !c.s.has(FaultStarIsLiteral) { // "*" breaks WILD-1/WILD-3 when literal
+			star = true // WILD-1, WILD-3: "*" subscribes to everything, names add to it
+			continue
+		}
+		names[n] = true
+	}
+	wildcard := star
+	if len(requested) == 0 {
+		switch {
+		case c.s.has(FaultEmptyMeansWildcard) && (ts.everNamed || !ts.t.Wildcard):
+			wildcard = true // breaks WILD-5 / RES-6
+		case !ts.everNamed && ts.t.Wildcard && !c.s.has(FaultNoLegacyWildcard):
+			// WILD-2: a Listener/Cluster stream that never named anything is
+			// a legacy wildcard. Breaks WILD-2 with FaultNoLegacyWildcard.
+			wildcard = true
+		default:
+			// RES-6, WILD-5: after names, an empty list means nothing.
+		}
+	}
+	if ts.wildcard && c.s.has(FaultStickyWildcard) {
+		wildcard = true // breaks WILD-4 / WILD-5
+	}
+	if c.s.has(FaultUnsubscribeWildcardMember) {
+		// Breaks WILD-9: a name dropped while "*" stays is excluded from the wildcard.
+		if ts.wildcard && wildcard {
+			for n := range ts.names {
+				if !names[n] {
+					ts.excluded[n] = true
+				}
+			}
+		}
+		for n := range names {
+			delete(ts.excluded, n)
+		}
+		if !wildcard {
+			ts.excluded = nameSet{}
+		}
+	}
+	if len(names) > 0 {
+		ts.everNamed = true
+	}
+	for n := range names {
+		ts.everSubscribed[n] = true
+	}
+	ts.names, ts.wildcard = names, wildcard
+}
+
+// wants reports whether the stream subscribes to name: explicitly or through
+// the wildcard, which covers every resource of the type for the node.
+func (c *sotwConn) wants(ts *sotwType, name string) bool {
+	if ts.names[name] || (ts.wildcard && !ts.excluded[name]) {
+		return true
+	}
+	// Breaks UNSUB-2: once subscribed, always pushed.
+	return c.s.has(FaultUpdatesAfterUnsubscribe) && ts.everSubscribed[name]
+}
+
+// wanted lists the existing resources the stream subscribes to.
+func (c *sotwConn) wanted(ts *sotwType, snap snapshot) []string {
+	var out []string
+	for _, n := range sortedNames(snap.resources) {
+		if c.wants(ts, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// respondSubscribed sends every subscribed existing resource: the full state
+// for Listener/Cluster (GRP-1), even when empty, and for the other types only
+// when there is something to send. skipSent implements
+// FaultNoResendOnResubscribe.
+func (c *sotwConn) respondSubscribed(ts *sotwType, snap snapshot, skipSent bool) error {
+	names := c.wanted(ts, snap)
+	if skipSent && !ts.t.Wildcard {
+		// Breaks RES-4/RES-5: unchanged resources sent before are left out.
+		var fresh []string
+		for _, n := range names {
+			if ts.sent[n] != snap.resources[n].version {
+				fresh = append(fresh, n)
+			}
+		}
+		names = fresh
+	}
+	if len(names) == 0 && !ts.t.Wildcard {
+		return nil
+	}
+	return c.send(ts, snap, names, ts.t.Wildcard)
+}
+
+// onWake pushes store changes. For every type it compares what the stream
+// has sent with the store: this is what lets a subscription to a missing
+// name be served once the resource is created (DNE-3), and sends nothing
+// for names the stream does not subscribe to (UNSUB-2).
+func (c *sotwConn) onWake() error {
+	for _, url := range c.order {
+		ts := c.types[url]
+		if !ts.started {
+			continue
+		}
+		snap := c.s.snapshot(c.node, url)
+		var changed []string
+		for _, n := range sortedNames(snap.resources) {
+			if c.wants(ts, n) && ts.sent[n] != snap.resources[n].version {
+				changed = append(changed, n)
+			}
+		}
+		deleted := false
+		for n := range ts.sent {
+			if _, ok := snap.resources[n]; ok {
+				continue
+			}
+			if !ts.t.Wildcard {
+				// DEL-5: outside Listener/Cluster absence is no deletion and
+				// an empty response is a no-op, so nothing is sent; forget
+				// it so that re-creating it is a change.
+				delete(ts.sent, n)
+			} else if c.wants(ts, n) {
+				deleted = true
+			}
+		}
+		if deleted && c.s.has(FaultNeverReportDeletions) {
+			deleted = false // breaks DEL-7: deletions trigger no response
+		}
+		var err error
+		switch {
+		case !ts.t.Wildcard:
+			if len(changed) > 0 {
+				err = c.send(ts, snap, changed, false) // GRP-2: only the changed ones
+			}
+		case len(changed) > 0 && c.s.has(FaultPartialFullState):
+			err = c.send(ts, snap, changed, false) // breaks GRP-1
+		case len(changed) > 0 || deleted:
+			// GRP-1, DEL-7: Listener/Cluster responses carry the full state;
+			// a deleted resource is simply absent from it.
+			err = c.send(ts, snap, c.wanted(ts, snap), true)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send sends one response of ts's type with the named resources. full says
+// the response is the complete state, so names missing from the store are
+// no longer known to the client.
+func (c *sotwConn) send(ts *sotwType, snap snapshot, names []string, full bool) error {
+	resp := &discovery.DiscoveryResponse{
+		VersionInfo: c.versionInfo(snap),
+		TypeUrl:     ts.t.URL, // STREAM-7: the requested type
+		Nonce:       c.nextNonce(),
+	}
+	for _, n := range names { // DUP-1: names are unique
+		e := snap.resources[n]
+		resp.Resources = append(resp.Resources, c.pack(ts.t, e))
+		ts.sent[n] = e.version
+	}
+	if c.s.has(FaultDuplicateNames) && len(resp.Resources) > 0 {
+		resp.Resources = append(resp.Resources, resp.Resources[0]) // breaks DUP-1
+	}
+	if full {
+		for n := range ts.sent {
+			if _, ok := snap.resources[n]; !ok {
+				delete(ts.sent, n)
+			}
+		}
+	}
+	ts.lastNonce = resp.Nonce
+	return c.st.Send(resp)
+}
+
+// versionInfo is the type's version for the node: it changes whenever a
+// resource of the type changes (VER-1) and only then (VER-2).
+func (c *sotwConn) versionInfo(snap snapshot) string {
+	if c.s.has(FaultStaticVersion) {
+		return "v1" // breaks VER-1
+	}
+	if c.service == nil && c.s.has(FaultSharedAdsNonce) {
+		c.versions++ // breaks VER-2: one counter for every type on the stream
+		return fmt.Sprintf("v%d", c.versions)
+	}
+	return snap.version
+}
