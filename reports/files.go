@@ -1,0 +1,71 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// WriteFiles writes the JUnit report to junitPath and the JSON report to
+// jsonPath, skipping either when its path is empty. Each file is rendered in
+// memory, written to a temporary file in the same directory and renamed into
+// place, so a reader (a CI uploader, a watching tool) sees the previous file
+// or the complete new one, never a partial one. Both files are attempted even
+// if one fails; the error names every path that could not be written.
+func WriteFiles(run results.Run, junitPath, jsonPath string) error {
+	var errs []error
+	if junitPath != "" {
+		if err := writeAtomic(junitPath, func(w io.Writer) error { return WriteJUnit(w, run) }); err != nil {
+			errs = append(errs, fmt.Errorf("writing JUnit report %s: %w", junitPath, err))
+		}
+	}
+	if jsonPath != "" {
+		if err := writeAtomic(jsonPath, func(w io.Writer) error { return WriteJSON(w, run) }); err != nil {
+			errs = append(errs, fmt.Errorf("writing JSON report %s: %w", jsonPath, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeAtomic(path string, render func(io.Writer) error) (err error) {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	// Sync before rename so a crash cannot leave the new name pointing at
+	// unwritten data.
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; reports are meant to be read by CI
+	// uploaders and other users, like any file os.Create would make.
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

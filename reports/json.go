@@ -1,0 +1,80 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// JSONSchemaVersion is the schema_version WriteJSON writes.
+const JSONSchemaVersion = "1"
+
+// WriteJSON writes run as indented JSON, schema version 1. The layout is
+// results.Run's JSON encoding:
+//
+//	{
+//	  "schema_version": "1",
+//	  "harness_version": string,
+//	  "role": "server" | "client",
+//	  "target": string,
+//	  "options": {string: string},          // always an object
+//	  "started": RFC 3339 timestamp,
+//	  "duration_ns": integer nanoseconds,
+//	  "interrupted": true,                  // present only when cut short
+//	  "results": [                          // sorted by id, then variant
+//	    {
+//	      "id": "server/nonce/stale-request-ignored",
+//	      "variant": "sotw-ads",
+//	      "title": string,
+//	      "requirements": ["NONCE-7", ...], // always an array
+//	      "level": "MUST" | "SHOULD" | "MAY",
+//	      "outcome": "pass" | "fail" | "skipped" | "error",
+//	      "message": string,                // omitted when empty
+//	      "known_failing": string,          // reason; omitted when not listed
+//	      "duration_ns": integer,
+//	      "transcript": [                   // every entry, for every outcome;
+//	        {                               // omitted only when nothing was recorded
+//	          "at_ns": integer,             // since the scenario started
+//	          "stream": "ads#1",
+//	          "direction": "sent" | "received" | "event",
+//	          "kind": "DiscoveryRequest" | ... | "event",
+//	          "message": {proto3 JSON, secrets redacted}, // omitted for events
+//	          "note": string                // omitted when empty
+//	        }
+//	      ]
+//	    }
+//	  ]
+//	}
+//
+// Unlike JUnit, JSON keeps the transcripts of passing results too: it is the
+// complete record for tooling and for checking a verdict after the fact.
+// An empty SchemaVersion is filled in; a different one is an error, since
+// this writer and the comment above describe version 1 only.
+func WriteJSON(w io.Writer, run results.Run) error {
+	switch run.SchemaVersion {
+	case "":
+		run.SchemaVersion = JSONSchemaVersion
+	case JSONSchemaVersion:
+	default:
+		return fmt.Errorf("reports: run has schema version %q, this writer produces %q", run.SchemaVersion, JSONSchemaVersion)
+	}
+	// Consumers should not have to tell null from empty; run is a copy, and
+	// the result slice is copied before its elements are touched.
+	if run.Options == nil {
+		run.Options = map[string]string{}
+	}
+	run.Results = sortedResults(run.Results)
+	for i := range run.Results {
+		if run.Results[i].Requirements == nil {
+			run.Results[i].Requirements = []string{}
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// Transcript arrows and messages such as "<-" read better unescaped; the
+	// file is not meant for embedding in HTML.
+	enc.SetEscapeHTML(false)
+	return enc.Encode(run)
+}

@@ -1,0 +1,298 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/transcript"
+)
+
+// The JUnit layout follows the de-facto schema shared by Jenkins (junit
+// plugin), GitLab (unit test reports) and the common GitHub actions:
+//
+//	<testsuites name tests failures errors skipped time>
+//	  <testsuite name="xdsconform <role> suite: <target>" tests failures errors skipped time timestamp>
+//	    <properties><property name value/>...</properties>
+//	    <testcase classname="<role>.<area>" name="<id>[<variant>]" time="seconds">
+//	      <failure|error message type>...</failure|error> | <skipped message/>
+//	      <system-out>transcript</system-out>
+//	    </testcase>
+//
+// The whole run is one <testsuite>, not one per variant: the variant is
+// already part of every testcase name, CI tools group by classname anyway,
+// the suite's counts then equal the console summary and the exit status
+// exactly, and the run's properties (target, options) are stated once.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	ClassName string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure"`
+	Error     *junitProblem `xml:"error"`
+	Skipped   *junitProblem `xml:"skipped"`
+	SystemOut *junitText    `xml:"system-out"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",innerxml"` // escaped by text()
+}
+
+// junitText is element content escaped by text().
+type junitText struct {
+	Body string `xml:",innerxml"`
+}
+
+// text escapes s for use as element content. encoding/xml's own chardata
+// escaping turns every newline and quote into a character reference, which
+// makes messages and transcripts unreadable to anyone opening the file; this
+// escapes only what XML requires, keeps newlines and tabs, and replaces
+// characters XML 1.0 cannot carry (most control characters, which a target
+// could smuggle into a message) with U+FFFD, as encoding/xml would.
+func text(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '\r':
+			b.WriteString("&#xD;")
+		case r == '\n' || r == '\t' ||
+			r >= 0x20 && r <= 0xD7FF ||
+			r >= 0xE000 && r <= 0xFFFD ||
+			r >= 0x10000 && r <= 0x10FFFF:
+			b.WriteRune(r)
+		default:
+			b.WriteRune('\uFFFD')
+		}
+	}
+	return b.String()
+}
+
+func systemOut(s string) *junitText {
+	if s == "" {
+		return nil
+	}
+	return &junitText{Body: text(s)}
+}
+
+// WriteJUnit writes run as JUnit XML (see the layout above). Mapping:
+//
+//   - fail: <failure message="first line" type="<level> <requirement IDs>">
+//     with the message and the transcript tail; the full transcript goes to
+//     <system-out>.
+//   - error: <error>, same contents.
+//   - skip: <skipped message="reason"/>.
+//   - known-failing failure: <skipped message="known failing: reason"/>,
+//     with the failure text and transcript kept in its body and <system-out>.
+//     It is a skip, not a failure, because the run's exit status excuses it
+//     (results.Summary.OK): a <failure> would turn the CI job red or
+//     "unstable" while the harness itself reports success.
+//   - known-failing entry that passed: <failure message="stale known-failing
+//     entry: reason" type="stale known-failing entry">, because a stale
+//     entry fails the run and the list must be cleaned up.
+//
+// Counts come from results.Summarize, so failures = fail + stale, errors =
+// error, skipped = skipped + known-failing.
+func WriteJUnit(w io.Writer, run results.Run) error {
+	rs := sortedResults(run.Results)
+	s := results.Summarize(rs)
+	for _, r := range rs {
+		if !knownOutcome(r.Outcome) {
+			s.Error++ // written as <error> below; keep the counts consistent
+		}
+	}
+	suite := junitSuite{
+		Name:       fmt.Sprintf("xdsconform %s suite: %s", orDash(run.Role), orDash(run.Target)),
+		Tests:      len(rs),
+		Failures:   s.Fail + s.StalePasses,
+		Errors:     s.Error,
+		Skipped:    s.Skip + s.KnownFailing,
+		Time:       seconds(run.Duration),
+		Properties: junitProperties(run),
+	}
+	if !run.Started.IsZero() {
+		suite.Timestamp = run.Started.UTC().Format(time.RFC3339)
+	}
+	for _, r := range rs {
+		suite.Cases = append(suite.Cases, junitTestCase(run.Role, r))
+	}
+	doc := junitSuites{
+		Name:     suite.Name,
+		Tests:    suite.Tests,
+		Failures: suite.Failures,
+		Errors:   suite.Errors,
+		Skipped:  suite.Skipped,
+		Time:     suite.Time,
+		Suites:   []junitSuite{suite},
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func junitProperties(run results.Run) []junitProperty {
+	ps := []junitProperty{
+		{"harness_version", run.HarnessVersion},
+		{"role", run.Role},
+		{"target", run.Target},
+		{"interrupted", strconv.FormatBool(run.Interrupted)},
+	}
+	keys := make([]string, 0, len(run.Options))
+	for k := range run.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ps = append(ps, junitProperty{"option." + k, run.Options[k]})
+	}
+	return ps
+}
+
+func junitTestCase(role string, r results.Result) junitCase {
+	tc := junitCase{ClassName: className(role, r.ID), Name: r.FullName(), Time: seconds(r.Duration)}
+	full := transcript.Format(r.Transcript)
+	switch label(r) {
+	case "PASS":
+		// Passing cases carry no transcript here; the JSON report has them
+		// all, and CI pages stay small.
+	case "FAIL":
+		tc.Failure = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
+		tc.SystemOut = systemOut(full)
+	case "ERROR":
+		tc.Error = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
+		tc.SystemOut = systemOut(full)
+	case "SKIP":
+		tc.Skipped = &junitProblem{Message: firstLineRaw(r.Message)}
+	case "XFAIL":
+		tc.Skipped = &junitProblem{Message: "known failing: " + firstLineRaw(r.KnownFailing), Body: text(problemBody(r))}
+		tc.SystemOut = systemOut(full)
+	case "XPASS":
+		tc.Failure = &junitProblem{
+			Message: "stale known-failing entry: " + firstLineRaw(r.KnownFailing),
+			Type:    "stale known-failing entry",
+			Body: text(fmt.Sprintf("%s passed but is listed as known failing (%s).\nRemove it from the known-failing file.\n",
+				r.FullName(), r.KnownFailing)),
+		}
+	default:
+		tc.Error = &junitProblem{Message: fmt.Sprintf("unknown outcome %q", r.Outcome), Body: text(problemBody(r))}
+		tc.SystemOut = systemOut(full)
+	}
+	return tc
+}
+
+func knownOutcome(o results.Outcome) bool {
+	switch o {
+	case results.Pass, results.Fail, results.Skip, results.Error:
+		return true
+	}
+	return false
+}
+
+// className is "<role>.<area>" from an ID such as
+// "server/nonce/stale-request-ignored": every segment but the last, joined
+// with dots, with the run's role prepended when the ID does not start with
+// it. CI tools show classname as the package-like grouping level.
+func className(role, id string) string {
+	segs := strings.Split(id, "/")
+	segs = segs[:len(segs)-1]
+	if role != "" && (len(segs) == 0 || segs[0] != role) {
+		segs = append([]string{role}, segs...)
+	}
+	if len(segs) == 0 {
+		return "xdsconform"
+	}
+	return strings.Join(segs, ".")
+}
+
+// problemType is "<level> <requirement IDs>", e.g. "SHOULD NONCE-7", so the
+// strength and the rules broken are visible in CI failure listings.
+func problemType(r results.Result) string {
+	return strings.TrimSpace(string(r.Level) + " " + strings.Join(r.Requirements, " "))
+}
+
+// problemBody is the message followed by the transcript tail; the full
+// transcript is in <system-out>, which some CI views fold away.
+func problemBody(r results.Result) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(r.Message, "\n"))
+	b.WriteString("\n")
+	entries := r.Transcript
+	if len(entries) == 0 {
+		return b.String()
+	}
+	if len(entries) > DefaultTranscriptTail {
+		fmt.Fprintf(&b, "\ntranscript (last %d of %d entries; full transcript in system-out):\n", DefaultTranscriptTail, len(entries))
+		entries = entries[len(entries)-DefaultTranscriptTail:]
+	} else {
+		fmt.Fprintf(&b, "\ntranscript (%d entries):\n", len(entries))
+	}
+	b.WriteString(transcript.Format(entries))
+	return b.String()
+}
+
+// firstLineRaw is the first non-empty line, for attributes. Unlike the
+// console it needs no escaping: encoding/xml escapes markup and replaces
+// characters XML cannot carry.
+func firstLineRaw(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// seconds is the JUnit time format: decimal seconds, millisecond precision.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+}
