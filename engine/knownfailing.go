@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// KnownFailing lists pairs expected to fail, each with the reason. A listed
+// failure does not fail the run; a listed pair that passes does, because the
+// entry is stale and would hide a regression later.
+type KnownFailing struct {
+	entries []knownEntry
+}
+
+type knownEntry struct {
+	pattern, reason string
+	line            int
+}
+
+// ParseKnownFailing reads the known-failing format: one entry per line,
+// "PATTERN REASON…", where PATTERN is a selection pattern (see MatchPair)
+// and REASON is required free text; blank lines and lines starting with "#"
+// are ignored. name is used in error messages.
+func ParseKnownFailing(r io.Reader, name string) (*KnownFailing, error) {
+	kf := &KnownFailing{}
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		pattern, reason, _ := strings.Cut(line, " ")
+		reason = strings.TrimSpace(reason)
+		if reason == "" {
+			return nil, fmt.Errorf("%s:%d: entry %q has no reason (want \"PATTERN REASON\")", name, n, pattern)
+		}
+		if !strings.Contains(pattern, "/") {
+			return nil, fmt.Errorf("%s:%d: %q is not a scenario pattern (want e.g. server/area/behaviour[variant])", name, n, pattern)
+		}
+		kf.entries = append(kf.entries, knownEntry{pattern: pattern, reason: reason, line: n})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return kf, nil
+}
+
+// LoadKnownFailing reads a known-failing file.
+func LoadKnownFailing(path string) (*KnownFailing, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("known-failing file: %w", err)
+	}
+	defer f.Close()
+	return ParseKnownFailing(f, path)
+}
+
+// Reason returns the reason a pair is listed, or "".
+func (k *KnownFailing) Reason(p Pair) string {
+	if k == nil {
+		return ""
+	}
+	for _, e := range k.entries {
+		if MatchPair(e.pattern, p.Scenario.ID, p.Variant.String()) {
+			return e.reason
+		}
+	}
+	return ""
+}
+
+// Unmatched returns the patterns that select none of pairs, so the CLI can
+// warn about entries that may be misspelled.
+func (k *KnownFailing) Unmatched(pairs []Pair) []string {
+	if k == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range k.entries {
+		hit := false
+		for _, p := range pairs {
+			if MatchPair(e.pattern, p.Scenario.ID, p.Variant.String()) {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			out = append(out, e.pattern)
+		}
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Env is what a role plugs into the engine: it decides which pairs the
+// target can run.
+type Env interface {
+	// Lacks returns "" when the target can run s in v, otherwise the reason
+	// the pair is skipped (e.g. "needs fixture").
+	Lacks(s *Scenario, v wire.Variant) string
+}
+
+// Config shapes a run.
+type Config struct {
+	// Env is the role's environment.
+	Env Env
+	// Timeouts are the named waits.
+	Timeouts Timeouts
+	// Parallel caps the pairs running at once (default 64: pairs mostly wait).
+	Parallel int
+	// KnownFailing excuses listed failures; may be nil.
+	KnownFailing *KnownFailing
+	// Progress, if set, is called as each pair finishes (from several
+	// goroutines at once).
+	Progress func(results.Result)
+	// Salt varies node ids and resource names between runs sharing one
+	// server; empty keeps them stable, so repeated runs are identical.
+	Salt string
+}
+
+// Run runs pairs concurrently and returns one result per pair that ran,
+// sorted by ID then variant. When ctx is cancelled (Ctrl-C), pairs not yet
+// started are dropped, pairs in flight end with an error outcome, and
+// interrupted is true.
+func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, interrupted bool) {
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 64
+	}
+	if cfg.Timeouts == (Timeouts{}) {
+		cfg.Timeouts = DefaultTimeouts
+	}
+	sem := make(chan struct{}, cfg.Parallel)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, p := range pairs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := runPair(ctx, p, &cfg)
+			if cfg.Progress != nil {
+				cfg.Progress(r)
+			}
+			mu.Lock()
+			rs = append(rs, r)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	order := map[string]int{}
+	for i, p := range pairs {
+		order[p.FullName()] = i
+	}
+	slices.SortFunc(rs, func(a, b results.Result) int { return order[a.FullName()] - order[b.FullName()] })
+	return rs, ctx.Err() != nil
+}
+
+// runPair runs one pair to an outcome. It never panics and never outlives
+// cfg.Timeouts.Scenario by more than the body's own reaction to ctx.
+func runPair(parent context.Context, p Pair, cfg *Config) results.Result {
+	s := p.Scenario
+	r := results.Result{ID: s.ID, Variant: p.Variant.String(), Title: s.Title,
+		Requirements: slices.Clone(s.Requirements), Level: s.Level}
+	start := time.Now()
+	defer func() { r.Duration = time.Since(start) }()
+
+	if reason := cfg.Env.Lacks(s, p.Variant); reason != "" {
+		r.Outcome, r.Message = results.Skip, reason
+		return r
+	}
+	ctx, cancel := context.WithTimeout(parent, cfg.Timeouts.Scenario)
+	defer cancel()
+	t := newT(ctx, p, cfg)
+
+	panicked := runBody(ctx, t, s.Run)
+	t.runAfter()
+	cancel()
+
+	r.Transcript = t.Transcript.Entries()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case panicked != "":
+		r.Outcome, r.Message = results.Error, panicked
+	case parent.Err() != nil:
+		r.Outcome, r.Message = results.Error, "interrupted before the scenario finished"
+	case ctx.Err() != nil && len(t.failures) == 0 && t.skip == "" && t.abort == "":
+		r.Outcome, r.Message = results.Error, fmt.Sprintf("scenario did not finish within %v", cfg.Timeouts.Scenario)
+	case t.abort != "":
+		r.Outcome, r.Message = results.Error, t.abort
+	case t.skip != "":
+		r.Outcome, r.Message = results.Skip, t.skip
+	case len(t.failures) > 0:
+		r.Outcome, r.Message = results.Fail, strings.Join(t.failures, "\n")
+	default:
+		r.Outcome = results.Pass
+	}
+	if r.Outcome == results.Fail || r.Outcome == results.Pass {
+		r.KnownFailing = cfg.KnownFailing.Reason(p)
+	}
+	return r
+}
+
+// runBody runs the scenario body in its own goroutine so that FailNow,
+// Skipf and Abortf can end it with runtime.Goexit, and a panic becomes an
+// error outcome instead of killing the run. It returns the panic text, if
+// any, or a timeout note when the body ignores its context.
+func runBody(ctx context.Context, t *T, body func(*T)) (panicked string) {
+	done := make(chan string, 1)
+	go func() {
+		msg := ""
+		defer func() { done <- msg }()
+		defer func() {
+			if v := recover(); v != nil {
+				msg = fmt.Sprintf("harness panic: %v\n%s", v, firstFrames(debug.Stack(), 12))
+			}
+		}()
+		defer t.runCleanups()
+		body(t)
+	}()
+	select {
+	case msg := <-done:
+		return msg
+	case <-ctx.Done():
+		// Give the body a moment to notice the cancellation and unwind; a
+		// body that still does not return is abandoned.
+		select {
+		case msg := <-done:
+			return msg
+		case <-time.After(time.Second):
+			return ""
+		}
+	}
+}
+
+func (t *T) runCleanups() {
+	t.mu.Lock()
+	cs := t.cleanups
+	t.cleanups = nil
+	t.mu.Unlock()
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
+
+// runAfter runs the AfterRun checks; they may call Errorf but not FailNow.
+func (t *T) runAfter() {
+	t.mu.Lock()
+	checks := t.checks
+	t.mu.Unlock()
+	for _, c := range checks {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					t.Errorf("after-run check panicked: %v", v)
+				}
+			}()
+			c(t)
+		}()
+	}
+}
+
+func firstFrames(stack []byte, n int) string {
+	lines := strings.Split(string(stack), "\n")
+	if len(lines) > n*2+1 {
+		lines = lines[:n*2+1]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,77 @@
+// Package engine runs conformance scenarios: it expands every scenario into
+// its (scenario × variant) pairs, selects them, runs each pair isolated and
+// bounded, concurrently, and turns what happened into results. It knows
+// nothing about the xDS roles: a role plugs in through Env.
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Need is something a scenario requires of the target beyond the variant
+// (e.g. "fixture", "wildcard"); the Env decides whether the target has it.
+type Need string
+
+// Scenario is one behaviour checked in one or more variants.
+type Scenario struct {
+	// ID is a slash path: "<role>/<area>/<behaviour>".
+	ID string
+	// Title says in one line what must hold.
+	Title string
+	// Requirements are the catalogue IDs the scenario checks.
+	Requirements []string
+	// Level is the strength of the rule checked.
+	Level results.Level
+	// Variants lists the variants the scenario applies to.
+	Variants []wire.Variant
+	// Needs lists what the target must offer; pairs lacking one are skipped.
+	Needs []Need
+	// Run is the scenario body.
+	Run func(t *T)
+}
+
+var idPattern = regexp.MustCompile(`^(server|client)/[a-z0-9-]+/[a-z0-9-]+$`)
+
+// Validate checks a catalogue: well-formed unique IDs, known requirement
+// IDs, a level, at least one variant and a body.
+func Validate(cat []*Scenario) error {
+	seen := map[string]bool{}
+	for _, s := range cat {
+		switch {
+		case !idPattern.MatchString(s.ID):
+			return fmt.Errorf("scenario ID %q is not <role>/<area>/<behaviour>", s.ID)
+		case seen[s.ID]:
+			return fmt.Errorf("scenario ID %q is defined twice", s.ID)
+		case s.Title == "":
+			return fmt.Errorf("scenario %s has no title", s.ID)
+		case len(s.Requirements) == 0:
+			return fmt.Errorf("scenario %s cites no requirement", s.ID)
+		case !slices.Contains([]results.Level{results.Must, results.Should, results.May}, s.Level):
+			return fmt.Errorf("scenario %s has level %q", s.ID, s.Level)
+		case len(s.Variants) == 0:
+			return fmt.Errorf("scenario %s runs in no variant", s.ID)
+		case s.Run == nil:
+			return fmt.Errorf("scenario %s has no body", s.ID)
+		}
+		if err := requirements.Validate(s.Requirements); err != nil {
+			return fmt.Errorf("scenario %s: %w", s.ID, err)
+		}
+		seen[s.ID] = true
+	}
+	return nil
+}
+
+// Pair is one scenario in one variant: the unit the engine runs.
+type Pair struct {
+	Scenario *Scenario
+	Variant  wire.Variant
+}
+
+// FullName is "ID[variant]".
+func (p Pair) FullName() string { return p.Scenario.ID + "[" + p.Variant.String() + "]" }

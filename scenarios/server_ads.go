@@ -1,0 +1,48 @@
+package scenarios
+
+import (
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// xds_protocol#aggregated-discovery-service
+var adsScenarios = []*engine.Scenario{
+	{
+		ID:           "server/ads/per-type-nonces",
+		Title:        "ADS: a request is judged stale against its own type's latest nonce only",
+		Requirements: []string{"ADS-1", "NONCE-8"},
+		Level:        results.Must,
+		Variants:     ads,
+		Needs:        fx(CDS, EDS),
+		Run: srv(func(s *S) {
+			c, e1, e2 := s.Set(CDS, "c", 1), s.Set(EDS, "e1", 1), s.Set(EDS, "e2", 1)
+			s.Subscribe(CDS, c)
+			s.ExpectAcked(CDS)
+			s.Subscribe(EDS, e1)
+			s.ExpectAcked(EDS)
+			s.Set(CDS, "c", 2)
+			s.Ack(CDS, s.AwaitRevision(CDS, c, 2)) // CDS now has the newest nonce on the stream
+			s.Subscribe(EDS, e2)                   // carries EDS's own latest nonce: not stale
+			s.RequireResource(EDS, s.AwaitResource(EDS, e2), e2, 1)
+		}),
+	},
+	{
+		ID:           "server/ads/nack-one-type-others-continue",
+		Title:        "ADS: a NACK of one type does not disturb the other types on the stream",
+		Requirements: []string{"ADS-1", "VER-2"},
+		Level:        results.Must,
+		Variants:     ads,
+		Needs:        fx(CDS, EDS),
+		Run: srv(func(s *S) {
+			c, e := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1)
+			s.Subscribe(CDS, c)
+			s.ExpectAcked(CDS)
+			s.Subscribe(EDS, e)
+			s.Nack(EDS, s.Expect(EDS))
+			s.Set(CDS, "c", 2)
+			s.Ack(CDS, s.AwaitRevision(CDS, c, 2))
+			s.Set(EDS, "e", 2)
+			s.AwaitRevision(EDS, e, 2)
+		}),
+	},
+}

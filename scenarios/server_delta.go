@@ -1,0 +1,143 @@
+package scenarios
+
+import (
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// xds_protocol#incremental-xds
+var deltaScenarios = []*engine.Scenario{
+	{
+		ID:           "server/delta/subscribe-always-resends",
+		Title:        "Delta: subscribing again to a resource the client has resends it",
+		Requirements: []string{"DELTA-3"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a := s.Set(EDS, "a", 1)
+			s.Subscribe(EDS, a)
+			s.ExpectAcked(EDS)
+			s.Subscribe(EDS, a)
+			s.RequireResource(EDS, s.AwaitResource(EDS, a), a, 1)
+		}),
+	},
+	{
+		ID:           "server/delta/resubscribe-resends",
+		Title:        "Delta: a resource unsubscribed and subscribed again is sent again",
+		Requirements: []string{"DELTA-3", "RES-5"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a := s.Set(EDS, "a", 1)
+			s.Subscribe(EDS, a)
+			s.ExpectAcked(EDS)
+			s.Unsubscribe(EDS, a)
+			s.Subscribe(EDS, a)
+			s.RequireResource(EDS, s.AwaitResource(EDS, a), a, 1)
+		}),
+	},
+	{
+		ID:           "server/delta/empty-ack-keeps-subscriptions",
+		Title:        "Delta: ACKs with empty lists change nothing; tracked resources keep being updated",
+		Requirements: []string{"DELTA-2", "DELTA-4"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a, b)
+			r := s.AwaitAll(EDS, a, b) // ACKed with empty lists
+			s.Ack(EDS, r)
+			s.Set(EDS, "a", 2)
+			s.Ack(EDS, s.AwaitRevision(EDS, a, 2))
+			s.Set(EDS, "b", 2)
+			s.AwaitRevision(EDS, b, 2)
+		}),
+	},
+	{
+		ID:           "server/delta/reconnect-changed-resent",
+		Title:        "Delta reconnect: a resource whose version differs from initial_resource_versions is sent",
+		Requirements: []string{"DELTA-8"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a, b)
+			s.AwaitAll(EDS, a, b)
+			known := s.C.Known(EDS)
+			s.C.Reconnect(EDS)
+			s.Set(EDS, "b", 2)
+			s.resubscribe(EDS, known, a, b)
+			s.AwaitRevision(EDS, b, 2)
+		}),
+	},
+	{
+		ID:           "server/delta/reconnect-unchanged-not-resent",
+		Title:        "Delta reconnect: resources listed at their current version are not sent again",
+		Requirements: []string{"DELTA-8"},
+		Level:        results.May,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a, b)
+			s.AwaitAll(EDS, a, b)
+			known := s.C.Known(EDS)
+			s.C.Reconnect(EDS)
+			s.Set(EDS, "b", 2)
+			s.resubscribe(EDS, known, a, b)
+			s.Ack(EDS, s.AwaitRevision(EDS, b, 2))
+			s.ExpectNoneCarrying("a is listed in initial_resource_versions at its current version", EDS, a)
+		}),
+	},
+	{
+		ID:           "server/delta/reconnect-deleted-reported",
+		Title:        "Delta reconnect: a wildcard resource listed in initial_resource_versions but deleted is reported removed",
+		Requirements: []string{"DELTA-8"},
+		Level:        results.Should,
+		Variants:     delta,
+		Needs:        with(fx(CDS), targets.NeedLegacyWildcard),
+		Run: srv(func(s *S) {
+			a, gone := s.Set(CDS, "a", 1), s.Set(CDS, "gone", 1)
+			s.Wildcard(CDS)
+			s.AwaitAll(CDS, a, gone)
+			known := s.C.Known(CDS)
+			s.C.Reconnect(CDS)
+			s.Delete(CDS, gone)
+			req := s.C.DeltaRequest(CDS) // legacy wildcard again, with what the client knows
+			req.InitialResourceVersions = known
+			s.must(s.C.SendDelta(CDS, req))
+			s.AwaitRemoved(CDS, gone)
+		}),
+	},
+	{
+		ID:           "server/reconnect/sotw-new-names-after-reconnect",
+		Title:        "SotW reconnect at the current version: newly named resources are still sent",
+		Requirements: []string{"VER-5", "RES-4"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a)
+			s.ExpectAcked(EDS)
+			s.C.Reconnect(EDS)
+			s.Subscribe(EDS, b) // new stream: node, last ACKed version, empty nonce, names {a, b}
+			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+		}),
+	},
+}
+
+// resubscribe sends the first delta request of a reconnected stream: the
+// names again, with the versions the client knows.
+func (s *S) resubscribe(t wire.Type, known map[string]string, names ...string) {
+	req := s.C.DeltaRequest(t)
+	req.ResourceNamesSubscribe = names
+	req.InitialResourceVersions = known
+	s.must(s.C.SendDelta(t, req))
+}

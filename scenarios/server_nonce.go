@@ -1,0 +1,138 @@
+package scenarios
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// xds_protocol#when-to-send-an-update (nonces and staleness)
+var nonceScenarios = []*engine.Scenario{
+	{
+		ID:           "server/nonce/non-empty",
+		Title:        "Every streamed response carries a non-empty nonce",
+		Requirements: []string{"NONCE-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a := s.Set(EDS, "a", 1)
+			s.Subscribe(EDS, a)
+			require.NotEmpty(s, s.ExpectAcked(EDS).Nonce, "response nonce")
+			s.Set(EDS, "a", 2)
+			require.NotEmpty(s, s.AwaitResource(EDS, a).Nonce, "nonce of the pushed update")
+		}),
+	},
+	{
+		ID:           "server/nonce/distinct",
+		Title:        "Nonces are never reused for two responses of a type on one stream",
+		Requirements: []string{"NONCE-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a := s.Set(EDS, "a", 1)
+			s.Subscribe(EDS, a)
+			seen := map[string]int{s.ExpectAcked(EDS).Nonce: 1}
+			for rev := 2; rev <= 4; rev++ {
+				s.Set(EDS, "a", rev)
+				r := s.AwaitResource(EDS, a)
+				s.Ack(EDS, r)
+				require.Zero(s, seen[r.Nonce], "nonce %q of revision %d was already used for revision %d", r.Nonce, rev, seen[r.Nonce])
+				seen[r.Nonce] = rev
+			}
+		}),
+	},
+	{
+		ID:           "server/nonce/stale-request-ignored",
+		Title:        "A request carrying an older nonce than the latest response does not produce a response",
+		Requirements: []string{"NONCE-7"},
+		Level:        results.Should,
+		Variants:     sotw,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a)
+			old := s.ExpectAcked(EDS)
+			s.Set(EDS, "a", 2)
+			s.RequireResource(EDS, s.Expect(EDS), a, 2) // the latest nonce is now this response's
+			stale := s.C.SotWRequest(EDS, []string{a, b})
+			stale.ResponseNonce = old.Nonce
+			s.must(s.C.SendSotW(EDS, stale))
+			s.ExpectNone("the request's nonce is stale", EDS)
+		}),
+	},
+	{
+		ID:           "server/nonce/converges-after-stale",
+		Title:        "After a stale request is ignored, ACKing the latest nonce with the same names is served",
+		Requirements: []string{"NONCE-8", "HINT-3"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a)
+			old := s.ExpectAcked(EDS)
+			s.Set(EDS, "a", 2)
+			latest := s.Expect(EDS) // crosses the hint update below
+			stale := s.C.SotWRequest(EDS, []string{a, b})
+			stale.ResponseNonce = old.Nonce
+			s.must(s.C.SendSotW(EDS, stale))
+			s.Ack(EDS, latest) // names {a, b}, latest nonce
+			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+		}),
+	},
+	{
+		ID:           "server/nonce/delta-stale-nonce-subscribe",
+		Title:        "Delta: a subscription carried by a request with a stale nonce is honoured",
+		Requirements: []string{"NONCE-12"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a)
+			old := s.ExpectAcked(EDS)
+			s.Set(EDS, "a", 2)
+			s.RequireResource(EDS, s.Expect(EDS), a, 2)
+			req := s.C.DeltaRequest(EDS)
+			req.ResponseNonce, req.ResourceNamesSubscribe = old.Nonce, []string{b}
+			s.must(s.C.SendDelta(EDS, req))
+			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+		}),
+	},
+	{
+		ID:           "server/nonce/delta-unknown-nonce-subscribe",
+		Title:        "Delta: a subscription carried by a request with a nonce the server never sent is honoured",
+		Requirements: []string{"NONCE-12"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a)
+			s.ExpectAcked(EDS)
+			req := s.C.DeltaRequest(EDS)
+			req.ResponseNonce, req.ResourceNamesSubscribe = "xdsconform-never-sent", []string{b}
+			s.must(s.C.SendDelta(EDS, req))
+			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+		}),
+	},
+	{
+		ID:           "server/update/latest-request-supersedes",
+		Title:        "The subscription follows the latest request, even one sent before any response",
+		Requirements: []string{"UPD-3"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			foo, bar := s.Set(EDS, "foo", 1), s.Set(EDS, "bar", 1)
+			s.must(s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{foo})))
+			s.must(s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{bar})))
+			s.Ack(EDS, s.AwaitResource(EDS, bar))
+			s.Set(EDS, "foo", 2)
+			s.ExpectNoneCarrying("foo is no longer subscribed", EDS, foo)
+		}),
+	},
+}

@@ -1,0 +1,67 @@
+package scenarios
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// xds_protocol#basic-protocol-overview, #rpc-services-and-variants
+var streamScenarios = []*engine.Scenario{
+	{
+		ID:           "server/stream/node-only-on-first-request",
+		Title:        "Requests after the first may omit node; the server keeps serving them",
+		Requirements: []string{"STREAM-4"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a) // the only request that carries node
+			s.RequireResource(EDS, s.Expect(EDS), a, 1)
+			s.Subscribe(EDS, b) // no node: an ACK plus a subscription change
+			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+		}),
+	},
+	{
+		ID:           "server/stream/every-type-served",
+		Title:        "Every resource type is served on its method with a matching type_url",
+		Requirements: []string{"STREAM-7", "STREAM-9"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        fx(),
+		Run: srv(func(s *S) {
+			for _, t := range s.Types() {
+				name := s.Set(t, "r", 1)
+				s.Subscribe(t, name)
+				r := s.AwaitResource(t, name)
+				require.Equal(s, t.URL, r.TypeURL, "type_url of the %s response", t.Short)
+				s.RequireResource(t, r, name, 1)
+			}
+		}),
+	},
+	{
+		ID:           "server/stream/no-unrequested-types",
+		Title:        "On ADS the server sends no type the client has not subscribed to",
+		Requirements: []string{"STREAM-2"},
+		Level:        results.Should,
+		Variants:     ads,
+		Needs:        fx(EDS, CDS, LDS),
+		Run: srv(func(s *S) {
+			s.Set(CDS, "c", 1)
+			s.Set(LDS, "l", 1)
+			e := s.Set(EDS, "e", 1)
+			s.Subscribe(EDS, e)
+			s.ExpectAcked(EDS)
+			others := []wire.Type{}
+			for _, t := range wire.AllTypes {
+				if t.URL != EDS.URL {
+					others = append(others, t)
+				}
+			}
+			s.ExpectNone("only EDS was subscribed", others...)
+		}),
+	},
+}

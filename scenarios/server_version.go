@@ -1,0 +1,65 @@
+package scenarios
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// xds_protocol#resource-type-instance-version
+var versionScenarios = []*engine.Scenario{
+	{
+		ID:           "server/version/changes-on-update",
+		Title:        "version_info changes whenever a resource of the type changes",
+		Requirements: []string{"VER-1"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        fx(CDS),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			s.Subscribe(CDS, a)
+			first := s.ExpectAcked(CDS)
+			s.Set(CDS, "a", 2)
+			second := s.Expect(CDS)
+			s.RequireResource(CDS, second, a, 2)
+			require.NotEqual(s, first.Version, second.Version, "a changed resource must come with a new version_info")
+		}),
+	},
+	{
+		ID:           "server/version/independent-per-type",
+		Title:        "A change to one type produces no response of another type",
+		Requirements: []string{"VER-2", "UPD-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        fx(CDS, EDS),
+		Run: srv(func(s *S) {
+			c, e := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1)
+			s.Subscribe(CDS, c)
+			s.ExpectAcked(CDS)
+			s.Subscribe(EDS, e)
+			s.ExpectAcked(EDS)
+			s.Set(EDS, "e", 2)
+			s.RequireResource(EDS, s.ExpectAcked(EDS), e, 2)
+			s.ExpectNone("only an EDS resource changed; CDS has nothing new", CDS)
+		}),
+	},
+	{
+		ID:           "server/version/delta-resource-versions",
+		Title:        "Delta resources carry a per-resource version that changes with the resource",
+		Requirements: []string{"VER-7"},
+		Level:        results.Should,
+		Variants:     delta,
+		Needs:        fx(CDS),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			s.Subscribe(CDS, a)
+			first := s.ExpectAcked(CDS)
+			require.NotEmpty(s, first.ResourceVersion(a), "version of %q", a)
+			s.Set(CDS, "a", 2)
+			second := s.AwaitResource(CDS, a)
+			require.NotEmpty(s, second.ResourceVersion(a), "version of %q after a change", a)
+			require.NotEqual(s, first.ResourceVersion(a), second.ResourceVersion(a), "the resource changed, so must its version")
+		}),
+	},
+}

@@ -1,0 +1,177 @@
+package scenarios
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// wildcardSet collects the first wildcard answer: one full-state response
+// in SotW (GRP-1), as many responses as the server splits it into in delta.
+func (s *S) wildcardSet(t wire.Type, names ...string) *fakeclient.Response {
+	if s.Variant.IsDelta() {
+		return s.AwaitAll(t, names...)
+	}
+	r := s.ExpectAcked(t)
+	require.Subset(s, s.Own(r), names, "%s wildcard response (nonce %q) must hold every %s resource", t.Short, r.Nonce, t.Short)
+	return r
+}
+
+// xds_protocol#how-the-client-specifies-what-resources-to-return (wildcard)
+var wildcardScenarios = []*engine.Scenario{
+	{
+		ID:           "server/wildcard/legacy-empty-first-request",
+		Title:        "A first request naming nothing is a wildcard subscription for CDS",
+		Requirements: []string{"WILD-2"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(fx(CDS), targets.NeedLegacyWildcard),
+		Run: srv(func(s *S) {
+			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
+			s.Wildcard(CDS)
+			s.wildcardSet(CDS, a, b)
+		}),
+	},
+	{
+		ID:           "server/wildcard/explicit-star",
+		Title:        "Subscribing to \"*\" is a wildcard subscription for CDS",
+		Requirements: []string{"WILD-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
+		Run: srv(func(s *S) {
+			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
+			s.Subscribe(CDS, "*")
+			s.wildcardSet(CDS, a, b)
+		}),
+	},
+	{
+		ID:           "server/wildcard/star-plus-names",
+		Title:        "Adding \"*\" to explicit names keeps the names and adds the wildcard",
+		Requirements: []string{"WILD-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
+		Run: srv(func(s *S) {
+			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
+			s.Subscribe(CDS, a)
+			s.AwaitResource(CDS, a)
+			s.Subscribe(CDS, "*")
+			s.RequireResource(CDS, s.AwaitResource(CDS, b), b, 1)
+		}),
+	},
+	{
+		ID:           "server/wildcard/drop-star-keeps-names",
+		Title:        "Dropping \"*\" ends the wildcard but keeps the explicit names",
+		Requirements: []string{"WILD-4"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
+		Run: srv(func(s *S) {
+			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
+			s.Subscribe(CDS, "*", a)
+			s.wildcardSet(CDS, a, b)
+			s.Unsubscribe(CDS, "*")
+			s.Set(CDS, "b", 2)
+			s.ExpectNoneCarrying("b is no longer covered by a wildcard", CDS, b)
+			s.Set(CDS, "a", 2)
+			s.AwaitRevision(CDS, a, 2)
+		}),
+	},
+	{
+		ID:           "server/wildcard/empty-after-names-not-wildcard",
+		Title:        "Unsubscribing the last name after explicit names is not a wildcard",
+		Requirements: []string{"WILD-5", "RES-6"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        fx(CDS),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			s.Subscribe(CDS, a)
+			s.AwaitResource(CDS, a)
+			s.Unsubscribe(CDS, a)
+			b := s.Set(CDS, "b", 1)
+			s.ExpectNoneCarrying("the client subscribes to no cluster at all", CDS, b)
+		}),
+	},
+	{
+		ID:           "server/wildcard/delta-state-machine",
+		Title:        "Delta: legacy wildcard, plus a name, minus \"*\", minus the name evolve as specified",
+		Requirements: []string{"WILD-6"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(fx(CDS), targets.NeedLegacyWildcard, targets.NeedExplicitWildcard),
+		Run: srv(func(s *S) {
+			w, a := s.Set(CDS, "w", 1), s.Set(CDS, "a", 1)
+			s.Wildcard(CDS) // step 1: legacy wildcard
+			s.AwaitAll(CDS, w, a)
+			s.Subscribe(CDS, a) // step 2: wildcard plus a
+			s.Ack(CDS, s.AwaitResource(CDS, a))
+			s.Set(CDS, "w", 2)
+			s.Ack(CDS, s.AwaitResource(CDS, w))
+			s.Unsubscribe(CDS, "*") // step 3: a only
+			s.Set(CDS, "w", 3)
+			s.ExpectNoneCarrying("after unsubscribing \"*\" only a is subscribed", CDS, w)
+			s.Set(CDS, "a", 2)
+			s.Ack(CDS, s.AwaitResource(CDS, a))
+			s.Unsubscribe(CDS, a) // step 4: nothing, not a wildcard
+			s.Set(CDS, "a", 3)
+			s.Set(CDS, "w", 4)
+			s.ExpectNoneCarrying("after unsubscribing a nothing is subscribed", CDS, a, w)
+		}),
+	},
+	{
+		ID:           "server/wildcard/named-subscription",
+		Title:        "Clusters subscribed by name are served and their deletion is signalled",
+		Requirements: []string{"WILD-8", "DEL-1", "DEL-7"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        fx(CDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
+			s.Subscribe(CDS, a, b)
+			s.AwaitAll(CDS, a, b)
+			s.Delete(CDS, b)
+			if s.Variant.IsDelta() {
+				s.AwaitRemoved(CDS, b)
+				return
+			}
+			s.RequireOwnExactly(s.Expect(CDS), a)
+		}),
+	},
+	{
+		ID:           "server/wildcard/member-stays-after-unsubscribe",
+		Title:        "Dropping an explicit name the wildcard also covers keeps the resource delivered",
+		Requirements: []string{"WILD-9"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			s.Subscribe(CDS, "*", a)
+			s.wildcardSet(CDS, a)
+			s.Unsubscribe(CDS, a)
+			s.Set(CDS, "a", 2)
+			s.AwaitRevision(CDS, a, 2)
+		}),
+	},
+	{
+		ID:           "server/wildcard/delta-unsubscribe-overlap",
+		Title:        "Delta: unsubscribing a name the wildcard covers resends it in resources",
+		Requirements: []string{"UNSUB-6"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			s.Subscribe(CDS, "*", a)
+			s.AwaitAll(CDS, a)
+			s.Unsubscribe(CDS, a)
+			s.RequireResource(CDS, s.AwaitResource(CDS, a), a, 1)
+		}),
+	},
+}

@@ -1,0 +1,303 @@
+// Package scenarios is the catalogue of conformance scenarios. Each file
+// covers one area of the specification; each scenario cites its rules from
+// the requirements catalogue and reads like the spec: a short script of
+// protocol steps against a fake peer, ending in expectations.
+package scenarios
+
+import (
+	"slices"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// S is a server-role scenario in progress: the engine's T plus a fake xDS
+// client connected to the target, and Must-style steps that fail the
+// scenario (or abort it, when the harness or fixture cannot go on) so that
+// scenario bodies stay short.
+type S struct {
+	*engine.T
+	// C is the fake client; scenarios reach for it to send deliberately
+	// wrong messages.
+	C      *fakeclient.Client
+	target *targets.Server
+}
+
+// server starts a server-role scenario: a fresh connection and fake client
+// for this pair, a clean fixture state for its node, and the global
+// invariants checked after the body.
+func server(t *engine.T) *S {
+	target, ok := t.Env.(*targets.Server)
+	if !ok {
+		t.Abortf("server scenario run without a server target (env %T)", t.Env)
+	}
+	conn, err := target.Connect()
+	if err != nil {
+		t.Abortf("%v", err)
+	}
+	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
+		NodeID:     t.NodeID,
+		Cluster:    "xdsconform",
+		Metadata:   target.Metadata,
+		Timeout:    t.Timeouts.Expect,
+		Quiet:      t.Timeouts.Quiet,
+		Transcript: t.Transcript,
+	})
+	s := &S{T: t, C: c, target: target}
+	t.Cleanup(func() {
+		c.Close()
+		conn.Close()
+		if target.Fixture != nil {
+			// Leave the shared server as we found it; failure here cannot
+			// change the verdict.
+			_ = target.Fixture.Reset(t.Context(), t.NodeID)
+		}
+	})
+	t.AfterRun(func(t *engine.T) {
+		for _, v := range c.Violations() {
+			t.Errorf("%s", v)
+		}
+	})
+	if target.Fixture != nil {
+		if err := target.Fixture.Reset(t.Context(), t.NodeID); err != nil {
+			t.Abortf("%v", err)
+		}
+	}
+	return s
+}
+
+// Set creates or replaces resource base (made unique to the pair) at
+// revision rev through the fixture and returns the name the server serves.
+func (s *S) Set(t wire.Type, base string, rev int) string {
+	name := s.Name(base)
+	served, err := s.target.Fixture.Set(s.Context(), s.NodeID, t, name, wire.BuildAny(t, name, rev))
+	if err != nil {
+		s.Abortf("%v", err)
+	}
+	return served
+}
+
+// Delete removes a resource through the fixture.
+func (s *S) Delete(t wire.Type, name string) {
+	if err := s.target.Fixture.Delete(s.Context(), s.NodeID, t, name); err != nil {
+		s.Abortf("%v", err)
+	}
+}
+
+// Subscribe asks for names of type t (see fakeclient.Client.Subscribe).
+func (s *S) Subscribe(t wire.Type, names ...string) { s.must(s.C.Subscribe(t, names...)) }
+
+// Unsubscribe drops names of type t.
+func (s *S) Unsubscribe(t wire.Type, names ...string) { s.must(s.C.Unsubscribe(t, names...)) }
+
+// Wildcard sends the legacy wildcard request for t.
+func (s *S) Wildcard(t wire.Type) { s.must(s.C.RequestWildcardLegacy(t)) }
+
+// Ack acknowledges r.
+func (s *S) Ack(t wire.Type, r *fakeclient.Response) { s.must(s.C.Ack(t, r)) }
+
+// Nack rejects r with an error_detail.
+func (s *S) Nack(t wire.Type, r *fakeclient.Response) {
+	s.must(s.C.Nack(t, r, "xdsconform: rejected on purpose by the scenario"))
+}
+
+func (s *S) must(err error) {
+	if err != nil {
+		s.Fatalf("%v", err)
+	}
+}
+
+// Expect returns the next response of type t; none within the expect
+// timeout, or a closed stream, fails the scenario.
+func (s *S) Expect(t wire.Type) *fakeclient.Response {
+	r, err := s.C.Expect(t)
+	if err != nil {
+		s.Fatalf("expected a %s response: %v", t.Short, err)
+	}
+	return r
+}
+
+// ExpectAcked is Expect followed by an ACK of the response.
+func (s *S) ExpectAcked(t wire.Type) *fakeclient.Response {
+	r := s.Expect(t)
+	s.Ack(t, r)
+	return r
+}
+
+// ExpectNone fails the scenario if a response of any of types arrives
+// within the quiet window. why is the rule in words, for the report.
+func (s *S) ExpectNone(why string, types ...wire.Type) {
+	if _, err := s.C.ExpectNone(types...); err != nil {
+		s.Errorf("%s: %v", why, err)
+	}
+}
+
+// ExpectNoneCarrying fails if, within the quiet window, a response of t
+// carries (or removes) one of names. Responses about other resources are
+// harmless here and are ACKed so the stream stays in step.
+func (s *S) ExpectNoneCarrying(why string, t wire.Type, names ...string) {
+	for {
+		r, err := s.C.ExpectNone(t)
+		if err == nil {
+			return
+		}
+		if r == nil {
+			s.Fatalf("%v", err)
+		}
+		for _, n := range names {
+			if r.Has(n) || r.HasRemoved(n) {
+				s.Errorf("%s: unexpected %s response (nonce %q) carrying %q", why, t.Short, r.Nonce, n)
+				return
+			}
+		}
+		s.Ack(t, r)
+	}
+}
+
+// AwaitResource reads responses of t until one carries name, ACKing each
+// response before it (they are about other resources, which a server may
+// send separately: GRP-2), and returns it. It fails if none does within
+// the expect timeout.
+func (s *S) AwaitResource(t wire.Type, name string) *fakeclient.Response {
+	for {
+		r := s.Expect(t)
+		if r.Has(name) {
+			return r
+		}
+		s.Logf("response %q does not carry %q yet; ACKing it and waiting on", r.Nonce, name)
+		s.Ack(t, r)
+	}
+}
+
+// AwaitRemoved reads delta responses of t until one lists name in
+// removed_resources, ACKing each one before it.
+func (s *S) AwaitRemoved(t wire.Type, name string) *fakeclient.Response {
+	for {
+		r := s.Expect(t)
+		if r.HasRemoved(name) {
+			return r
+		}
+		require.False(s, r.Has(name), "%s response %q sends %q instead of removing it", t.Short, r.Nonce, name)
+		s.Ack(t, r)
+	}
+}
+
+// RequireResource fails unless r carries name with exactly the content of
+// revision rev (a whole-message comparison).
+func (s *S) RequireResource(t wire.Type, r *fakeclient.Response, name string, rev int) {
+	got := r.Get(name)
+	require.NotNil(s, got, "%s response (nonce %q) does not carry %q; it carries %q", t.Short, r.Nonce, name, r.Names())
+	requireSameMessage(s, wire.Build(t, name, rev), got, "%s %q is not revision %d", t.Short, name, rev)
+}
+
+// Own returns the names in r made by this pair, sorted: on a server shared
+// with other pairs, wildcard responses also carry theirs.
+func (s *S) Own(r *fakeclient.Response) []string {
+	own := r.Filter(s.Owns)
+	slices.Sort(own)
+	return own
+}
+
+// RequireOwnExactly fails unless this pair's resources in r are exactly names.
+func (s *S) RequireOwnExactly(r *fakeclient.Response, names ...string) {
+	want := slices.Clone(names)
+	slices.Sort(want)
+	require.Equal(s, want, s.Own(r), "%s response (nonce %q, version %q): the resources of this scenario", shortType(r.TypeURL), r.Nonce, r.Version)
+}
+
+// RequireOpen fails if the target closed the stream carrying t.
+func (s *S) RequireOpen(t wire.Type) {
+	if err := s.C.StreamClosed(t); err != nil {
+		s.Fatalf("the stream must stay open: %v", err)
+	}
+}
+
+func shortType(url string) string {
+	if t, ok := wire.TypeByURL(url); ok {
+		return t.Short
+	}
+	return url
+}
+
+// requireSameMessage compares two messages whole and shows a readable diff
+// of their JSON forms when they differ.
+func requireSameMessage(t require.TestingT, want, got proto.Message, msgAndArgs ...any) {
+	if proto.Equal(want, got) {
+		return
+	}
+	opts := protojson.MarshalOptions{Multiline: true, UseProtoNames: true}
+	require.Equal(t, opts.Format(want), opts.Format(got), msgAndArgs...)
+}
+
+// AwaitAll reads responses of t until every one of names has been carried
+// by some response, ACKing each response as it comes (a server may split
+// them: GRP-2), and returns the last response read.
+func (s *S) AwaitAll(t wire.Type, names ...string) *fakeclient.Response {
+	missing := map[string]bool{}
+	for _, n := range names {
+		missing[n] = true
+	}
+	for {
+		r := s.Expect(t)
+		for _, n := range r.Names() {
+			delete(missing, n)
+		}
+		s.Ack(t, r)
+		if len(missing) == 0 {
+			return r
+		}
+	}
+}
+
+// Types lists the resource types the target serves that the variant can
+// carry, in catalogue order.
+func (s *S) Types() []wire.Type {
+	var out []wire.Type
+	for _, t := range wire.AllTypes {
+		if t.Speaks(s.Variant.Protocol) && (s.target.Caps == nil || slices.Contains(s.target.Caps.GetTypeUrls(), t.URL)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Another opens a second fake client for the same node on its own
+// connection, for scenarios about several streams (MULTI-2).
+func (s *S) Another() *fakeclient.Client {
+	conn, err := s.target.Connect()
+	if err != nil {
+		s.Abortf("%v", err)
+	}
+	c := fakeclient.New(s.Context(), conn, s.Variant, fakeclient.Options{
+		NodeID: s.NodeID, Cluster: "xdsconform", Metadata: s.target.Metadata,
+		Timeout: s.Timeouts.Expect, Quiet: s.Timeouts.Quiet, Transcript: s.Transcript,
+	})
+	s.Cleanup(func() { c.Close(); conn.Close() })
+	s.AfterRun(func(t *engine.T) {
+		for _, v := range c.Violations() {
+			t.Errorf("%s", v)
+		}
+	})
+	return c
+}
+
+// AwaitRevision reads responses of t until one carries name with exactly
+// the content of revision rev, ACKing each response before it (earlier
+// revisions and other resources are harmless on the way), and returns it.
+func (s *S) AwaitRevision(t wire.Type, name string, rev int) *fakeclient.Response {
+	want := wire.Build(t, name, rev)
+	for {
+		r := s.Expect(t)
+		if got := r.Get(name); got != nil && proto.Equal(got, want) {
+			return r
+		}
+		s.Logf("response %q does not carry %q at revision %d yet; ACKing it and waiting on", r.Nonce, name, rev)
+		s.Ack(t, r)
+	}
+}

@@ -1,0 +1,326 @@
+// Package targets turns a target description ("builtin:reference",
+// "builtin:go-control-plane", "HOST:PORT") into something the engine can run
+// scenarios against, starting built-in targets in-process.
+package targets
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/gcpserver"
+	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Built-in server targets.
+const (
+	BuiltinReference         = "builtin:reference"
+	BuiltinGoControlPlane    = "builtin:go-control-plane"
+	BuiltinGoControlPlaneLin = "builtin:go-control-plane-linear"
+)
+
+// BuiltinServers lists the built-in server targets.
+var BuiltinServers = []string{BuiltinReference, BuiltinGoControlPlane, BuiltinGoControlPlaneLin}
+
+// What scenarios may need from a server target.
+const (
+	// NeedFixture: the scenario changes server state through the fixture API.
+	NeedFixture engine.Need = "fixture"
+	// NeedLegacyWildcard: the server supports the legacy empty wildcard.
+	NeedLegacyWildcard engine.Need = "legacy-wildcard"
+	// NeedExplicitWildcard: the server supports "*".
+	NeedExplicitWildcard engine.Need = "explicit-wildcard"
+	// NeedChosenNames: the scenario relies on the server serving the names
+	// the harness asks for (not names it generates itself).
+	NeedChosenNames engine.Need = "chosen-names"
+)
+
+// NeedType says the scenario uses resource type t.
+func NeedType(t wire.Type) engine.Need { return engine.Need("type:" + t.Short) }
+
+// ErrUnreachable marks a target that could not be connected to; the CLI
+// exits 3 on it.
+var ErrUnreachable = errors.New("target unreachable")
+
+// TLSOptions configure TLS to the target; all empty means plaintext.
+type TLSOptions struct {
+	// CAFile verifies the server; empty uses the system roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate for mutual TLS.
+	CertFile, KeyFile string
+	// ServerName overrides the name checked in the server certificate.
+	ServerName string
+	// Enabled turns TLS on (implied by any file).
+	Enabled bool
+}
+
+func (o TLSOptions) on() bool { return o.Enabled || o.CAFile != "" || o.CertFile != "" }
+
+// ServerOptions describe a server target.
+type ServerOptions struct {
+	// Target is "builtin:…" or "HOST:PORT" of the xDS service.
+	Target string
+	// Fixture is "HOST:PORT" of the fixture API; empty means none (ignored
+	// for built-ins, which bring their own).
+	Fixture string
+	// TLS configures the xDS connection (and the fixture's).
+	TLS TLSOptions
+	// Metadata is sent on every xDS stream.
+	Metadata map[string]string
+	// Faults switch on reference-server faults (builtin:reference only).
+	Faults []refserver.Fault
+	// ConnectTimeout bounds the reachability check.
+	ConnectTimeout time.Duration
+}
+
+// Server is a running or reachable management server under test. It is the
+// engine.Env of the server role.
+type Server struct {
+	// Name describes the target in reports.
+	Name string
+	// Addr is the xDS address to dial.
+	Addr string
+	// Dial are the options for grpc.NewClient.
+	Dial []grpc.DialOption
+	// Metadata is sent on every stream.
+	Metadata map[string]string
+	// Fixture drives server state; nil when the target has none.
+	Fixture fixture.Fixture
+	// Caps are the fixture's capabilities; nil without a fixture.
+	Caps *fixturepb.Capabilities
+
+	closers []func()
+}
+
+// StartServer resolves opts.Target, starting a built-in target if named.
+// The caller must Close the result.
+func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 5 * time.Second
+	}
+	if strings.HasPrefix(opts.Target, "builtin:") {
+		return startBuiltin(ctx, opts)
+	}
+	if len(opts.Faults) > 0 {
+		return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
+	}
+	if _, _, err := net.SplitHostPort(opts.Target); err != nil {
+		return nil, fmt.Errorf("--target %q: want HOST:PORT or one of %s", opts.Target, strings.Join(BuiltinServers, ", "))
+	}
+	creds, err := transportCredentials(opts.TLS)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Name: opts.Target, Addr: opts.Target, Dial: []grpc.DialOption{grpc.WithTransportCredentials(creds)}, Metadata: opts.Metadata}
+	if err := s.Preflight(ctx, opts.ConnectTimeout); err != nil {
+		return nil, err
+	}
+	if opts.Fixture != "" {
+		conn, err := grpc.NewClient(opts.Fixture, grpc.WithTransportCredentials(creds))
+		if err != nil {
+			return nil, fmt.Errorf("--fixture %q: %w", opts.Fixture, err)
+		}
+		s.closers = append(s.closers, func() { conn.Close() })
+		s.Fixture = fixture.FromConn(conn)
+		cctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
+		defer cancel()
+		caps, err := s.Fixture.Capabilities(cctx)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%w: fixture %s: %v", ErrUnreachable, opts.Fixture, err)
+		}
+		if caps.GetApiVersion() != fixture.APIVersion {
+			s.Close()
+			return nil, fmt.Errorf("fixture %s speaks fixture API %q; this harness speaks %q", opts.Fixture, caps.GetApiVersion(), fixture.APIVersion)
+		}
+		s.Caps = caps
+	}
+	return s, nil
+}
+
+func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
+	type xds interface {
+		Register(*grpc.Server)
+		FixtureServer() fixturepb.FixtureServer
+	}
+	var impl xds
+	switch opts.Target {
+	case BuiltinReference:
+		impl = refserver.New(opts.Faults...)
+	case BuiltinGoControlPlane, BuiltinGoControlPlaneLin:
+		if len(opts.Faults) > 0 {
+			return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
+		}
+		flavour := gcpserver.Snapshot
+		if opts.Target == BuiltinGoControlPlaneLin {
+			flavour = gcpserver.Linear
+		}
+		g, err := gcpserver.New(ctx, flavour)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", opts.Target, err)
+		}
+		impl = g
+	default:
+		return nil, fmt.Errorf("--target %q: unknown built-in (want one of %s)", opts.Target, strings.Join(BuiltinServers, ", "))
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", opts.Target, err)
+	}
+	g := grpc.NewServer()
+	impl.Register(g)
+	go func() { _ = g.Serve(lis) }()
+	name := opts.Target
+	if len(opts.Faults) > 0 {
+		var fs []string
+		for _, f := range opts.Faults {
+			fs = append(fs, string(f))
+		}
+		name += " (faults: " + strings.Join(fs, ",") + ")"
+	}
+	s := &Server{
+		Name:    name,
+		Addr:    lis.Addr().String(),
+		Dial:    []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
+		Fixture: fixture.FromServer(impl.FixtureServer()),
+		closers: []func(){g.Stop},
+	}
+	caps, err := s.Fixture.Capabilities(ctx)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("start %s: %w", opts.Target, err)
+	}
+	s.Caps = caps
+	return s, nil
+}
+
+func transportCredentials(o TLSOptions) (credentials.TransportCredentials, error) {
+	if !o.on() {
+		return insecure.NewCredentials(), nil
+	}
+	cfg := &tls.Config{ServerName: o.ServerName, MinVersion: tls.VersionTLS12}
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate found", o.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if o.CertFile != "" {
+		pair, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return credentials.NewTLS(cfg), nil
+}
+
+// Preflight checks that the xDS address accepts a connection within
+// timeout; failure wraps ErrUnreachable and names the address.
+func (s *Server) Preflight(ctx context.Context, timeout time.Duration) error {
+	conn, err := grpc.NewClient(s.Addr, s.Dial...)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, s.Addr, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn.Connect()
+	for {
+		st := conn.GetState()
+		if st == connectivity.Ready {
+			return nil
+		}
+		if !conn.WaitForStateChange(ctx, st) {
+			return fmt.Errorf("%w: %s did not accept a connection within %v (last state %s)", ErrUnreachable, s.Addr, timeout, st)
+		}
+	}
+}
+
+// Connect opens a new client connection to the xDS address; each pair gets
+// its own, so a target that breaks one connection affects one pair.
+func (s *Server) Connect() (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(s.Addr, s.Dial...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", s.Addr, err)
+	}
+	return conn, nil
+}
+
+// Lacks implements engine.Env.
+func (s *Server) Lacks(sc *engine.Scenario, v wire.Variant) string {
+	if s.Caps != nil && !fixture.Supports(s.Caps, v) {
+		return fmt.Sprintf("target does not serve %s", v)
+	}
+	for _, n := range sc.Needs {
+		switch {
+		case n == NeedFixture:
+			if s.Fixture == nil {
+				return "needs fixture (start the target with --fixture)"
+			}
+		case n == NeedLegacyWildcard:
+			if s.Caps != nil && !s.Caps.GetLegacyWildcard() {
+				return "target does not support the legacy wildcard"
+			}
+		case n == NeedExplicitWildcard:
+			if s.Caps != nil && !s.Caps.GetExplicitWildcard() {
+				return "target does not support the explicit \"*\" wildcard"
+			}
+		case n == NeedChosenNames:
+			if s.Caps != nil && s.Caps.GetGeneratesNames() {
+				return "target generates its own resource names"
+			}
+		case strings.HasPrefix(string(n), "type:"):
+			t, ok := wire.TypeByShort(strings.TrimPrefix(string(n), "type:"))
+			if !ok {
+				return fmt.Sprintf("unknown need %q", n)
+			}
+			if !t.Speaks(v.Protocol) {
+				return fmt.Sprintf("%s has no %s method", t.Short, v.Protocol)
+			}
+			if s.Caps != nil && !fixture.Serves(s.Caps, t) {
+				return fmt.Sprintf("target does not serve %s", t.Short)
+			}
+		default:
+			return fmt.Sprintf("unknown need %q", n)
+		}
+	}
+	return ""
+}
+
+// NodeScoped reports whether the target's resources are visible only to the
+// node they were set for; otherwise scenarios must expect other pairs'
+// resources in wildcard responses.
+func (s *Server) NodeScoped() bool { return s.Caps.GetNodeScoped() }
+
+// Close stops a built-in target and closes connections.
+func (s *Server) Close() {
+	for _, c := range slices.Backward(s.closers) {
+		c()
+	}
+	s.closers = nil
+}
