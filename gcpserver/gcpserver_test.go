@@ -298,4 +298,3 @@ func unwrapStatus(err error) error {
 	}
 	return err
 }
-
