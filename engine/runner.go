@@ -101,8 +101,8 @@ func runPair(parent context.Context, p Pair, cfg *Config) results.Result {
 	t := newT(ctx, p, cfg)
 
 	panicked := runBody(ctx, t, s.Run)
+	timedOut := ctx.Err() != nil
 	t.runAfter()
-	cancel()
 
 	r.Transcript = t.Transcript.Entries()
 	t.mu.Lock()
@@ -112,7 +112,7 @@ func runPair(parent context.Context, p Pair, cfg *Config) results.Result {
 		r.Outcome, r.Message = results.Error, panicked
 	case parent.Err() != nil:
 		r.Outcome, r.Message = results.Error, "interrupted before the scenario finished"
-	case ctx.Err() != nil && len(t.failures) == 0 && t.skip == "" && t.abort == "":
+	case timedOut && len(t.failures) == 0 && t.skip == "" && t.abort == "":
 		r.Outcome, r.Message = results.Error, fmt.Sprintf("scenario did not finish within %v", cfg.Timeouts.Scenario)
 	case t.abort != "":
 		r.Outcome, r.Message = results.Error, t.abort

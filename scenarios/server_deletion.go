@@ -107,9 +107,12 @@ var missingScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			late := s.Name("late")
+			late, bar := s.Name("late"), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, late)
-			s.ExpectNoneCarrying("the resource does not exist yet", EDS, late)
+			if s.Variant.IsDelta() {
+				s.Ack(EDS, s.AwaitRemoved(EDS, late)) // DNE-5
+			}
+			s.Barrier(EDS, bar) // the subscription to the missing name is in place
 			s.Set(EDS, "late", 1)
 			s.RequireResource(EDS, s.AwaitResource(EDS, late), late, 1)
 		}),
@@ -126,10 +129,11 @@ var unsubscribeScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			a, b, bar := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a, b)
 			s.AwaitAll(EDS, a, b)
 			s.Unsubscribe(EDS, b)
+			s.Barrier(EDS, bar)
 			s.Set(EDS, "b", 2)
 			s.ExpectNoneCarrying("b was unsubscribed", EDS, b)
 		}),

@@ -62,13 +62,11 @@ var resourceScenarios = []*engine.Scenario{
 		Variants:     sotw,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a := s.Set(EDS, "a", 1)
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
 			s.Unsubscribe(EDS, a) // resource_names is now empty
-			s.Set(EDS, "a", 2)
-			s.Set(EDS, "b", 1)
-			s.ExpectNone("the client has no EDS subscription left", EDS)
+			s.ExpectNoneCarrying("the client has no EDS subscription left", EDS, a, b)
 		}),
 	},
 	{

@@ -72,10 +72,11 @@ var wildcardScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
 		Run: srv(func(s *S) {
-			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
+			a, b, bar := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1), s.Set(CDS, "barrier", 1)
 			s.Subscribe(CDS, "*", a)
-			s.wildcardSet(CDS, a, b)
+			s.wildcardSet(CDS, a, b, bar)
 			s.Unsubscribe(CDS, "*")
+			s.Barrier(CDS, bar)
 			s.Set(CDS, "b", 2)
 			s.ExpectNoneCarrying("b is no longer covered by a wildcard", CDS, b)
 			s.Set(CDS, "a", 2)
@@ -90,11 +91,10 @@ var wildcardScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        fx(CDS),
 		Run: srv(func(s *S) {
-			a := s.Set(CDS, "a", 1)
+			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
 			s.Subscribe(CDS, a)
 			s.AwaitResource(CDS, a)
 			s.Unsubscribe(CDS, a)
-			b := s.Set(CDS, "b", 1)
 			s.ExpectNoneCarrying("the client subscribes to no cluster at all", CDS, b)
 		}),
 	},
@@ -106,19 +106,22 @@ var wildcardScenarios = []*engine.Scenario{
 		Variants:     delta,
 		Needs:        with(fx(CDS), targets.NeedLegacyWildcard, targets.NeedExplicitWildcard),
 		Run: srv(func(s *S) {
-			w, a := s.Set(CDS, "w", 1), s.Set(CDS, "a", 1)
+			w, a, bar := s.Set(CDS, "w", 1), s.Set(CDS, "a", 1), s.Set(CDS, "barrier", 1)
 			s.Wildcard(CDS) // step 1: legacy wildcard
-			s.AwaitAll(CDS, w, a)
+			s.AwaitAll(CDS, w, a, bar)
 			s.Subscribe(CDS, a) // step 2: wildcard plus a
 			s.Ack(CDS, s.AwaitResource(CDS, a))
 			s.Set(CDS, "w", 2)
 			s.Ack(CDS, s.AwaitResource(CDS, w))
 			s.Unsubscribe(CDS, "*") // step 3: a only
+			s.Barrier(CDS, bar)
 			s.Set(CDS, "w", 3)
 			s.ExpectNoneCarrying("after unsubscribing \"*\" only a is subscribed", CDS, w)
 			s.Set(CDS, "a", 2)
 			s.Ack(CDS, s.AwaitResource(CDS, a))
-			s.Unsubscribe(CDS, a) // step 4: nothing, not a wildcard
+			s.Unsubscribe(CDS, a, bar) // step 4: nothing, not a wildcard
+			s.ExpectNoneCarrying("unsubscribing the last names is not a wildcard", CDS, a, w)
+			s.Barrier(CDS, bar)
 			s.Set(CDS, "a", 3)
 			s.Set(CDS, "w", 4)
 			s.ExpectNoneCarrying("after unsubscribing a nothing is subscribed", CDS, a, w)

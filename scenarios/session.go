@@ -301,3 +301,14 @@ func (s *S) AwaitRevision(t wire.Type, name string, rev int) *fakeclient.Respons
 		s.Ack(t, r)
 	}
 }
+
+// Barrier makes sure the server has processed every request sent so far on
+// the stream carrying t before the scenario changes server state. A pure
+// unsubscribe has no reply, so without it a fixture change could overtake
+// the request and be pushed legitimately. bar must exist (create it at the
+// start); subscribing to it always produces a response (RES-4, DELTA-3),
+// and a server handles the requests of one stream in order.
+func (s *S) Barrier(t wire.Type, bar string) {
+	s.Subscribe(t, bar)
+	s.Ack(t, s.AwaitResource(t, bar))
+}

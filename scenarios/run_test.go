@@ -1,0 +1,32 @@
+package scenarios
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+)
+
+// testTimeouts keep the self-proof quick: built-in targets answer in
+// microseconds, so a second is ample for anything that must happen.
+var testTimeouts = engine.Timeouts{Expect: 2 * time.Second, Quiet: 200 * time.Millisecond, Scenario: 30 * time.Second}
+
+// runServerSuite runs the selected server scenarios against a built-in target.
+func runServerSuite(t testing.TB, target string, faults []refserver.Fault, sel engine.Selection) []results.Result {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := targets.StartServer(ctx, targets.ServerOptions{Target: target, Faults: faults})
+	require.NoError(t, err)
+	defer srv.Close()
+	pairs, err := engine.Expand(Server(), sel)
+	require.NoError(t, err)
+	rs, interrupted := engine.Run(ctx, pairs, engine.Config{Env: srv, Timeouts: testTimeouts})
+	require.False(t, interrupted)
+	return rs
+}
