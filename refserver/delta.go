@@ -83,6 +83,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
 
 	if first {
+		// Start from what the client reports, not from what a push of an
+		// unrequested type (FaultPushUnrequestedTypes) may have recorded.
+		ts.known = map[string]string{}
 		// WILD-2, WILD-6: a first request of Listener/Cluster subscribing
 		// to nothing is a legacy wildcard.
 		if len(sub) == 0 && t.Wildcard && !c.s.has(FaultNoLegacyWildcard) { // breaks WILD-2 when set
@@ -156,9 +159,8 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		// UNSUB-6: the wildcard still covers the name, so the server must
 		// say whether the client keeps it: the resource if it exists,
 		// removed_resources otherwise.
-		if e, ok := snap.resources[n]; ok {
+		if _, ok := snap.resources[n]; ok {
 			send[n] = true
-			_ = e
 		} else {
 			remove[n] = true
 		}
@@ -211,7 +213,11 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		}
 	}
 
-	if len(send) > 0 || len(remove) > 0 {
+	// The first response of a wildcard subscription is sent even when the
+	// type has no resources, so the client learns that there are none
+	// instead of waiting for its does-not-exist timeout (DNE-6), as the SotW
+	// full state does.
+	if len(send) > 0 || len(remove) > 0 || (first && ts.wildcard) {
 		if err := c.send(ts, snap, send, remove); err != nil {
 			return err
 		}
