@@ -20,8 +20,9 @@ type deltaType struct {
 	// their versions: what was sent, plus initial_resource_versions.
 	known map[string]string
 
-	lastNonce string            // nonce of the last response of this type
-	lastNack  *rpcstatus.Status // the client's last rejection, kept for inspection
+	lastNonce   string            // nonce of the last response of this type
+	lastVersion string            // system_version_info of the last response (FaultBumpAllTypes)
+	lastNack    *rpcstatus.Status // the client's last rejection, kept for inspection
 
 	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
 	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
@@ -124,6 +125,12 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 			}
 			continue
 		}
+		if first && c.s.has(FaultInitialVersionsSkipAll) {
+			if _, listed := req.GetInitialResourceVersions()[n]; listed {
+				ts.known[n] = e.version // breaks DELTA-8: changed ones are skipped too
+				continue
+			}
+		}
 		if first && ts.known[n] == e.version {
 			continue // DELTA-8: the reconnecting client already has this version
 		}
@@ -166,6 +173,10 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		}
 	}
 
+	if !first && len(sub) == 0 && len(unsub) == 0 && c.s.has(FaultEmptyDeltaUnsubscribesAll) {
+		// Breaks DELTA-2: empty lists are read as "unsubscribe everything".
+		ts.subscribed, ts.wildcard, ts.known = nameSet{}, false, map[string]string{}
+	}
 	if !first && len(unsub) > 0 && len(ts.subscribed) == 0 && !ts.wildcard && t.Wildcard && c.s.has(FaultEmptyMeansWildcard) {
 		ts.wildcard = true // breaks WILD-5: unsubscribing the last name turns wildcard on
 	}
@@ -264,8 +275,16 @@ func (c *deltaConn) onWake() error {
 		}
 		snap := c.s.snapshot(c.node, url)
 		send, remove := nameSet{}, nameSet{}
-		for _, n := range c.wanted(ts, snap) {
-			if ts.known[n] != snap.resources[n].version {
+		for n, e := range snap.resources {
+			// MULTI-2: only the streams subscribed to a resource get it.
+			wanted := c.wants(ts, n) || c.s.has(FaultBroadcastUpdates) // breaks MULTI-2 when set
+			if wanted && ts.known[n] != e.version {
+				send[n] = true
+			}
+		}
+		if c.s.has(FaultBumpAllTypes) && len(send) == 0 && snap.version != ts.lastVersion {
+			// Breaks VER-2 / UPD-1: a new version of an unchanged type is pushed.
+			for _, n := range c.wanted(ts, snap) {
 				send[n] = true
 			}
 		}
@@ -314,5 +333,6 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 		delete(ts.known, n)
 	}
 	ts.lastNonce = resp.Nonce
+	ts.lastVersion = snap.version
 	return c.st.Send(resp)
 }

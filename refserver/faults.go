@@ -70,6 +70,20 @@ const (
 	FaultUnsubscribeWildcardMember Fault = "unsubscribe-wildcard-member"
 	// FaultFirstRequestWins ignores name changes carried by SotW ACKs (UPD-3, RES-4, HINT-2).
 	FaultFirstRequestWins Fault = "first-request-wins"
+
+	// The faults below were not in the original brief; the scenario
+	// self-proof table (scenarios/selfproof_test.go) relies on them.
+
+	// FaultBumpAllTypes bumps every type's version on any change and pushes every type (VER-2).
+	FaultBumpAllTypes Fault = "bump-all-types"
+	// FaultBroadcastUpdates pushes a change to every stream of the type, subscribed or not (MULTI-2).
+	FaultBroadcastUpdates Fault = "broadcast-updates"
+	// FaultEmptyDeltaUnsubscribesAll reads a delta request with empty lists as "unsubscribe everything" (DELTA-2).
+	FaultEmptyDeltaUnsubscribesAll Fault = "empty-delta-unsubscribes-all"
+	// FaultInitialVersionsSkipAll skips every name listed in initial_resource_versions, changed or not (DELTA-8).
+	FaultInitialVersionsSkipAll Fault = "initial-versions-skip-all"
+	// FaultSkipCurrentVersionOnReconnect sends nothing to a new SotW stream whose first request carries the current version (RES-4).
+	FaultSkipCurrentVersionOnReconnect Fault = "skip-current-version-on-reconnect"
 )
 
 // AllFaults lists every fault in a stable order (the order of the table in
@@ -103,6 +117,11 @@ var AllFaults = []Fault{
 	FaultNoLegacyWildcard,
 	FaultUnsubscribeWildcardMember,
 	FaultFirstRequestWins,
+	FaultBumpAllTypes,
+	FaultBroadcastUpdates,
+	FaultEmptyDeltaUnsubscribesAll,
+	FaultInitialVersionsSkipAll,
+	FaultSkipCurrentVersionOnReconnect,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -134,6 +153,11 @@ var faultDescriptions = map[Fault]string{
 	FaultNoLegacyWildcard:              "WILD-2: an empty first request subscribes to nothing",
 	FaultUnsubscribeWildcardMember:     "WILD-9, UNSUB-6: dropping an explicit name under \"*\" stops its updates",
 	FaultFirstRequestWins:              "UPD-3, RES-4, HINT-2: ignores resource name changes carried by SotW ACKs",
+	FaultBumpAllTypes:                  "VER-2: a change to one type bumps the version of every type and pushes them all",
+	FaultBroadcastUpdates:              "MULTI-2: a change is pushed to every stream of the type, subscribed or not",
+	FaultEmptyDeltaUnsubscribesAll:     "DELTA-2: a delta request with empty lists unsubscribes everything",
+	FaultInitialVersionsSkipAll:        "DELTA-8: names in initial_resource_versions are never sent on reconnect, even when changed",
+	FaultSkipCurrentVersionOnReconnect: "RES-4, VER-5: a new SotW stream at the current version gets no response, even for new names",
 }
 
 // Description returns one line naming the rule the fault breaks.

@@ -56,9 +56,11 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			c := e.sotw(wire.SotWADS, wire.Cluster)
 			c.send(req(wire.Cluster, true, ""))
 			c.ack(c.recv())
+			e.set(wire.Endpoint, "e", 1)
 			c.send(req(wire.Endpoint, false, "", "e"))
+			c.ack(c.recv(), "e")
 			e.del(wire.Cluster, "c2")
-			e.set(wire.Endpoint, "e", 1) // barrier: EDS is pushed after CDS
+			e.set(wire.Endpoint, "e", 2) // barrier: EDS is pushed after CDS
 			return describe(t, c.recv())
 		}, "CDS:c1", "EDS:e"},
 
@@ -243,6 +245,63 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			e.set(wire.Listener, "l1", 1) // barrier
 			return describeDelta(c.recv())
 		}, "LDS:l1 -", "CDS:c2 -"},
+
+		{FaultBumpAllTypes, func(t *testing.T, e *env) string {
+			e.set(wire.Cluster, "c1", 1)
+			e.set(wire.Endpoint, "e", 1)
+			c := e.sotw(wire.SotWADS, wire.Cluster)
+			c.send(req(wire.Cluster, true, "", "c1"))
+			c.ack(c.recv(), "c1")
+			c.send(req(wire.Endpoint, false, "", "e"))
+			c.ack(c.recv(), "e")
+			e.set(wire.Endpoint, "e", 2)
+			return describe(t, c.recv()) // CDS comes first in the push order
+		}, "EDS:e", "CDS:c1"},
+
+		{FaultBroadcastUpdates, func(t *testing.T, e *env) string {
+			e.set(wire.Endpoint, "foo", 1)
+			c := e.delta(wire.DeltaADS, wire.Endpoint)
+			c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"foo"}})
+			c.recv()
+			c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Listener.URL})
+			c.recv()
+			e.set(wire.Endpoint, "bar", 1)
+			e.set(wire.Listener, "l1", 1) // barrier
+			return describeDelta(c.recv())
+		}, "LDS:l1 -", "EDS:bar -"},
+
+		{FaultEmptyDeltaUnsubscribesAll, func(t *testing.T, e *env) string {
+			e.set(wire.Endpoint, "a", 1)
+			c := e.delta(wire.DeltaADS, wire.Endpoint)
+			c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"a"}})
+			r := c.recv()
+			c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Endpoint.URL, ResponseNonce: r.GetNonce()})
+			c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Listener.URL}) // the ACK is handled
+			c.recv()
+			e.set(wire.Endpoint, "a", 2)
+			e.set(wire.Listener, "l1", 1) // barrier
+			return describeDelta(c.recv())
+		}, "EDS:a -", "LDS:l1 -"},
+
+		{FaultInitialVersionsSkipAll, func(t *testing.T, e *env) string {
+			e.set(wire.Endpoint, "a", 2)
+			c := e.delta(wire.DeltaADS, wire.Endpoint)
+			c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"a"},
+				InitialResourceVersions: map[string]string{"a": contentVersion(wire.BuildAny(wire.Endpoint, "a", 1))}})
+			c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Listener.URL}) // barrier
+			return describeDelta(c.recv())
+		}, "EDS:a -", "LDS: -"},
+
+		{FaultSkipCurrentVersionOnReconnect, func(t *testing.T, e *env) string {
+			e.set(wire.Endpoint, "a", 1)
+			e.set(wire.Endpoint, "b", 1)
+			c := e.sotw(wire.SotWADS, wire.Endpoint)
+			r := req(wire.Endpoint, true, "", "a", "b")
+			r.VersionInfo = "v2" // the current version, as after a reconnect
+			c.send(r)
+			c.send(req(wire.Listener, false, "")) // barrier
+			return describe(t, c.recv())
+		}, "EDS:a,b", "LDS:"},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.fault), func(t *testing.T) {

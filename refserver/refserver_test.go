@@ -168,7 +168,7 @@ func TestFaultCatalogue(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, f, p)
 	}
-	assert.Len(t, AllFaults, 28)
+	assert.Len(t, AllFaults, 33)
 	_, err := ParseFault("resend-on-reconnect")
 	assert.Error(t, err)
 }

@@ -23,9 +23,10 @@ type sotwType struct {
 	wildcard  bool    // legacy (WILD-2) or explicit "*" (WILD-1) wildcard
 	everNamed bool    // a request named resources, so an empty list no longer means wildcard (WILD-5)
 
-	lastNonce string            // nonce of the last response of this type (NONCE-7)
-	sent      map[string]string // name -> version of the content last sent
-	lastNack  *rpcstatus.Status // the client's last rejection, kept for inspection (ACK-5)
+	lastNonce   string            // nonce of the last response of this type (NONCE-7)
+	lastVersion string            // version_info of the last response (FaultBumpAllTypes)
+	sent        map[string]string // name -> version of the content last sent
+	lastNack    *rpcstatus.Status // the client's last rejection, kept for inspection (ACK-5)
 
 	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
 	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
@@ -133,6 +134,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	unchanged := !added && ts.wildcard == prevWildcard && maps.Equal(prevNames, ts.names)
 
 	switch {
+	case first && c.s.has(FaultSkipCurrentVersionOnReconnect) && req.GetVersionInfo() != "" && req.GetVersionInfo() == snap.version:
+		// Breaks RES-4: a reconnecting client at the current version is
+		// assumed to hold everything it names.
 	case nack && c.s.has(FaultNackResendLoop):
 		// Breaks ACK-5 / UPD-1: the NACK is read as a request for the content.
 		err = c.respondSubscribed(ts, snap, false)
@@ -270,9 +274,18 @@ func (c *sotwConn) onWake() error {
 		snap := c.s.snapshot(c.node, url)
 		var changed []string
 		for _, n := range sortedNames(snap.resources) {
-			if c.wants(ts, n) && ts.sent[n] != snap.resources[n].version {
+			// MULTI-2: only the streams subscribed to a resource get it.
+			wanted := c.wants(ts, n) || c.s.has(FaultBroadcastUpdates) // breaks MULTI-2 when set
+			if wanted && ts.sent[n] != snap.resources[n].version {
 				changed = append(changed, n)
 			}
+		}
+		if c.s.has(FaultBumpAllTypes) && len(changed) == 0 && snap.version != ts.lastVersion {
+			// Breaks VER-2 / UPD-1: a new version of an unchanged type is pushed.
+			if err := c.respondSubscribed(ts, snap, false); err != nil {
+				return err
+			}
+			continue
 		}
 		deleted := false
 		for n := range ts.sent {
@@ -336,6 +349,7 @@ func (c *sotwConn) send(ts *sotwType, snap snapshot, names []string, full bool) 
 		}
 	}
 	ts.lastNonce = resp.Nonce
+	ts.lastVersion = snap.version
 	return c.st.Send(resp)
 }
 

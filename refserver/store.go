@@ -81,6 +81,20 @@ func (s *Server) snapshot(node, typeURL string) snapshot {
 	return snapshot{version: fmt.Sprintf("v%d", ts.counter), resources: cp}
 }
 
+// bumpLocked bumps the version counter of the changed type only, so each
+// type's version is independent (VER-2); s.mu held.
+func (s *Server) bumpLocked(node string, changed *typeStore) {
+	changed.counter++
+	if s.has(FaultBumpAllTypes) {
+		// Breaks VER-2: every type of the node gets a new version.
+		for _, t := range wire.AllTypes {
+			if ts := s.typeStoreLocked(node, t.URL); ts != changed {
+				ts.counter++
+			}
+		}
+	}
+}
+
 // notifyLocked wakes every stream of node; s.mu held. The wake channels have
 // a buffer of one and the send never blocks, so a slow stream cannot stall
 // a fixture call: the stream recomputes what to push from the store state
@@ -160,7 +174,7 @@ func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRe
 	defer s.mu.Unlock()
 	ts := s.typeStoreLocked(r.GetNodeId(), t.URL)
 	ts.resources[r.GetName()] = e
-	ts.counter++
+	s.bumpLocked(r.GetNodeId(), ts)
 	s.notifyLocked(r.GetNodeId())
 	return &fixturepb.SetResourceResponse{Name: r.GetName()}, nil
 }
@@ -177,7 +191,7 @@ func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteReso
 	// Deleting an unknown name is not an error (fixture API), but it still
 	// bumps the type version as the brief's store model asks.
 	delete(ts.resources, r.GetName())
-	ts.counter++
+	s.bumpLocked(r.GetNodeId(), ts)
 	s.notifyLocked(r.GetNodeId())
 	return &fixturepb.DeleteResourceResponse{}, nil
 }
