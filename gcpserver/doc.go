@@ -6,10 +6,14 @@
 // what goes on the wire:
 //
 //   - Snapshot: cache.SnapshotCache (ads=false), one snapshot per node id,
-//     rebuilt whole with cache.NewSnapshot on every fixture change.
-//     Resources are node-scoped. Reset installs an empty snapshot at a new
-//     version (ClearSnapshot would also forget the node's open watches, so
-//     open streams would never see the deletions).
+//     rebuilt whole with cache.NewSnapshot on every fixture change. Each
+//     type keeps its own version (a per-node, per-type counter written to
+//     Resources[i].Version), bumped only when that type's resources change;
+//     setting identical content or deleting an unknown name bumps nothing.
+//     Resources are node-scoped. Reset installs an empty snapshot in which
+//     only the types that had resources get a new version (ClearSnapshot
+//     would also forget the node's open watches, so open streams would never
+//     see the deletions). Versions never repeat for a type of a node.
 //   - Linear: cache.MuxCache over one cache.LinearCache per type, keyed by
 //     the request's type URL. Resources are global; Reset deletes what was
 //     set under that node id and not also set by another node.
@@ -97,11 +101,15 @@
 // version, so it is sent again straight away (subscription.go:153-157,
 // delta.go:47-50, linear.go:153-157): a needless resend, WILD-9 holds.
 //
-// Other: cache.NewSnapshot gives every type the snapshot's version
-// (cache/v3/snapshot.go:193-206), so with the Snapshot flavour any fixture
-// change answers every open SotW watch of that node, of every type, with
-// unchanged content at a new version (simple.go:250-264; UPD-1). A
-// follow-up request that carries a node replaces the stream's node
+// Other: the SnapshotCache answers an open SotW watch whenever its type's
+// version in the new snapshot differs from the watch's version_info
+// (simple.go:250-264). cache.NewSnapshot alone gives every type the one
+// version it is given (cache/v3/snapshot.go:42-55), so a fixture bumping
+// that version on every change would answer every open SotW watch of the
+// node, of every type, with unchanged content (UPD-1, VER-2): a resend
+// caused by the user of the cache, not the cache. The Snapshot flavour
+// versions types independently, so a change to one type answers only that
+// type's watches (T). A follow-up request that carries a node replaces the stream's node
 // (xds.go:88-92): an empty Node{} moves the stream to node id "". Before a
 // node's first snapshot, watches wait silently (simple.go:418-421, 579-589).
 // A type URL with no LinearCache ends a Linear stream with an error

@@ -5,6 +5,8 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/status"
 
 	"github.com/xdsconform/xdsconform/wire"
@@ -39,7 +41,7 @@ func TestSotWExplicitWildcard(t *testing.T) {
 			require.NoError(t, s.SendMsg(sotwReq("n1", wire.Cluster, "", "", "*")))
 			got := sotwByName(t, recvSotW(t, s))
 			if fl == Snapshot {
-				assert.Len(t, len(got), 0, "snapshot cache: explicit * yields an empty CDS response")
+				assert.Empty(t, got, "snapshot cache: explicit * yields an empty CDS response")
 			} else {
 				assert.Contains(t, got, "a")
 				assert.Contains(t, got, "b")
@@ -65,7 +67,7 @@ func TestSotWNACKResend(t *testing.T) {
 	require.NoError(t, s.SendMsg(nack))
 	r3 := recvSotW(t, s)
 	assert.Equal(t, r2.GetVersionInfo(), r3.GetVersionInfo(), "NACKed version resent")
-	assert.ProtoEqual(t, wire.Build(wire.Cluster, "a", 2), sotwByName(t, r3)["a"])
+	assertProto(t, wire.Build(wire.Cluster, "a", 2), sotwByName(t, r3)["a"])
 }
 
 // TestSotWEmptyAfterNames: after R={a} then R={} the SnapshotCache answers
@@ -156,7 +158,7 @@ func TestDeltaInitialVersions(t *testing.T) {
 			s1 := h.stream(t, wire.DeltaPerType, wire.Cluster)
 			deltaSub(t, s1, "n1", wire.Cluster, "", []string{"a"}, nil)
 			r := recvDelta(t, s1)
-			require.Equal(t, 1, len(r.GetResources()))
+			require.Len(t, r.GetResources(), 1)
 			va := r.GetResources()[0].GetVersion()
 
 			s2 := h.stream(t, wire.DeltaPerType, wire.Cluster)

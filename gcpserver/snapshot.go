@@ -10,6 +10,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/wire"
@@ -17,6 +18,10 @@ import (
 
 // snapshotFixture drives a SnapshotCache the way its users do: it keeps the
 // desired state per node and installs a whole new snapshot on every change.
+// Unlike cache.NewSnapshot alone, it versions each type on its own, as a
+// real control plane would: only the types whose resources changed get a
+// new version, so a change to one type does not answer the open SotW
+// watches of the others with unchanged content.
 type snapshotFixture struct {
 	fixturepb.UnimplementedFixtureServer
 
@@ -29,12 +34,14 @@ type snapshotFixture struct {
 	nodes map[string]*nodeState
 }
 
-// nodeState is one node's desired resources and its snapshot counter.
+// nodeState is one node's desired resources and their per-type versions.
 type nodeState struct {
-	// version counts snapshots for the node. It survives Reset: the
-	// SnapshotCache treats a request carrying the snapshot's version as up
-	// to date, so reusing a version would hide changes from clients.
-	version   int
+	// versions counts, per type URL, the changes to that type's resources
+	// for the node; a type never changed is at 0. The counters only grow
+	// and survive Reset: the SnapshotCache treats a request carrying the
+	// type's version as up to date, so reusing a version would hide
+	// changes from clients.
+	versions  map[string]int
 	resources map[string]map[string]types.Resource // type URL -> name -> resource
 }
 
@@ -59,7 +66,11 @@ func (f *snapshotFixture) SetResource(ctx context.Context, r *fixturepb.SetResou
 	if n.resources[t.URL] == nil {
 		n.resources[t.URL] = map[string]types.Resource{}
 	}
-	n.resources[t.URL][r.GetName()] = m
+	// Setting identical content is no change: the type keeps its version.
+	if old, ok := n.resources[t.URL][r.GetName()]; !ok || !proto.Equal(old, m) {
+		n.resources[t.URL][r.GetName()] = m
+		n.versions[t.URL]++
+	}
 	if err := f.publish(ctx, r.GetNodeId(), n); err != nil {
 		return nil, err
 	}
@@ -67,8 +78,8 @@ func (f *snapshotFixture) SetResource(ctx context.Context, r *fixturepb.SetResou
 }
 
 // DeleteResource implements fixturepb.FixtureServer. Deleting an unknown
-// name still publishes a new snapshot: cheap, and it keeps every fixture
-// call observable the same way.
+// name changes no version but still publishes the snapshot, so a node's
+// first fixture call installs one whatever it is (see publish).
 func (f *snapshotFixture) DeleteResource(ctx context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
 	t, err := lookupType(r.GetTypeUrl())
 	if err != nil {
@@ -77,7 +88,10 @@ func (f *snapshotFixture) DeleteResource(ctx context.Context, r *fixturepb.Delet
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := f.node(r.GetNodeId())
-	delete(n.resources[t.URL], r.GetName())
+	if _, ok := n.resources[t.URL][r.GetName()]; ok {
+		delete(n.resources[t.URL], r.GetName())
+		n.versions[t.URL]++
+	}
 	if err := f.publish(ctx, r.GetNodeId(), n); err != nil {
 		return nil, err
 	}
@@ -87,12 +101,18 @@ func (f *snapshotFixture) DeleteResource(ctx context.Context, r *fixturepb.Delet
 // Reset implements fixturepb.FixtureServer. It installs an empty snapshot
 // rather than calling ClearSnapshot: ClearSnapshot also drops the node's
 // status, i.e. the open watches, so open streams would never be told that
-// their resources went away; an empty snapshot at a new version answers
-// every open watch with the deletions.
+// their resources went away. Each type that had resources gets a new
+// version, which answers its open watches with the deletions; types that
+// were already empty keep theirs.
 func (f *snapshotFixture) Reset(ctx context.Context, r *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := f.node(r.GetNodeId())
+	for url, named := range n.resources {
+		if len(named) > 0 {
+			n.versions[url]++
+		}
+	}
 	n.resources = map[string]map[string]types.Resource{}
 	if err := f.publish(ctx, r.GetNodeId(), n); err != nil {
 		return nil, err
@@ -104,23 +124,25 @@ func (f *snapshotFixture) Reset(ctx context.Context, r *fixturepb.ResetRequest) 
 func (f *snapshotFixture) node(id string) *nodeState {
 	n, ok := f.nodes[id]
 	if !ok {
-		n = &nodeState{resources: map[string]map[string]types.Resource{}}
+		n = &nodeState{versions: map[string]int{}, resources: map[string]map[string]types.Resource{}}
 		f.nodes[id] = n
 	}
 	return n
 }
 
-// publish installs n as node id's next snapshot. Caller holds f.mu.
+// publish installs n as node id's next snapshot, each type at its own
+// version. Caller holds f.mu.
 //
 // Every type is listed, empty or not: a type missing from the map gets the
 // version "" in the snapshot, and an open watch would then receive a
 // response with an empty version_info when its last resource is deleted.
-// cache.NewSnapshot gives all types the same version, so every change
-// bumps every type; that is how go-control-plane is normally used and
-// part of what this target measures (see doc.go).
+// cache.NewSnapshot gives all types the one version it is given; each
+// type's Resources.Version is then overwritten with the type's own, which
+// is all the SnapshotCache reads (Snapshot.GetVersion). Delta is not
+// affected: it versions resources by hash (ConstructVersionMap).
+// Republishing unchanged versions answers no SotW watch, as the cache
+// compares each watch's version_info with its type's version.
 func (f *snapshotFixture) publish(ctx context.Context, id string, n *nodeState) error {
-	n.version++
-	version := fmt.Sprintf("v%d", n.version)
 	all := make(map[resource.Type][]types.Resource, len(wire.AllTypes))
 	for _, t := range wire.AllTypes {
 		list := make([]types.Resource, 0, len(n.resources[t.URL]))
@@ -129,12 +151,23 @@ func (f *snapshotFixture) publish(ctx context.Context, id string, n *nodeState) 
 		}
 		all[t.URL] = list
 	}
-	snap, err := cache.NewSnapshot(version, all)
+	snap, err := cache.NewSnapshot("", all)
 	if err != nil {
 		return status.Errorf(codes.Internal, "build snapshot: %v", err)
 	}
+	for _, t := range wire.AllTypes {
+		i := cache.GetResponseType(t.URL)
+		if i == types.UnknownType {
+			return status.Errorf(codes.Internal, "build snapshot: unknown resource type %s", t.URL)
+		}
+		snap.Resources[i].Version = typeVersion(n.versions[t.URL])
+	}
 	if err := f.cache.SetSnapshot(ctx, id, snap); err != nil {
-		return status.Errorf(codes.Internal, "set snapshot %s for node %q: %v", version, id, err)
+		return status.Errorf(codes.Internal, "set snapshot for node %q: %v", id, err)
 	}
 	return nil
 }
+
+// typeVersion renders a type's change counter as its version_info; never
+// empty, which clients send before they accept anything.
+func typeVersion(n int) string { return fmt.Sprintf("v%d", n) }
