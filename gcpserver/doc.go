@@ -92,7 +92,7 @@
 // Empty list after names (SotW RES-6/WILD-5): the subscription becomes
 // empty and non-wildcard, but the SnapshotCache reads the empty name list
 // as "everything" when building a response (simple.go:524-528): the next
-// snapshot change sends every resource of the type (T). The LinearCache
+// change to the type sends every resource of the type (T). The LinearCache
 // conforms.
 //
 // Phantom unsubscribe (delta, UNSUB-4): harmless; an unknown name is just
