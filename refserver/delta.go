@@ -24,8 +24,9 @@ type deltaType struct {
 	lastVersion string            // system_version_info of the last response (FaultBumpAllTypes)
 	lastNack    *rpcstatus.Status // the client's last rejection, kept for inspection
 
-	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
-	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+	excluded       nameSet           // FaultUnsubscribeWildcardMember: names dropped under "*"
+	everSubscribed nameSet           // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+	everSent       map[string]string // FaultNoResendOnResubscribe: last version sent per name
 }
 
 // deltaConn is one Delta stream, ADS or per-type.
@@ -44,7 +45,7 @@ func (s *Server) serveDelta(st deltaStream, service *wire.Type) error {
 func (c *deltaConn) typeState(t wire.Type) *deltaType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}}
+		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, everSent: map[string]string{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -134,7 +135,7 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		if first && ts.known[n] == e.version {
 			continue // DELTA-8: the reconnecting client already has this version
 		}
-		if c.s.has(FaultNoResendOnResubscribe) && ts.known[n] == e.version {
+		if c.s.has(FaultNoResendOnResubscribe) && ts.everSent[n] == e.version {
 			continue // breaks DELTA-3
 		}
 		send[n] = true // DELTA-3: subscribing always (re)sends the resource
@@ -324,6 +325,7 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 		}
 		resp.Resources = append(resp.Resources, r)
 		ts.known[n] = e.version
+		ts.everSent[n] = e.version
 	}
 	if c.s.has(FaultDuplicateNames) && len(resp.Resources) > 0 {
 		resp.Resources = append(resp.Resources, resp.Resources[0]) // breaks DUP-1

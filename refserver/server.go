@@ -280,6 +280,18 @@ func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onR
 				return err
 			}
 		case <-c.wake:
+			// Requests that have already arrived are handled first, so a
+			// change is judged against the latest subscription (UPD-3).
+			for drained := false; !drained; {
+				select {
+				case r := <-reqs:
+					if err := onRequest(r); err != nil {
+						return err
+					}
+				default:
+					drained = true
+				}
+			}
 			if err := onWake(); err != nil {
 				return err
 			}

@@ -30,6 +30,7 @@ type sotwType struct {
 
 	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
 	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+	forgotten      nameSet // FaultForgetMissingSubscriptions: names missing when added
 }
 
 // sotwConn is one SotW stream, ADS or per-type.
@@ -49,7 +50,7 @@ func (s *Server) serveSotW(st sotwStream, service *wire.Type) error {
 func (c *sotwConn) typeState(t wire.Type) *sotwType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &sotwType{t: t, names: nameSet{}, sent: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}}
+		ts = &sotwType{t: t, names: nameSet{}, sent: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, forgotten: nameSet{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -115,10 +116,16 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	}
 	snap := c.s.snapshot(c.node, t.URL)
 	if c.s.has(FaultForgetMissingSubscriptions) {
-		// Breaks DNE-3: a subscription to a missing name is not remembered.
+		// Breaks DNE-3: a name missing when it is added is never served on
+		// the stream until the client drops it and adds it again.
 		for n := range ts.names {
-			if _, ok := snap.resources[n]; !ok {
-				delete(ts.names, n)
+			if _, ok := snap.resources[n]; !ok && !prevNames[n] {
+				ts.forgotten[n] = true
+			}
+		}
+		for n := range ts.forgotten {
+			if !ts.names[n] {
+				delete(ts.forgotten, n)
 			}
 		}
 	}
@@ -221,7 +228,7 @@ func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
 // wants reports whether the stream subscribes to name: explicitly or through
 // the wildcard, which covers every resource of the type for the node.
 func (c *sotwConn) wants(ts *sotwType, name string) bool {
-	if ts.names[name] || (ts.wildcard && !ts.excluded[name]) {
+	if (ts.names[name] && !ts.forgotten[name]) || (ts.wildcard && !ts.excluded[name]) {
 		return true
 	}
 	// Breaks UNSUB-2: once subscribed, always pushed.
