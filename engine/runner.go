@@ -85,9 +85,9 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 
 // runPair runs one pair to an outcome. It never panics and never outlives
 // cfg.Timeouts.Scenario by more than the body's own reaction to ctx.
-func runPair(parent context.Context, p Pair, cfg *Config) results.Result {
+func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	s := p.Scenario
-	r := results.Result{ID: s.ID, Variant: p.Variant.String(), Title: s.Title,
+	r = results.Result{ID: s.ID, Variant: p.Variant.String(), Title: s.Title,
 		Requirements: slices.Clone(s.Requirements), Level: s.Level}
 	start := time.Now()
 	defer func() { r.Duration = time.Since(start) }()

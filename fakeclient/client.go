@@ -440,16 +440,28 @@ func (c *Client) Expect(t wire.Type) (*Response, error) {
 	return c.next(t, c.opts.Timeout, true)
 }
 
+// ExpectWithin is Expect with an explicit bound, for loops that share one
+// deadline across several responses.
+func (c *Client) ExpectWithin(t wire.Type, wait time.Duration) (*Response, error) {
+	return c.next(t, wait, true)
+}
+
 // ExpectNone watches for Options.Quiet and returns an error carrying the
 // first response of any of types that arrives (consumed), or of one that
 // had already arrived unconsumed.
 func (c *Client) ExpectNone(types ...wire.Type) (*Response, error) {
-	deadline := time.Now().Add(c.opts.Quiet)
+	return c.ExpectNoneWithin(c.opts.Quiet, types...)
+}
+
+// ExpectNoneWithin is ExpectNone with an explicit window, for loops that
+// share one quiet window across several harmless responses.
+func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Response, error) {
+	deadline := time.Now().Add(window)
 	for {
 		for _, t := range types {
 			if r, err := c.next(t, 0, false); err == nil {
 				return r, fmt.Errorf("unexpected %s response (nonce %q, version %q, resources %q, removed %q) within the %v quiet window",
-					t.Short, r.Nonce, r.Version, r.Names(), r.Removed, c.opts.Quiet)
+					t.Short, r.Nonce, r.Version, r.Names(), r.Removed, window)
 			}
 		}
 		left := time.Until(deadline)

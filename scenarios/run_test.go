@@ -20,13 +20,25 @@ var testTimeouts = engine.Timeouts{Expect: 2 * time.Second, Quiet: 200 * time.Mi
 // runServerSuite runs the selected server scenarios against a built-in target.
 func runServerSuite(t testing.TB, target string, faults []refserver.Fault, sel engine.Selection) []results.Result {
 	t.Helper()
+	return runTarget(t, target, faults, testTimeouts, sel)
+}
+
+// runServerSuiteWith runs the selection against the reference server with
+// one fault switched on.
+func runServerSuiteWith(t testing.TB, to engine.Timeouts, fault refserver.Fault, sel engine.Selection) []results.Result {
+	t.Helper()
+	return runTarget(t, targets.BuiltinReference, []refserver.Fault{fault}, to, sel)
+}
+
+func runTarget(t testing.TB, target string, faults []refserver.Fault, to engine.Timeouts, sel engine.Selection) []results.Result {
+	t.Helper()
 	ctx := context.Background()
 	srv, err := targets.StartServer(ctx, targets.ServerOptions{Target: target, Faults: faults})
 	require.NoError(t, err)
 	defer srv.Close()
 	pairs, err := engine.Expand(Server(), sel)
 	require.NoError(t, err)
-	rs, interrupted := engine.Run(ctx, pairs, engine.Config{Env: srv, Timeouts: testTimeouts})
+	rs, interrupted := engine.Run(ctx, pairs, engine.Config{Env: srv, Timeouts: to})
 	require.False(t, interrupted)
 	return rs
 }

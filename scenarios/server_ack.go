@@ -53,7 +53,7 @@ var ackScenarios = []*engine.Scenario{
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			s.Nack(EDS, s.Expect(EDS))
-			s.ExpectNone("resending a rejected version makes a NACK loop", EDS)
+			s.ExpectNoneCarrying("resending the rejected version makes a NACK loop", EDS, a)
 		}),
 	},
 	{

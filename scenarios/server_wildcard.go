@@ -154,10 +154,11 @@ var wildcardScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
 		Run: srv(func(s *S) {
-			a := s.Set(CDS, "a", 1)
+			a, bar := s.Set(CDS, "a", 1), s.Set(CDS, "barrier", 1)
 			s.Subscribe(CDS, "*", a)
-			s.wildcardSet(CDS, a)
+			s.wildcardSet(CDS, a, bar)
 			s.Unsubscribe(CDS, a)
+			s.Barrier(CDS, bar)
 			s.Set(CDS, "a", 2)
 			s.AwaitRevision(CDS, a, 2)
 		}),

@@ -5,7 +5,9 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -123,6 +125,33 @@ func (s *S) Expect(t wire.Type) *fakeclient.Response {
 	return r
 }
 
+// awaiter reads responses of one type under one deadline: a server that
+// keeps sending responses that are not the awaited one (an ACK loop, say)
+// cannot keep the scenario waiting beyond the expect timeout.
+type awaiter struct {
+	s        *S
+	t        wire.Type
+	deadline time.Time
+	what     string
+}
+
+func (s *S) await(t wire.Type, what string) *awaiter {
+	return &awaiter{s: s, t: t, deadline: time.Now().Add(s.Timeouts.Expect), what: what}
+}
+
+// next returns the next response of the awaited type before the deadline.
+func (a *awaiter) next() *fakeclient.Response {
+	left := time.Until(a.deadline)
+	if left < 0 {
+		left = 0
+	}
+	r, err := a.s.C.ExpectWithin(a.t, left)
+	if err != nil {
+		a.s.Fatalf("expected %s within %v: %v", a.what, a.s.Timeouts.Expect, err)
+	}
+	return r
+}
+
 // ExpectAcked is Expect followed by an ACK of the response.
 func (s *S) ExpectAcked(t wire.Type) *fakeclient.Response {
 	r := s.Expect(t)
@@ -142,8 +171,9 @@ func (s *S) ExpectNone(why string, types ...wire.Type) {
 // carries (or removes) one of names. Responses about other resources are
 // harmless here and are ACKed so the stream stays in step.
 func (s *S) ExpectNoneCarrying(why string, t wire.Type, names ...string) {
+	deadline := time.Now().Add(s.Timeouts.Quiet)
 	for {
-		r, err := s.C.ExpectNone(t)
+		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
 		if err == nil {
 			return
 		}
@@ -165,8 +195,9 @@ func (s *S) ExpectNoneCarrying(why string, t wire.Type, names ...string) {
 // send separately: GRP-2), and returns it. It fails if none does within
 // the expect timeout.
 func (s *S) AwaitResource(t wire.Type, name string) *fakeclient.Response {
+	a := s.await(t, fmt.Sprintf("a %s response carrying %q", t.Short, name))
 	for {
-		r := s.Expect(t)
+		r := a.next()
 		if r.Has(name) {
 			return r
 		}
@@ -178,8 +209,9 @@ func (s *S) AwaitResource(t wire.Type, name string) *fakeclient.Response {
 // AwaitRemoved reads delta responses of t until one lists name in
 // removed_resources, ACKing each one before it.
 func (s *S) AwaitRemoved(t wire.Type, name string) *fakeclient.Response {
+	a := s.await(t, fmt.Sprintf("a %s response removing %q", t.Short, name))
 	for {
-		r := s.Expect(t)
+		r := a.next()
 		if r.HasRemoved(name) {
 			return r
 		}
@@ -243,8 +275,9 @@ func (s *S) AwaitAll(t wire.Type, names ...string) *fakeclient.Response {
 	for _, n := range names {
 		missing[n] = true
 	}
+	a := s.await(t, fmt.Sprintf("%s responses carrying %q", t.Short, names))
 	for {
-		r := s.Expect(t)
+		r := a.next()
 		for _, n := range r.Names() {
 			delete(missing, n)
 		}
@@ -292,8 +325,9 @@ func (s *S) Another() *fakeclient.Client {
 // revisions and other resources are harmless on the way), and returns it.
 func (s *S) AwaitRevision(t wire.Type, name string, rev int) *fakeclient.Response {
 	want := wire.Build(t, name, rev)
+	a := s.await(t, fmt.Sprintf("a %s response carrying %q at revision %d", t.Short, name, rev))
 	for {
-		r := s.Expect(t)
+		r := a.next()
 		if got := r.Get(name); got != nil && proto.Equal(got, want) {
 			return r
 		}

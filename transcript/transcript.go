@@ -48,11 +48,24 @@ type Entry struct {
 	Note string `json:"note,omitempty"`
 }
 
+// Limits on what one transcript keeps. A target caught in a loop can send
+// thousands of messages a second; the report keeps the beginning, which
+// shows how the loop started, and the end, which shows how the run ended.
+const (
+	// KeepHead is how many entries are always kept from the start.
+	KeepHead = 1000
+	// KeepTail is how many of the most recent entries are kept after that.
+	KeepTail = 2000
+)
+
 // Transcript is the ordered record of one scenario run.
 type Transcript struct {
 	mu      sync.Mutex
 	start   time.Time
-	entries []Entry
+	entries []Entry // the first KeepHead entries
+	tail    []Entry // ring of the most recent entries after them
+	next    int     // ring write position once tail is full
+	dropped int     // entries overwritten in the ring
 }
 
 // New starts an empty transcript whose clock starts now.
@@ -86,7 +99,16 @@ func (t *Transcript) append(e Entry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e.At = time.Since(t.start)
-	t.entries = append(t.entries, e)
+	switch {
+	case len(t.entries) < KeepHead:
+		t.entries = append(t.entries, e)
+	case len(t.tail) < KeepTail:
+		t.tail = append(t.tail, e)
+	default:
+		t.tail[t.next] = e
+		t.next = (t.next + 1) % KeepTail
+		t.dropped++
+	}
 }
 
 // Entries returns a copy of the entries in order.
@@ -96,7 +118,13 @@ func (t *Transcript) Entries() []Entry {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]Entry(nil), t.entries...)
+	out := append([]Entry(nil), t.entries...)
+	if t.dropped > 0 {
+		out = append(out, Entry{At: t.tail[t.next].At, Stream: "harness", Direction: Event, Kind: "event",
+			Note: fmt.Sprintf("%d entries omitted (the transcript keeps the first %d and the last %d)", t.dropped, KeepHead, KeepTail)})
+	}
+	out = append(out, t.tail[t.next:]...)
+	return append(out, t.tail[:t.next]...)
 }
 
 // String renders the transcript one entry per line, for consoles and JUnit.

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+const rootLong = `xdsconform checks an xDS implementation against the xDS transport protocol
+(envoyproxy's xds_protocol.rst and the numbered rules of its requirements
+catalogue) and reports, rule by rule, what it breaks.
+
+Roles:
+  server   the harness plays an xDS client against your management server
+  run      the embedded default: the server suite against go-control-plane,
+           built in, with its known-failing list; needs no setup
+  list     the scenario catalogue
+
+Exit codes:
+  0    every selected scenario passed (or failed and is listed as known-failing)
+  1    at least one scenario failed or errored, or a known-failing entry passed
+  2    usage or configuration error (bad flag, unreadable file)
+  3    the target could not be reached
+  130  interrupted (Ctrl-C); the reports of what ran are still written`
+
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := &cobra.Command{
+		Use:           "xdsconform",
+		Short:         "xDS protocol conformance harness",
+		Long:          rootLong,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetArgs(args)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%v (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(newServerCmd(stdout), newRunCmd(stdout), newListCmd(stdout))
+	if err := root.ExecuteContext(ctx); err != nil {
+		code := codeOf(err)
+		if code != exitFailures && code != exitInterrupted {
+			fmt.Fprintf(stderr, "xdsconform: %s\n", oneLine(err.Error()))
+		}
+		return code
+	}
+	return exitOK
+}
+
+// oneLine keeps error output to a single line, as operators grep for it.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

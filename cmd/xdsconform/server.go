@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/knownfailing"
+	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/scenarios"
+	"github.com/xdsconform/xdsconform/targets"
+)
+
+const serverLong = `Run the server suite: xdsconform plays an xDS client against your management
+server, in every variant it serves (SotW and Delta, ADS and per-type), and
+checks each rule of the protocol it can observe on the wire.
+
+Point --target at your server's xDS gRPC port. Most scenarios need to create,
+change and delete resources on the server: implement the fixture API
+(docs/fixture-api.md) in a test build of your server and point --fixture at
+it. Without a fixture those scenarios are reported as skipped, not failed.
+
+Built-in targets need no setup:
+  builtin:reference                our conformant reference server
+  builtin:go-control-plane         go-control-plane v0.14.0, SnapshotCache
+  builtin:go-control-plane-linear  go-control-plane v0.14.0, LinearCache
+
+Built-in go-control-plane targets use their shipped known-failing list unless
+--known-failing is given.`
+
+const serverExample = `  # your server, with its fixture, in CI
+  xdsconform server --target 127.0.0.1:18000 --fixture 127.0.0.1:18001 --junit report.xml
+
+  # only the nonce rules, delta variants, with more patience for a remote server
+  xdsconform server --target xds.example.com:443 --tls --run 'server/nonce/*' \
+      --variant delta-ads,delta-pertype --timeout 10s
+
+  # the reference server with one rule deliberately broken
+  xdsconform server --target builtin:reference --fault answer-stale-nonce`
+
+type serverFlags struct {
+	suite          suiteFlags
+	target         string
+	fixture        string
+	tls            targets.TLSOptions
+	metadata       []string
+	faults         []string
+	connectTimeout time.Duration
+}
+
+func newServerCmd(out io.Writer) *cobra.Command {
+	f := &serverFlags{}
+	c := &cobra.Command{
+		Use:     "server --target HOST:PORT|builtin:NAME [flags]",
+		Short:   "Run the server suite against a management server",
+		Long:    serverLong,
+		Example: serverExample,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runServer(c, out, f)
+		},
+	}
+	f.suite.register(c)
+	fs := c.Flags()
+	fs.StringVar(&f.target, "target", "", "xDS address HOST:PORT, or builtin:reference, builtin:go-control-plane, builtin:go-control-plane-linear")
+	fs.StringVar(&f.fixture, "fixture", "", "fixture API address HOST:PORT (see docs/fixture-api.md)")
+	fs.BoolVar(&f.tls.Enabled, "tls", false, "connect with TLS (verified against the system roots unless --tls-ca)")
+	fs.StringVar(&f.tls.CAFile, "tls-ca", "", "PEM file of the CA that signed the server certificate")
+	fs.StringVar(&f.tls.CertFile, "tls-cert", "", "PEM client certificate for mutual TLS")
+	fs.StringVar(&f.tls.KeyFile, "tls-key", "", "PEM client key for mutual TLS")
+	fs.StringVar(&f.tls.ServerName, "tls-server-name", "", "name to verify in the server certificate")
+	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+faultNames()+")")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
+	return c
+}
+
+func faultNames() string {
+	var names []string
+	for _, f := range refserver.AllFaults {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
+	if f.target == "" {
+		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
+	}
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{}}
+	for _, kv := range f.metadata {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageError("--metadata %q: want KEY=VALUE", kv)
+		}
+		opts.Metadata[strings.ToLower(k)] = v
+	}
+	for _, name := range f.faults {
+		fault, err := refserver.ParseFault(name)
+		if err != nil {
+			return usageError("--fault: %v", err)
+		}
+		opts.Faults = append(opts.Faults, fault)
+	}
+	if _, err := f.suite.selection(); err != nil {
+		return err
+	}
+	known, err := f.suite.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.For(f.target) })
+	if err != nil {
+		return err
+	}
+	srv, err := targets.StartServer(c.Context(), opts)
+	if err != nil {
+		if errors.Is(err, targets.ErrUnreachable) {
+			return &exitError{code: exitUnreachable, err: err}
+		}
+		return usageError("%v", err)
+	}
+	defer srv.Close()
+	return runSuite(c.Context(), out, &f.suite, suiteRun{
+		role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known,
+	})
+}

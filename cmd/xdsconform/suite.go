@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// suiteFlags are the flags shared by every command that runs scenarios.
+type suiteFlags struct {
+	timeout, quiet, scenarioTimeout time.Duration
+	run, skip, variants             []string
+	level                           string
+	knownFailing                    string
+	junit, json                     string
+	parallel                        int
+	verbose                         bool
+}
+
+func (f *suiteFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	fs.DurationVar(&f.timeout, "timeout", engine.DefaultTimeouts.Expect, "how long to wait for anything that must happen (a response)")
+	fs.DurationVar(&f.quiet, "quiet", engine.DefaultTimeouts.Quiet, "how long to watch for anything that must NOT happen")
+	fs.DurationVar(&f.scenarioTimeout, "scenario-timeout", engine.DefaultTimeouts.Scenario, "upper bound for one scenario in one variant")
+	fs.StringSliceVar(&f.run, "run", nil, "run only scenarios matching these glob patterns (ID or ID[variant]; * matches anything)")
+	fs.StringSliceVar(&f.skip, "skip", nil, "skip scenarios matching these glob patterns")
+	fs.StringSliceVar(&f.variants, "variant", nil, "run only these variants: sotw-ads, sotw-pertype, delta-ads, delta-pertype")
+	fs.StringVar(&f.level, "level", "", "run only these levels, comma-separated: MUST,SHOULD,MAY")
+	fs.StringVar(&f.knownFailing, "known-failing", "", "file of expected failures, one 'PATTERN REASON' per line")
+	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
+	fs.StringVar(&f.json, "json", "", "write a JSON report (with transcripts) to this file")
+	fs.IntVar(&f.parallel, "parallel", 64, "how many scenario runs at once")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen")
+}
+
+// selection validates the selection flags.
+func (f *suiteFlags) selection() (engine.Selection, error) {
+	levels, err := engine.ParseLevels(f.level)
+	if err != nil {
+		return engine.Selection{}, usageError("--level: %v", err)
+	}
+	var vs []wire.Variant
+	for _, s := range f.variants {
+		v, err := wire.ParseVariant(s)
+		if err != nil {
+			return engine.Selection{}, usageError("--variant: %v", err)
+		}
+		vs = append(vs, v)
+	}
+	switch {
+	case f.timeout <= 0:
+		return engine.Selection{}, usageError("--timeout must be positive")
+	case f.quiet <= 0:
+		return engine.Selection{}, usageError("--quiet must be positive")
+	case f.scenarioTimeout <= 0:
+		return engine.Selection{}, usageError("--scenario-timeout must be positive")
+	case f.parallel <= 0:
+		return engine.Selection{}, usageError("--parallel must be positive")
+	}
+	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, nil
+}
+
+func (f *suiteFlags) loadKnownFailing(fallback func() (*engine.KnownFailing, error)) (*engine.KnownFailing, error) {
+	if f.knownFailing == "" {
+		if fallback == nil {
+			return nil, nil
+		}
+		return fallback()
+	}
+	kf, err := engine.LoadKnownFailing(f.knownFailing)
+	if err != nil {
+		return nil, usageError("--known-failing: %v", err)
+	}
+	return kf, nil
+}
+
+// suiteRun is one suite against one target, ready to go.
+type suiteRun struct {
+	role, target string
+	catalogue    []*engine.Scenario
+	env          engine.Env
+	known        *engine.KnownFailing
+}
+
+// runSuite expands, runs and reports a suite and returns the exit code as
+// an error (nil for 0).
+func runSuite(ctx context.Context, out io.Writer, f *suiteFlags, s suiteRun) error {
+	sel, err := f.selection()
+	if err != nil {
+		return err
+	}
+	pairs, err := engine.Expand(s.catalogue, sel)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	for _, p := range s.known.Unmatched(pairs) {
+		fmt.Fprintf(out, "note: known-failing entry %q matches no selected scenario\n", p)
+	}
+	console := reports.NewConsole(out, reports.ConsoleOptions{Verbose: f.verbose})
+	run := results.Run{
+		SchemaVersion:  reports.JSONSchemaVersion,
+		HarnessVersion: version,
+		Role:           s.role,
+		Target:         s.target,
+		Started:        time.Now().UTC(),
+		Options: map[string]string{
+			"timeout": f.timeout.String(), "quiet": f.quiet.String(), "scenario_timeout": f.scenarioTimeout.String(),
+			"run": strings.Join(f.run, ","), "skip": strings.Join(f.skip, ","), "level": f.level,
+			"variant": strings.Join(f.variants, ","), "known_failing": f.knownFailing, "parallel": strconv.Itoa(f.parallel),
+		},
+	}
+	fmt.Fprintf(out, "xdsconform %s: %s suite, %d scenario runs against %s\n", version, s.role, len(pairs), s.target)
+	run.Results, run.Interrupted = engine.Run(ctx, pairs, engine.Config{
+		Env:          s.env,
+		Timeouts:     engine.Timeouts{Expect: f.timeout, Quiet: f.quiet, Scenario: f.scenarioTimeout},
+		Parallel:     f.parallel,
+		KnownFailing: s.known,
+		Progress:     console.Finished,
+	})
+	run.Duration = time.Since(run.Started)
+	console.Summary(run)
+	if err := reports.WriteFiles(run, f.junit, f.json); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("write reports: %w", err)}
+	}
+	switch {
+	case run.Interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	case !results.Summarize(run.Results).OK():
+		return &exitError{code: exitFailures, err: errors.New("conformance failures")}
+	}
+	return nil
+}
