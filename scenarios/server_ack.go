@@ -64,9 +64,10 @@ var ackScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a := s.Set(EDS, "a", 1)
+			a, bar := s.Set(EDS, "a", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a)
 			s.Nack(EDS, s.Expect(EDS))
+			s.Barrier(EDS, bar) // the NACK has been processed
 			s.Set(EDS, "a", 2)
 			s.AwaitRevision(EDS, a, 2)
 			s.RequireOpen(EDS)
@@ -80,7 +81,7 @@ var ackScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a := s.Set(EDS, "a", 1)
+			a, bar := s.Set(EDS, "a", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a)
 			r := s.Expect(EDS)
 			detail := &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)}
@@ -93,6 +94,7 @@ var ackScenarios = []*engine.Scenario{
 				req.ResponseNonce, req.ErrorDetail = r.Nonce, proto.Clone(detail).(*status.Status)
 				s.must(s.C.SendSotW(EDS, req))
 			}
+			s.Barrier(EDS, bar) // the NACK has been processed
 			s.Set(EDS, "a", 2)
 			s.AwaitRevision(EDS, a, 2)
 			s.RequireOpen(EDS)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // xds_protocol#aggregated-discovery-service
@@ -12,7 +13,7 @@ var adsScenarios = []*engine.Scenario{
 		Title:        "ADS: a request is judged stale against its own type's latest nonce only",
 		Requirements: []string{"ADS-1", "NONCE-8"},
 		Level:        results.Must,
-		Variants:     ads,
+		Variants:     []wire.Variant{wire.SotWADS}, // delta requests are never stale
 		Needs:        fx(CDS, EDS),
 		Run: srv(func(s *S) {
 			c, e1, e2 := s.Set(CDS, "c", 1), s.Set(EDS, "e1", 1), s.Set(EDS, "e2", 1)

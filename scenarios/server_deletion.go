@@ -146,10 +146,11 @@ var unsubscribeScenarios = []*engine.Scenario{
 		Variants:     delta,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a := s.Set(EDS, "a", 1)
+			a, bar := s.Set(EDS, "a", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
 			s.Unsubscribe(EDS, s.Name("never-subscribed"))
+			s.Barrier(EDS, bar)
 			s.Set(EDS, "a", 2)
 			s.AwaitRevision(EDS, a, 2)
 			s.RequireOpen(EDS)

@@ -1,6 +1,11 @@
 package scenarios
 
 import (
+	"fmt"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -91,8 +96,16 @@ var deltaScenarios = []*engine.Scenario{
 			s.C.Reconnect(EDS)
 			s.Set(EDS, "b", 2)
 			s.resubscribe(EDS, known, a, b)
-			s.Ack(EDS, s.AwaitRevision(EDS, b, 2))
-			s.ExpectNoneCarrying("a is listed in initial_resource_versions at its current version", EDS, a)
+			const why = "a is listed in initial_resource_versions at its current version"
+			for wait := s.await(EDS, fmt.Sprintf("an EDS response carrying %q at revision 2", b)); ; {
+				r := wait.next()
+				require.False(s, r.Has(a), "%s, yet response %q carries it", why, r.Nonce)
+				s.Ack(EDS, r)
+				if proto.Equal(r.Get(b), wire.Build(EDS, b, 2)) {
+					break
+				}
+			}
+			s.ExpectNoneCarrying(why, EDS, a)
 		}),
 	},
 	{

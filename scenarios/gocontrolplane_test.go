@@ -1,0 +1,43 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/knownfailing"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/transcript"
+)
+
+// The built-in go-control-plane targets fail exactly what their shipped
+// known-failing lists say: every listed pair fails, every other pair
+// passes. A change in go-control-plane or in a scenario shows up here.
+func TestServerSuiteAgainstGoControlPlane(t *testing.T) {
+	for _, target := range []string{targets.BuiltinGoControlPlane, targets.BuiltinGoControlPlaneLin} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			known, err := knownfailing.For(target)
+			require.NoError(t, err)
+			require.NotNil(t, known, "shipped known-failing list for %s", target)
+			rs := runTarget(t, target, nil, testTimeouts, engine.Selection{})
+			var pairs []engine.Pair
+			for _, s := range Server() {
+				for _, v := range s.Variants {
+					pairs = append(pairs, engine.Pair{Scenario: s, Variant: v})
+				}
+			}
+			assert.Empty(t, known.Unmatched(pairs), "known-failing entries that match no scenario")
+			for _, r := range rs {
+				if r.KnownFailing != "" {
+					assert.Equal(t, results.Fail, r.Outcome, "%s is listed as known-failing (%s) but %s", r.FullName(), r.KnownFailing, r.Outcome)
+					continue
+				}
+				assert.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
+			}
+		})
+	}
+}
