@@ -61,12 +61,15 @@ func LoadKnownFailing(path string) (*KnownFailing, error) {
 }
 
 // Reason returns the reason a pair is listed, or "".
-func (k *KnownFailing) Reason(p Pair) string {
+func (k *KnownFailing) Reason(p Pair) string { return k.ReasonFor(p.Scenario.ID, p.Variant.String()) }
+
+// ReasonFor returns the reason scenario id in variant is listed, or "".
+func (k *KnownFailing) ReasonFor(id, variant string) string {
 	if k == nil {
 		return ""
 	}
 	for _, e := range k.entries {
-		if MatchPair(e.pattern, p.Scenario.ID, p.Variant.String()) {
+		if MatchPair(e.pattern, id, variant) {
 			return e.reason
 		}
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = execute(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close())
+	return addr
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.txt")
+	require.NoError(t, os.WriteFile(broken, []byte("server/nonce/non-empty\n"), 0o644))
+	unreachable := closedPort(t)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"unknown flag", []string{"server", "--target", "builtin:reference", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{"missing target", []string{"server"}, exitUsage, "--target is required"},
+		{"bad target", []string{"server", "--target", "nonsense"}, exitUsage, "want HOST:PORT"},
+		{"unknown builtin", []string{"server", "--target", "builtin:nope"}, exitUsage, "unknown built-in"},
+		{"bad level", []string{"server", "--target", "builtin:reference", "--level", "OFTEN"}, exitUsage, "unknown level"},
+		{"bad variant", []string{"server", "--target", "builtin:reference", "--variant", "rest"}, exitUsage, "unknown variant"},
+		{"unknown fault", []string{"server", "--target", "builtin:reference", "--fault", "nope"}, exitUsage, "--fault"},
+		{"broken known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", broken}, exitUsage, "has no reason"},
+		{"missing known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", filepath.Join(dir, "absent")}, exitUsage, "known-failing"},
+		{"nothing selected", []string{"server", "--target", "builtin:reference", "--run", "server/no/such"}, exitUsage, "no scenario matched"},
+		{"unreachable", []string{"server", "--target", unreachable, "--connect-timeout", "300ms"}, exitUnreachable, unreachable},
+		{"reference passes", []string{"server", "--target", "builtin:reference", "--run", "server/nonce/*"}, exitOK, ""},
+		{"fault fails", []string{"server", "--target", "builtin:reference", "--fault", "empty-nonce", "--run", "server/nonce/non-empty", "--timeout", "1s"}, exitFailures, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
+			assert.Contains(t, stderr, tc.stderr)
+			if tc.stderr != "" {
+				assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestKnownFailingFile(t *testing.T) {
+	dir := t.TempDir()
+	kf := filepath.Join(dir, "kf.txt")
+	// A listed failure does not fail the run.
+	require.NoError(t, os.WriteFile(kf, []byte("# faulty on purpose\nserver/nonce/non-empty[*] NONCE-1: empty nonces\n"), 0o644))
+	code, out, _ := run(t, "server", "--target", "builtin:reference", "--fault", "empty-nonce", "--run", "server/nonce/non-empty", "--known-failing", kf, "--timeout", "1s")
+	assert.Equal(t, exitOK, code, out)
+	assert.Contains(t, out, "XFAIL")
+	// A listed scenario that passes is a stale entry and fails the run.
+	code, out, _ = run(t, "server", "--target", "builtin:reference", "--run", "server/nonce/non-empty", "--known-failing", kf)
+	assert.Equal(t, exitFailures, code, out)
+	assert.Contains(t, out, "XPASS")
+}
+
+func TestReports(t *testing.T) {
+	dir := t.TempDir()
+	junit, js := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.json")
+	code, _, stderr := run(t, "server", "--target", "builtin:reference", "--fault", "reuse-nonce", "--run", "server/nonce/*[sotw-ads]", "--timeout", "1s", "--junit", junit, "--json", js)
+	assert.Equal(t, exitFailures, code, stderr)
+
+	var suites struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	require.NoError(t, xml.Unmarshal(b, &suites))
+	require.NotEmpty(t, suites.Suites)
+	assert.Positive(t, suites.Suites[0].Failures)
+
+	var run results.Run
+	b, err = os.ReadFile(js)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &run))
+	assert.Equal(t, "server", run.Role)
+	require.NotEmpty(t, run.Results)
+	for _, r := range run.Results {
+		if r.Outcome == results.Fail {
+			assert.NotEmpty(t, r.Transcript, r.FullName())
+			assert.NotEmpty(t, r.Message, r.FullName())
+		}
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	code, out, stderr := run(t, "list", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var list []listedScenario
+	require.NoError(t, json.Unmarshal([]byte(out), &list))
+	assert.GreaterOrEqual(t, len(list), 40)
+	for _, s := range list {
+		assert.NoError(t, requirements.Validate(s.Requirements), s.ID)
+		assert.NotEmpty(t, s.Variants, s.ID)
+		assert.Contains(t, []string{"MUST", "SHOULD", "MAY"}, s.Level, s.ID)
+	}
+}
+
+// The embedded default passes: go-control-plane fails only what its
+// shipped known-failing list says.
+func TestDefaultRun(t *testing.T) {
+	code, out, stderr := run(t, "run", "--timeout", "2s")
+	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, out, "XFAIL")
+}
