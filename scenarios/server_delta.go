@@ -53,10 +53,11 @@ var deltaScenarios = []*engine.Scenario{
 		Variants:     delta,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			a, b, bar := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a, b)
 			r := s.AwaitAll(EDS, a, b) // ACKed with empty lists
 			s.Ack(EDS, r)
+			s.Barrier(EDS, bar) // the empty ACKs have been processed
 			s.Set(EDS, "a", 2)
 			s.Ack(EDS, s.AwaitRevision(EDS, a, 2))
 			s.Set(EDS, "b", 2)

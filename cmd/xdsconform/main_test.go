@@ -136,3 +136,39 @@ func TestDefaultRun(t *testing.T) {
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Contains(t, out, "XFAIL")
 }
+
+// cancelOnWrite cancels a context the first time output containing marker
+// is written: a deterministic Ctrl-C in the middle of a run.
+type cancelOnWrite struct {
+	bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.marker) {
+		w.cancel()
+	}
+	return w.Buffer.Write(p)
+}
+
+// WriteString shadows bytes.Buffer's, which io.WriteString would call.
+func (w *cancelOnWrite) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
+
+// Ctrl-C in the middle of a run still writes the report of what ran.
+func TestInterruptWritesReport(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &cancelOnWrite{marker: "PASS  ", cancel: cancel}
+	var errb bytes.Buffer
+	code := execute(ctx, []string{"server", "--target", "builtin:reference", "--parallel", "1", "--json", js}, out, &errb)
+	assert.Equal(t, exitInterrupted, code, errb.String())
+	var run results.Run
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &run))
+	assert.True(t, run.Interrupted)
+	assert.NotEmpty(t, run.Results)
+	assert.Less(t, len(run.Results), 100, "the run stopped early")
+}
