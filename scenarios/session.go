@@ -5,6 +5,7 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -56,9 +57,12 @@ func server(t *engine.T) *S {
 		c.Close()
 		conn.Close()
 		if target.Fixture != nil {
-			// Leave the shared server as we found it; failure here cannot
+			// Leave the shared server as we found it, even when the
+			// scenario's own context has run out; failure here cannot
 			// change the verdict.
-			_ = target.Fixture.Reset(t.Context(), t.NodeID)
+			ctx, cancel := context.WithTimeout(context.Background(), t.Timeouts.Expect)
+			defer cancel()
+			_ = target.Fixture.Reset(ctx, t.NodeID)
 		}
 	})
 	t.AfterRun(func(t *engine.T) {

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
@@ -143,13 +145,21 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		caps, err := s.Fixture.Capabilities(cctx)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("%w: fixture %s: %v", ErrUnreachable, opts.Fixture, err)
+			switch status.Code(err) {
+			case codes.Unavailable, codes.DeadlineExceeded:
+				return nil, fmt.Errorf("%w: fixture %s: %v", ErrUnreachable, opts.Fixture, err)
+			}
+			// It answered, but not as a fixture: a configuration error.
+			return nil, fmt.Errorf("--fixture %s: %v", opts.Fixture, err)
 		}
 		if caps.GetApiVersion() != fixture.APIVersion {
 			s.Close()
 			return nil, fmt.Errorf("fixture %s speaks fixture API %q; this harness speaks %q", opts.Fixture, caps.GetApiVersion(), fixture.APIVersion)
 		}
 		s.Caps = caps
+		if caps.GetServer() != "" {
+			s.Name += " (" + caps.GetServer() + ")"
+		}
 	}
 	return s, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
@@ -39,6 +40,14 @@ func TestExitCodes(t *testing.T) {
 	broken := filepath.Join(dir, "broken.txt")
 	require.NoError(t, os.WriteFile(broken, []byte("server/nonce/non-empty\n"), 0o644))
 	unreachable := closedPort(t)
+	// A gRPC server that serves xDS-ish nothing and no fixture: as --target
+	// it is reachable, as --fixture it answers Unimplemented.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := grpc.NewServer()
+	go func() { _ = g.Serve(lis) }()
+	defer g.Stop()
+	notFixture := lis.Addr().String()
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -56,6 +65,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", filepath.Join(dir, "absent")}, exitUsage, "known-failing"},
 		{"nothing selected", []string{"server", "--target", "builtin:reference", "--run", "server/no/such"}, exitUsage, "no scenario matched"},
 		{"unreachable", []string{"server", "--target", unreachable, "--connect-timeout", "300ms"}, exitUnreachable, unreachable},
+		{"not a fixture", []string{"server", "--target", notFixture, "--fixture", notFixture}, exitUsage, "--fixture " + notFixture},
 		{"reference passes", []string{"server", "--target", "builtin:reference", "--run", "server/nonce/*"}, exitOK, ""},
 		{"fault fails", []string{"server", "--target", "builtin:reference", "--fault", "empty-nonce", "--run", "server/nonce/non-empty", "--timeout", "1s"}, exitFailures, ""},
 	} {
