@@ -34,8 +34,8 @@ func ParseKnownFailing(r io.Reader, name string) (*KnownFailing, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		pattern, reason, _ := strings.Cut(line, " ")
-		reason = strings.TrimSpace(reason)
+		fields := strings.Fields(line)
+		pattern, reason := fields[0], strings.TrimSpace(strings.TrimPrefix(line, fields[0]))
 		if reason == "" {
 			return nil, fmt.Errorf("%s:%d: entry %q has no reason (want \"PATTERN REASON\")", name, n, pattern)
 		}

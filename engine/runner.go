@@ -39,8 +39,8 @@ type Config struct {
 	Salt string
 }
 
-// Run runs pairs concurrently and returns one result per pair that ran,
-// sorted by ID then variant. When ctx is cancelled (Ctrl-C), pairs not yet
+// Run runs pairs concurrently and returns one result per pair that ran, in
+// the order of pairs (catalogue order when they come from Expand). When ctx is cancelled (Ctrl-C), pairs not yet
 // started are dropped, pairs in flight end with an error outcome, and
 // interrupted is true.
 func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, interrupted bool) {

@@ -80,6 +80,7 @@ type stream struct {
 	cs       grpc.ClientStream
 	cancel   context.CancelFunc
 	sentAny  bool
+	closing  bool  // the harness is ending the stream itself
 	err      error // set when the receive loop ends
 	done     chan struct{}
 	expected string // per-type streams: the only type URL they may carry
@@ -220,8 +221,11 @@ func (c *Client) resourceInSotW() bool {
 }
 
 func (c *Client) ended(s *stream, err error) {
+	c.mu.Lock()
+	byHarness := s.closing || c.ctx.Err() != nil
+	c.mu.Unlock()
 	note := "closed by target: " + statusText(err)
-	if c.ctx.Err() != nil || errors.Is(err, context.Canceled) {
+	if byHarness {
 		note = "closed by harness"
 	}
 	c.opts.Transcript.Event(s.name, note)
@@ -459,7 +463,12 @@ func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Re
 	deadline := time.Now().Add(window)
 	for {
 		for _, t := range types {
-			if r, err := c.next(t, 0, false); err == nil {
+			r, err := c.next(t, 0, false)
+			if err != nil && !errors.Is(err, ErrTimeout) {
+				// The target closed the stream: that is not silence.
+				return nil, err
+			}
+			if err == nil {
 				return r, fmt.Errorf("unexpected %s response (nonce %q, version %q, resources %q, removed %q) within the %v quiet window",
 					t.Short, r.Nonce, r.Version, r.Names(), r.Removed, window)
 			}
@@ -548,6 +557,9 @@ func (c *Client) Reconnect(t wire.Type) {
 	c.mu.Lock()
 	k := c.key(t)
 	s := c.streams[k]
+	if s != nil {
+		s.closing = true
+	}
 	delete(c.streams, k)
 	for url, st := range c.types {
 		tt, _ := wire.TypeByURL(url)
@@ -568,6 +580,9 @@ func (c *Client) Reconnect(t wire.Type) {
 func (c *Client) Close() {
 	c.mu.Lock()
 	ss := slices.Collect(maps.Values(c.streams))
+	for _, s := range ss {
+		s.closing = true
+	}
 	c.streams = map[string]*stream{}
 	c.mu.Unlock()
 	for _, s := range ss {

@@ -35,11 +35,12 @@ var adsScenarios = []*engine.Scenario{
 		Variants:     ads,
 		Needs:        fx(CDS, EDS),
 		Run: srv(func(s *S) {
-			c, e := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1)
+			c, e, bar := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(CDS, c)
 			s.ExpectAcked(CDS)
 			s.Subscribe(EDS, e)
 			s.Nack(EDS, s.Expect(EDS))
+			s.Barrier(EDS, bar) // the NACK has been processed
 			s.Set(CDS, "c", 2)
 			s.Ack(CDS, s.AwaitRevision(CDS, c, 2))
 			s.Set(EDS, "e", 2)
