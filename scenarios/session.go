@@ -40,22 +40,9 @@ func server(t *engine.T) *S {
 	if !ok {
 		t.Abortf("server scenario run without a server target (env %T)", t.Env)
 	}
-	conn, err := target.Connect()
-	if err != nil {
-		t.Abortf("%v", err)
-	}
-	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
-		NodeID:     t.NodeID,
-		Cluster:    "xdsconform",
-		Metadata:   target.Metadata,
-		Timeout:    t.Timeouts.Expect,
-		Quiet:      t.Timeouts.Quiet,
-		Transcript: t.Transcript,
-	})
+	c := connect(t, target)
 	s := &S{T: t, C: c, target: target}
 	t.Cleanup(func() {
-		c.Close()
-		conn.Close()
 		if target.Fixture != nil {
 			// Leave the shared server as we found it, even when the
 			// scenario's own context has run out; failure here cannot
@@ -63,11 +50,6 @@ func server(t *engine.T) *S {
 			ctx, cancel := context.WithTimeout(context.Background(), t.Timeouts.Expect)
 			defer cancel()
 			_ = target.Fixture.Reset(ctx, t.NodeID)
-		}
-	})
-	t.AfterRun(func(t *engine.T) {
-		for _, v := range c.Violations() {
-			t.Errorf("%s", v)
 		}
 	})
 	if target.Fixture != nil {
@@ -307,16 +289,27 @@ func (s *S) Types() []wire.Type {
 // Another opens a second fake client for the same node on its own
 // connection, for scenarios about several streams (MULTI-2).
 func (s *S) Another() *fakeclient.Client {
-	conn, err := s.target.Connect()
+	return connect(s.T, s.target)
+}
+
+// connect opens a connection and a fake client for the pair's node, closes
+// both after the body and checks the global invariants on everything the
+// client received.
+func connect(t *engine.T, target *targets.Server) *fakeclient.Client {
+	conn, err := target.Connect()
 	if err != nil {
-		s.Abortf("%v", err)
+		t.Abortf("%v", err)
 	}
-	c := fakeclient.New(s.Context(), conn, s.Variant, fakeclient.Options{
-		NodeID: s.NodeID, Cluster: "xdsconform", Metadata: s.target.Metadata,
-		Timeout: s.Timeouts.Expect, Quiet: s.Timeouts.Quiet, Transcript: s.Transcript,
+	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
+		NodeID:     t.NodeID,
+		Cluster:    "xdsconform",
+		Metadata:   target.Metadata,
+		Timeout:    t.Timeouts.Expect,
+		Quiet:      t.Timeouts.Quiet,
+		Transcript: t.Transcript,
 	})
-	s.Cleanup(func() { c.Close(); conn.Close() })
-	s.AfterRun(func(t *engine.T) {
+	t.Cleanup(func() { c.Close(); conn.Close() })
+	t.AfterRun(func(t *engine.T) {
 		for _, v := range c.Violations() {
 			t.Errorf("%s", v)
 		}
