@@ -18,10 +18,11 @@
 //     the request's type URL. Resources are global; Reset deletes what was
 //     set under that node id and not also set by another node.
 //
-// The sotw, delta and rest servers (pkg/server/{sotw,delta,rest}/v3) and the
-// caches run as released. Only the per-service dispatch of pkg/server/v3 is
-// copied (handlers), because that package pulls in the separate
-// go-control-plane/ratelimit module, which this module does not require.
+// The sotw and delta servers (pkg/server/{sotw,delta}/v3) and the caches run
+// as released. Only the per-service dispatch of pkg/server/v3 is replaced
+// (handlers, registered through wire.RegisterServices), because that package
+// pulls in the separate go-control-plane/ratelimit module, which this module
+// does not require. REST Fetch is not served.
 //
 // # Protocol behaviour (v0.14.0, file:line under pkg/)
 //

@@ -4,13 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
-	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
-	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
-	runtimeservice "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
-	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
@@ -80,22 +73,14 @@ func New(ctx context.Context, flavour Flavour) (*Server, error) {
 }
 
 // Register adds go-control-plane's handlers to g: ADS (SotW and delta) and
-// the per-type service of each of the eight xDS types, with the same
-// methods server.Server implements for them (VHDS: delta only; go-control-plane
-// has no SotW VHDS handler and the protocol has none, STREAM-10). The ECDS
-// and RLS config services of server.Server are left out: they are outside
-// the types the harness knows, and RLS is what keeps pkg/server/v3 itself
-// out of reach (see handlers).
+// the per-type service of each of the eight xDS types, with the streaming
+// methods server.Server implements for them (VHDS: delta only;
+// go-control-plane has no SotW VHDS handler and the protocol has none,
+// STREAM-10). The ECDS and RLS config services of server.Server are left
+// out: they are outside the types the harness knows, and RLS is what keeps
+// pkg/server/v3 itself out of reach (see handlers).
 func (s *Server) Register(g *grpc.Server) {
-	discovery.RegisterAggregatedDiscoveryServiceServer(g, s.xds)
-	listenerservice.RegisterListenerDiscoveryServiceServer(g, s.xds)
-	routeservice.RegisterRouteDiscoveryServiceServer(g, s.xds)
-	routeservice.RegisterScopedRoutesDiscoveryServiceServer(g, s.xds)
-	routeservice.RegisterVirtualHostDiscoveryServiceServer(g, s.xds)
-	clusterservice.RegisterClusterDiscoveryServiceServer(g, s.xds)
-	endpointservice.RegisterEndpointDiscoveryServiceServer(g, s.xds)
-	secretservice.RegisterSecretDiscoveryServiceServer(g, s.xds)
-	runtimeservice.RegisterRuntimeDiscoveryServiceServer(g, s.xds)
+	wire.RegisterServices(g, wire.Handlers{SotW: s.xds.serveSotW, Delta: s.xds.serveDelta})
 }
 
 // FixtureServer returns the in-process fixture service for this server;

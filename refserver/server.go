@@ -25,13 +25,6 @@ import (
 	"sort"
 	"sync"
 
-	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
-	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
-	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
-	runtimeservice "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
-	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -68,90 +61,15 @@ func New(faults ...Fault) *Server {
 func (s *Server) has(f Fault) bool { return s.faults[f] }
 
 type (
-	sotwStream  = grpc.BidiStreamingServer[discovery.DiscoveryRequest, discovery.DiscoveryResponse]
-	deltaStream = grpc.BidiStreamingServer[discovery.DeltaDiscoveryRequest, discovery.DeltaDiscoveryResponse]
+	sotwStream  = wire.SotWServerStream
+	deltaStream = wire.DeltaServerStream
 )
 
 // Register registers ADS (SotW and Delta) and every per-type discovery
-// service (SotW and Delta; VHDS Delta only) on g, using go-control-plane's
-// generated service descriptors.
+// service (SotW and Delta; VHDS Delta only) on g.
 func (s *Server) Register(g *grpc.Server) {
-	discovery.RegisterAggregatedDiscoveryServiceServer(g, adsService{s: s})
-	listenerservice.RegisterListenerDiscoveryServiceServer(g, ldsService{s: s})
-	routeservice.RegisterRouteDiscoveryServiceServer(g, rdsService{s: s})
-	routeservice.RegisterScopedRoutesDiscoveryServiceServer(g, srdsService{s: s})
-	routeservice.RegisterVirtualHostDiscoveryServiceServer(g, vhdsService{s: s})
-	clusterservice.RegisterClusterDiscoveryServiceServer(g, cdsService{s: s})
-	endpointservice.RegisterEndpointDiscoveryServiceServer(g, edsService{s: s})
-	secretservice.RegisterSecretDiscoveryServiceServer(g, sdsService{s: s})
-	runtimeservice.RegisterRuntimeDiscoveryServiceServer(g, rtdsService{s: s})
+	wire.RegisterServices(g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
 }
-
-// The service adapters only bind a method to a stream kind and, for the
-// per-type services, to the service's type. Unary Fetch (REST) methods stay
-// unimplemented.
-type (
-	adsService struct {
-		discovery.UnimplementedAggregatedDiscoveryServiceServer
-		s *Server
-	}
-	ldsService struct {
-		listenerservice.UnimplementedListenerDiscoveryServiceServer
-		s *Server
-	}
-	rdsService struct {
-		routeservice.UnimplementedRouteDiscoveryServiceServer
-		s *Server
-	}
-	srdsService struct {
-		routeservice.UnimplementedScopedRoutesDiscoveryServiceServer
-		s *Server
-	}
-	vhdsService struct {
-		routeservice.UnimplementedVirtualHostDiscoveryServiceServer
-		s *Server
-	}
-	cdsService struct {
-		clusterservice.UnimplementedClusterDiscoveryServiceServer
-		s *Server
-	}
-	edsService struct {
-		endpointservice.UnimplementedEndpointDiscoveryServiceServer
-		s *Server
-	}
-	sdsService struct {
-		secretservice.UnimplementedSecretDiscoveryServiceServer
-		s *Server
-	}
-	rtdsService struct {
-		runtimeservice.UnimplementedRuntimeDiscoveryServiceServer
-		s *Server
-	}
-)
-
-func (a adsService) StreamAggregatedResources(st sotwStream) error { return a.s.serveSotW(st, nil) }
-func (a adsService) DeltaAggregatedResources(st deltaStream) error { return a.s.serveDelta(st, nil) }
-func (a ldsService) StreamListeners(st sotwStream) error           { return a.s.serveSotW(st, &wire.Listener) }
-func (a ldsService) DeltaListeners(st deltaStream) error           { return a.s.serveDelta(st, &wire.Listener) }
-func (a rdsService) StreamRoutes(st sotwStream) error              { return a.s.serveSotW(st, &wire.Route) }
-func (a rdsService) DeltaRoutes(st deltaStream) error              { return a.s.serveDelta(st, &wire.Route) }
-func (a srdsService) StreamScopedRoutes(st sotwStream) error {
-	return a.s.serveSotW(st, &wire.ScopedRoute)
-}
-func (a srdsService) DeltaScopedRoutes(st deltaStream) error {
-	return a.s.serveDelta(st, &wire.ScopedRoute)
-}
-func (a vhdsService) DeltaVirtualHosts(st deltaStream) error {
-	return a.s.serveDelta(st, &wire.VirtualHost)
-}
-func (a cdsService) StreamClusters(st sotwStream) error  { return a.s.serveSotW(st, &wire.Cluster) }
-func (a cdsService) DeltaClusters(st deltaStream) error  { return a.s.serveDelta(st, &wire.Cluster) }
-func (a edsService) StreamEndpoints(st sotwStream) error { return a.s.serveSotW(st, &wire.Endpoint) }
-func (a edsService) DeltaEndpoints(st deltaStream) error { return a.s.serveDelta(st, &wire.Endpoint) }
-func (a sdsService) StreamSecrets(st sotwStream) error   { return a.s.serveSotW(st, &wire.Secret) }
-func (a sdsService) DeltaSecrets(st deltaStream) error   { return a.s.serveDelta(st, &wire.Secret) }
-func (a rtdsService) StreamRuntime(st sotwStream) error  { return a.s.serveSotW(st, &wire.Runtime) }
-func (a rtdsService) DeltaRuntime(st deltaStream) error  { return a.s.serveDelta(st, &wire.Runtime) }
 
 // conn is the state shared by SotW and Delta streams: which node and type
 // the stream serves and the stream-wide nonce counter.
