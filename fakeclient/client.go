@@ -492,13 +492,6 @@ func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Re
 	}
 }
 
-// Pending returns the responses of t received and not yet consumed.
-func (c *Client) Pending(t wire.Type) []*Response {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.state(t).queue)
-}
-
 // next pops the next response of t, waiting up to wait. With a zero wait it
 // only looks at what is queued. A closed stream ends the wait at once.
 func (c *Client) next(t wire.Type, wait time.Duration, block bool) (*Response, error) {

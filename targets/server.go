@@ -322,11 +322,6 @@ func (s *Server) Lacks(sc *engine.Scenario, v wire.Variant) string {
 	return ""
 }
 
-// NodeScoped reports whether the target's resources are visible only to the
-// node they were set for; otherwise scenarios must expect other pairs'
-// resources in wildcard responses.
-func (s *Server) NodeScoped() bool { return s.Caps.GetNodeScoped() }
-
 // Close stops a built-in target and closes connections.
 func (s *Server) Close() {
 	for _, c := range slices.Backward(s.closers) {
