@@ -106,6 +106,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		}
 	}
 
+	if c.s.has(FaultFirstNameOnly) && len(sub) > 1 {
+		sub = sub[:1] // breaks RES-2, MULTI-1
+	}
 	for _, n := range sub {
 		if n == "*" && !c.s.has(FaultStarIsLiteral) { // breaks WILD-1/WILD-3 when set
 			ts.wildcard = true // WILD-1, WILD-3
@@ -319,7 +322,7 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	}
 	for _, n := range sortedNames(send) { // DUP-1: names are unique
 		e := snap.resources[n]
-		r := &discovery.Resource{Name: n, Version: e.version, Resource: c.pack(ts.t, e)} // VER-7
+		r := &discovery.Resource{Name: c.servedName(ts.t, n), Version: e.version, Resource: c.pack(ts.t, e)} // VER-7
 		if c.s.has(FaultNoResourceVersions) {
 			r.Version = "" // breaks VER-7
 		}

@@ -84,6 +84,10 @@ const (
 	FaultInitialVersionsSkipAll Fault = "initial-versions-skip-all"
 	// FaultSkipCurrentVersionOnReconnect sends nothing to a new SotW stream whose first request carries the current version (RES-4).
 	FaultSkipCurrentVersionOnReconnect Fault = "skip-current-version-on-reconnect"
+	// FaultFirstNameOnly serves only the first name of a request that names several (RES-2, MULTI-1).
+	FaultFirstNameOnly Fault = "first-name-only"
+	// FaultListenerNameWithoutPort serves a Listener named "host:port" as "host" (RES-7).
+	FaultListenerNameWithoutPort Fault = "listener-name-without-port"
 )
 
 // AllFaults lists every fault in a stable order (the order of the table in
@@ -122,6 +126,8 @@ var AllFaults = []Fault{
 	FaultEmptyDeltaUnsubscribesAll,
 	FaultInitialVersionsSkipAll,
 	FaultSkipCurrentVersionOnReconnect,
+	FaultFirstNameOnly,
+	FaultListenerNameWithoutPort,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -158,6 +164,8 @@ var faultDescriptions = map[Fault]string{
 	FaultEmptyDeltaUnsubscribesAll:     "DELTA-2: a delta request with empty lists unsubscribes everything",
 	FaultInitialVersionsSkipAll:        "DELTA-8: names in initial_resource_versions are never sent on reconnect, even when changed",
 	FaultSkipCurrentVersionOnReconnect: "RES-4, VER-5: a new SotW stream at the current version gets no response, even for new names",
+	FaultFirstNameOnly:                 "RES-2, MULTI-1: of a request naming several resources only the first is served",
+	FaultListenerNameWithoutPort:       "RES-7: a listener named \"host:port\" is served as \"host\"",
 }
 
 // Description returns one line naming the rule the fault breaks.

@@ -23,8 +23,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -144,6 +146,16 @@ func (c *conn) nextNonce() string {
 // type URL is the resource's own (STREAM-7), never wrapped in a
 // discovery Resource (TTL-5).
 func (c *conn) pack(t wire.Type, e *entry) *anypb.Any {
+	if t.URL == wire.Listener.URL && c.s.has(FaultListenerNameWithoutPort) {
+		// Breaks RES-7: the listener comes back under another name.
+		var l listener.Listener
+		if err := e.res.UnmarshalTo(&l); err == nil {
+			l.Name = c.servedName(t, l.GetName())
+			if a, err := anypb.New(&l); err == nil {
+				return a
+			}
+		}
+	}
 	if c.s.has(FaultWrongTypeUrl) {
 		// Breaks STREAM-7: same bytes, type URL of the next type.
 		for i, u := range wire.AllTypes {
@@ -153,6 +165,17 @@ func (c *conn) pack(t wire.Type, e *entry) *anypb.Any {
 		}
 	}
 	return e.res
+}
+
+// servedName is the name a resource is served under: its own (RES-7), or,
+// with FaultListenerNameWithoutPort, a "host:port" listener name cut to host.
+func (c *conn) servedName(t wire.Type, name string) string {
+	if t.URL == wire.Listener.URL && c.s.has(FaultListenerNameWithoutPort) {
+		if host, _, ok := strings.Cut(name, ":"); ok {
+			return host
+		}
+	}
+	return name
 }
 
 // unrequestedType is the type FaultPushUnrequestedTypes pushes on ADS when t

@@ -176,6 +176,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 // applyNames replaces the subscription of ts by resource_names. SotW
 // requests always carry the whole set of names (RES-1).
 func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
+	if c.s.has(FaultFirstNameOnly) && len(requested) > 1 {
+		requested = requested[:1] // breaks RES-2, MULTI-1
+	}
 	names, star := nameSet{}, false
 	for _, n := range requested {
 		if n == "*" && !c.s.has(FaultStarIsLiteral) { // "*" breaks WILD-1/WILD-3 when literal
