@@ -171,13 +171,17 @@ func (t *T) runCleanups() {
 	}
 }
 
-// runAfter runs the AfterRun checks; they may call Errorf but not FailNow.
+// runAfter runs the AfterRun checks, each in its own goroutine so that a
+// check calling FailNow (runtime.Goexit) or panicking ends only itself, not
+// the goroutine that must still report the pair.
 func (t *T) runAfter() {
 	t.mu.Lock()
 	checks := t.checks
 	t.mu.Unlock()
 	for _, c := range checks {
-		func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
 			defer func() {
 				if v := recover(); v != nil {
 					t.Errorf("after-run check panicked: %v", v)
@@ -185,6 +189,7 @@ func (t *T) runAfter() {
 			}()
 			c(t)
 		}()
+		<-done
 	}
 }
 

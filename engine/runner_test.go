@@ -132,6 +132,10 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "after-run check panics", body: func(t *engine.T) {
 			t.AfterRun(func(*engine.T) { panic("check exploded") })
 		}, want: results.Fail, msgContains: []string{"after-run check panicked: check exploded"}},
+		{name: "after-run check calls FailNow", body: func(t *engine.T) {
+			t.AfterRun(func(t *engine.T) { t.Fatalf("check stops itself") })
+			t.AfterRun(func(t *engine.T) { t.Errorf("next check still runs") })
+		}, want: results.Fail, msgContains: []string{"check stops itself", "next check still runs"}},
 		{name: "cleanups run last first", body: func(t *engine.T) {
 			var order []int
 			t.Cleanup(func() {
