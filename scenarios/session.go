@@ -53,7 +53,9 @@ func server(t *engine.T) *S {
 		}
 	})
 	if target.Fixture != nil {
-		if err := target.Fixture.Reset(t.Context(), t.NodeID); err != nil {
+		ctx, cancel := s.fixtureContext()
+		defer cancel()
+		if err := target.Fixture.Reset(ctx, t.NodeID); err != nil {
 			t.Abortf("%v", err)
 		}
 	}
@@ -64,7 +66,9 @@ func server(t *engine.T) *S {
 // revision rev through the fixture and returns the name the server serves.
 func (s *S) Set(t wire.Type, base string, rev int) string {
 	name := s.Name(base)
-	served, err := s.target.Fixture.Set(s.Context(), s.NodeID, t, name, wire.BuildAny(t, name, rev))
+	ctx, cancel := s.fixtureContext()
+	defer cancel()
+	served, err := s.target.Fixture.Set(ctx, s.NodeID, t, name, wire.BuildAny(t, name, rev))
 	if err != nil {
 		s.Abortf("%v", err)
 	}
@@ -73,9 +77,18 @@ func (s *S) Set(t wire.Type, base string, rev int) string {
 
 // Delete removes a resource through the fixture.
 func (s *S) Delete(t wire.Type, name string) {
-	if err := s.target.Fixture.Delete(s.Context(), s.NodeID, t, name); err != nil {
+	ctx, cancel := s.fixtureContext()
+	defer cancel()
+	if err := s.target.Fixture.Delete(ctx, s.NodeID, t, name); err != nil {
 		s.Abortf("%v", err)
 	}
+}
+
+// fixtureContext bounds one fixture call by the expect timeout: a fixture
+// that hangs ends the scenario with an error outcome naming the call, not
+// with the whole scenario's time running out.
+func (s *S) fixtureContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.Context(), s.Timeouts.Expect)
 }
 
 // Subscribe asks for names of type t (see fakeclient.Client.Subscribe).
