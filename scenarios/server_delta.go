@@ -1,12 +1,10 @@
 package scenarios
 
 import (
-	"fmt"
-
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -72,13 +70,7 @@ var deltaScenarios = []*engine.Scenario{
 		Variants:     delta,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
-			s.Subscribe(EDS, a, b)
-			s.AwaitAll(EDS, a, b)
-			known := s.C.Known(EDS)
-			s.C.Reconnect(EDS)
-			s.Set(EDS, "b", 2)
-			s.resubscribe(EDS, known, a, b)
+			_, b := s.reconnectWhileBChanges()
 			s.AwaitRevision(EDS, b, 2)
 		}),
 	},
@@ -90,22 +82,11 @@ var deltaScenarios = []*engine.Scenario{
 		Variants:     delta,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
-			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
-			s.Subscribe(EDS, a, b)
-			s.AwaitAll(EDS, a, b)
-			known := s.C.Known(EDS)
-			s.C.Reconnect(EDS)
-			s.Set(EDS, "b", 2)
-			s.resubscribe(EDS, known, a, b)
+			a, b := s.reconnectWhileBChanges()
 			const why = "a is listed in initial_resource_versions at its current version"
-			for wait := s.await(EDS, fmt.Sprintf("an EDS response carrying %q at revision 2", b)); ; {
-				r := wait.next()
+			s.Ack(EDS, s.AwaitRevisionChecking(EDS, b, 2, func(r *fakeclient.Response) {
 				require.False(s, r.Has(a), "%s, yet response %q carries it", why, r.Nonce)
-				s.Ack(EDS, r)
-				if proto.Equal(r.Get(b), wire.Build(EDS, b, 2)) {
-					break
-				}
-			}
+			}))
 			s.ExpectNoneCarrying(why, EDS, a)
 		}),
 	},
@@ -145,6 +126,20 @@ var deltaScenarios = []*engine.Scenario{
 			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
 		}),
 	},
+}
+
+// reconnectWhileBChanges subscribes EDS a and b, reconnects, moves b to
+// revision 2 while the client is away, and resubscribes both with the
+// versions the client holds: a is current, b is not.
+func (s *S) reconnectWhileBChanges() (a, b string) {
+	a, b = s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+	s.Subscribe(EDS, a, b)
+	s.AwaitAll(EDS, a, b)
+	known := s.C.Known(EDS)
+	s.C.Reconnect(EDS)
+	s.Set(EDS, "b", 2)
+	s.resubscribe(EDS, known, a, b)
+	return a, b
 }
 
 // resubscribe sends the first delta request of a reconnected stream: the

@@ -334,10 +334,20 @@ func connect(t *engine.T, target *targets.Server) *fakeclient.Client {
 // the content of revision rev, ACKing each response before it (earlier
 // revisions and other resources are harmless on the way), and returns it.
 func (s *S) AwaitRevision(t wire.Type, name string, rev int) *fakeclient.Response {
+	return s.AwaitRevisionChecking(t, name, rev, nil)
+}
+
+// AwaitRevisionChecking is AwaitRevision that also applies check to every
+// response read on the way, the awaited one included, for rules about what
+// must not come along with it.
+func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(*fakeclient.Response)) *fakeclient.Response {
 	want := wire.Build(t, name, rev)
 	a := s.await(t, fmt.Sprintf("a %s response carrying %q at revision %d", t.Short, name, rev))
 	for {
 		r := a.next()
+		if check != nil {
+			check(r)
+		}
 		if got := r.Get(name); got != nil && proto.Equal(got, want) {
 			return r
 		}
