@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/wire"
@@ -56,15 +55,19 @@ func start(t *testing.T, flavour Flavour) *harness {
 	return &harness{fx: fixture.FromServer(s.FixtureServer()), conn: conn}
 }
 
-// stream opens a raw bidi stream on the method of variant v for type ty;
-// the stream ends with the test's bounded context.
-func (h *harness) stream(t *testing.T, v wire.Variant, ty wire.Type) grpc.ClientStream {
+// client returns a fake xDS client of node node speaking variant v; its
+// streams open on first use and end with the test, bounded by waitTimeout.
+// Global-invariant violations fail the test.
+func (h *harness) client(t *testing.T, v wire.Variant, node string) *fakeclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	t.Cleanup(cancel)
-	s, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, wire.MethodFor(v, ty))
-	require.NoError(t, err)
-	return s
+	c := fakeclient.New(ctx, h.conn, v, fakeclient.Options{NodeID: node, Timeout: waitTimeout, Quiet: time.Second})
+	t.Cleanup(func() {
+		c.Close()
+		cancel()
+		assert.Empty(t, c.Violations(), "global invariants")
+	})
+	return c
 }
 
 func (h *harness) set(t *testing.T, node string, ty wire.Type, name string, rev int) {
@@ -83,28 +86,31 @@ func (h *harness) del(t *testing.T, node string, ty wire.Type, name string) {
 	require.NoError(t, h.fx.Delete(ctx, node, ty, name))
 }
 
-// sotwReq builds a SotW request; node "" leaves the node out, as clients
-// do after the first request of a stream.
-func sotwReq(node string, ty wire.Type, version, nonce string, names ...string) *discovery.DiscoveryRequest {
-	r := &discovery.DiscoveryRequest{TypeUrl: ty.URL, VersionInfo: version, ResponseNonce: nonce, ResourceNames: names}
-	if node != "" {
-		r.Node = &core.Node{Id: node}
-	}
+// sendSotW sends a SotW request with exactly this version_info,
+// response_nonce and names; the client puts the node on the stream's first
+// request only, as clients do (a later Node{} would switch the node id).
+func sendSotW(t *testing.T, c *fakeclient.Client, ty wire.Type, version, nonce string, names ...string) {
+	t.Helper()
+	req := c.SotWRequest(ty, names)
+	req.VersionInfo, req.ResponseNonce = version, nonce
+	require.NoError(t, c.SendSotW(ty, req))
+}
+
+// expect receives the next response of type ty.
+func expect(t *testing.T, c *fakeclient.Client, ty wire.Type) *fakeclient.Response {
+	t.Helper()
+	r, err := c.Expect(ty)
+	require.NoError(t, err)
 	return r
 }
 
-func recvSotW(t *testing.T, s grpc.ClientStream) *discovery.DiscoveryResponse {
+// noneQueued fails if a response of any of types has arrived and not been
+// consumed: called right after an expect, it shows that none came before
+// the response expected, as the receive loop queues in stream order.
+func noneQueued(t *testing.T, c *fakeclient.Client, msg string, types ...wire.Type) {
 	t.Helper()
-	var r discovery.DiscoveryResponse
-	require.NoError(t, s.RecvMsg(&r))
-	return &r
-}
-
-func recvDelta(t *testing.T, s grpc.ClientStream) *discovery.DeltaDiscoveryResponse {
-	t.Helper()
-	var r discovery.DeltaDiscoveryResponse
-	require.NoError(t, s.RecvMsg(&r))
-	return &r
+	_, err := c.ExpectNoneWithin(0, types...)
+	require.NoError(t, err, msg)
 }
 
 // assertProto fails the test unless got equals want as a proto message
@@ -115,30 +121,6 @@ func assertProto(t *testing.T, want, got proto.Message) bool {
 		prototext.Format(want), prototext.Format(got))
 }
 
-// sotwByName decodes a SotW response into name -> message.
-func sotwByName(t *testing.T, r *discovery.DiscoveryResponse) map[string]proto.Message {
-	t.Helper()
-	out := map[string]proto.Message{}
-	for _, a := range r.GetResources() {
-		m, err := wire.Unpack(a)
-		require.NoError(t, err)
-		out[wire.NameOf(m)] = m
-	}
-	return out
-}
-
-// deltaByName decodes a delta response's resources into name -> message.
-func deltaByName(t *testing.T, r *discovery.DeltaDiscoveryResponse) map[string]proto.Message {
-	t.Helper()
-	out := map[string]proto.Message{}
-	for _, res := range r.GetResources() {
-		m, err := wire.Unpack(res.GetResource())
-		require.NoError(t, err)
-		out[res.GetName()] = m
-	}
-	return out
-}
-
 func TestSotWADSClusterSetAndDelete(t *testing.T) {
 	for _, fl := range flavours {
 		t.Run(string(fl), func(t *testing.T) {
@@ -146,21 +128,19 @@ func TestSotWADSClusterSetAndDelete(t *testing.T) {
 			h.set(t, "n1", wire.Cluster, "c1", 1)
 			h.set(t, "n1", wire.Cluster, "c2", 1)
 
-			s := h.stream(t, wire.SotWADS, wire.Cluster)
-			require.NoError(t, s.SendMsg(sotwReq("n1", wire.Cluster, "", "", "c1", "c2")))
-			r := recvSotW(t, s)
-			assert.Equal(t, wire.Cluster.URL, r.GetTypeUrl())
-			assert.NotEmpty(t, r.GetNonce())
-			got := sotwByName(t, r)
-			require.Contains(t, got, "c1")
-			assertProto(t, wire.Build(wire.Cluster, "c1", 1), got["c1"])
+			c := h.client(t, wire.SotWADS, "n1")
+			sendSotW(t, c, wire.Cluster, "", "", "c1", "c2")
+			r := expect(t, c, wire.Cluster)
+			assert.Equal(t, wire.Cluster.URL, r.TypeURL)
+			assert.NotEmpty(t, r.Nonce)
+			require.True(t, r.Has("c1"))
+			assertProto(t, wire.Build(wire.Cluster, "c1", 1), r.Get("c1"))
 
-			require.NoError(t, s.SendMsg(sotwReq("", wire.Cluster, r.GetVersionInfo(), r.GetNonce(), "c1", "c2")))
+			sendSotW(t, c, wire.Cluster, r.Version, r.Nonce, "c1", "c2")
 			h.del(t, "n1", wire.Cluster, "c1")
-			r = recvSotW(t, s)
-			got = sotwByName(t, r)
-			assert.NotContains(t, got, "c1", "CDS is full state: the deletion is the cluster's absence")
-			assert.Contains(t, got, "c2")
+			r = expect(t, c, wire.Cluster)
+			assert.False(t, r.Has("c1"), "CDS is full state: the deletion is the cluster's absence")
+			assert.True(t, r.Has("c2"))
 		})
 	}
 }
@@ -171,20 +151,17 @@ func TestDeltaPerTypeEDSSetAndDelete(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Endpoint, "e1", 1)
 
-			s := h.stream(t, wire.DeltaPerType, wire.Endpoint)
-			require.NoError(t, s.SendMsg(&discovery.DeltaDiscoveryRequest{
-				Node: &core.Node{Id: "n1"}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"e1"},
-			}))
-			r := recvDelta(t, s)
-			got := deltaByName(t, r)
-			require.Contains(t, got, "e1")
-			assertProto(t, wire.Build(wire.Endpoint, "e1", 1), got["e1"])
+			c := h.client(t, wire.DeltaPerType, "n1")
+			sendDelta(t, c, wire.Endpoint, "", []string{"e1"}, nil)
+			r := expect(t, c, wire.Endpoint)
+			require.True(t, r.Has("e1"))
+			assertProto(t, wire.Build(wire.Endpoint, "e1", 1), r.Get("e1"))
 
-			require.NoError(t, s.SendMsg(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Endpoint.URL, ResponseNonce: r.GetNonce()}))
+			sendDelta(t, c, wire.Endpoint, r.Nonce, nil, nil)
 			h.del(t, "n1", wire.Endpoint, "e1")
-			r = recvDelta(t, s)
-			assert.Equal(t, []string{"e1"}, r.GetRemovedResources())
-			assert.Empty(t, r.GetResources())
+			r = expect(t, c, wire.Endpoint)
+			assert.Equal(t, []string{"e1"}, r.Removed)
+			assert.Empty(t, r.Resources)
 		})
 	}
 }
@@ -205,41 +182,33 @@ func TestSotWOtherTypeNotResent(t *testing.T) {
 			h.set(t, "n1", wire.Endpoint, "e1", 1)
 			h.set(t, "n1", wire.Endpoint, "e2", 1)
 
-			s := h.stream(t, wire.SotWADS, wire.Cluster)
-			require.NoError(t, s.SendMsg(sotwReq("n1", wire.Cluster, "", "", "c1")))
-			cds := recvSotW(t, s)
-			require.Equal(t, wire.Cluster.URL, cds.GetTypeUrl())
-			require.NoError(t, s.SendMsg(sotwReq("", wire.Cluster, cds.GetVersionInfo(), cds.GetNonce(), "c1")))
-			require.NoError(t, s.SendMsg(sotwReq("", wire.Endpoint, "", "", "e1")))
-			eds := recvSotW(t, s)
-			require.Equal(t, wire.Endpoint.URL, eds.GetTypeUrl(), "the CDS ACK is not answered")
-			require.NoError(t, s.SendMsg(sotwReq("", wire.Endpoint, eds.GetVersionInfo(), eds.GetNonce(), "e1")))
+			c := h.client(t, wire.SotWADS, "n1")
+			sendSotW(t, c, wire.Cluster, "", "", "c1")
+			cds := expect(t, c, wire.Cluster)
+			require.Equal(t, wire.Cluster.URL, cds.TypeURL)
+			sendSotW(t, c, wire.Cluster, cds.Version, cds.Nonce, "c1")
+			sendSotW(t, c, wire.Endpoint, "", "", "e1")
+			eds := expect(t, c, wire.Endpoint)
+			noneQueued(t, c, "the CDS ACK is not answered", wire.Cluster)
+			sendSotW(t, c, wire.Endpoint, eds.Version, eds.Nonce, "e1")
 
 			h.set(t, "n1", wire.Cluster, "c1", 2)
-			require.NoError(t, s.SendMsg(sotwReq("", wire.Endpoint, eds.GetVersionInfo(), eds.GetNonce(), "e1", "e2")))
+			sendSotW(t, c, wire.Endpoint, eds.Version, eds.Nonce, "e1", "e2")
 
-			// The CDS update and the EDS answer may come in either order.
-			var gotCDS, gotEDS bool
-			for !gotCDS || !gotEDS {
-				r := recvSotW(t, s)
-				switch r.GetTypeUrl() {
-				case wire.Cluster.URL:
-					require.False(t, gotCDS, "a second CDS response")
-					gotCDS = true
-					assert.NotEqual(t, cds.GetVersionInfo(), r.GetVersionInfo(), "CDS changed")
-					assertProto(t, wire.Build(wire.Cluster, "c1", 2), sotwByName(t, r)["c1"])
-				case wire.Endpoint.URL:
-					require.False(t, gotEDS, "a second EDS response")
-					gotEDS = true
-					require.Equal(t, eds.GetVersionInfo(), r.GetVersionInfo(),
-						"first EDS response after a cluster change has a new version: EDS was resent")
-					// e1 too from the SnapshotCache; EDS is not full
-					// state, so the LinearCache sends only the new name.
-					assert.Contains(t, sotwByName(t, r), "e2")
-				default:
-					require.Failf(t, "unexpected response", "type %s", r.GetTypeUrl())
-				}
-			}
+			// The CDS update and the EDS answer may come in either order;
+			// each type has its own queue, in arrival order.
+			r := expect(t, c, wire.Cluster)
+			assert.NotEqual(t, cds.Version, r.Version, "CDS changed")
+			assertProto(t, wire.Build(wire.Cluster, "c1", 2), r.Get("c1"))
+			r = expect(t, c, wire.Endpoint)
+			require.Equal(t, eds.Version, r.Version,
+				"first EDS response after a cluster change has a new version: EDS was resent")
+			// e1 too from the SnapshotCache; EDS is not full
+			// state, so the LinearCache sends only the new name.
+			assert.True(t, r.Has("e2"))
+			// Whichever came second, nothing else (a second CDS or EDS
+			// response, or another type) arrived before it.
+			noneQueued(t, c, "unexpected response", wire.AllTypes...)
 		})
 	}
 }
@@ -320,19 +289,24 @@ func TestEveryTypeServed(t *testing.T) {
 	for _, fl := range flavours {
 		t.Run(string(fl), func(t *testing.T) {
 			h := start(t, fl)
+			// One stream per type and protocol. The requests leave
+			// type_url empty: the per-type method alone names the type.
+			d := h.client(t, wire.DeltaPerType, "n1")
+			s := h.client(t, wire.SotWPerType, "n1")
 			for _, ty := range wire.AllTypes {
 				h.set(t, "n1", ty, "r-"+ty.Short, 3)
-				d := h.stream(t, wire.DeltaPerType, ty)
-				require.NoError(t, d.SendMsg(&discovery.DeltaDiscoveryRequest{
-					Node: &core.Node{Id: "n1"}, ResourceNamesSubscribe: []string{"r-" + ty.Short},
-				}))
-				assert.Contains(t, deltaByName(t, recvDelta(t, d)), "r-"+ty.Short, "%s delta", ty)
+				dreq := d.DeltaRequest(ty)
+				dreq.TypeUrl = ""
+				dreq.ResourceNamesSubscribe = []string{"r-" + ty.Short}
+				require.NoError(t, d.SendDelta(ty, dreq))
+				assert.True(t, expect(t, d, ty).Has("r-"+ty.Short), "%s delta", ty)
 				if !ty.Speaks(wire.SotW) {
 					continue
 				}
-				s := h.stream(t, wire.SotWPerType, ty)
-				require.NoError(t, s.SendMsg(&discovery.DiscoveryRequest{Node: &core.Node{Id: "n1"}, ResourceNames: []string{"r-" + ty.Short}}))
-				assert.Contains(t, sotwByName(t, recvSotW(t, s)), "r-"+ty.Short, "%s sotw", ty)
+				sreq := s.SotWRequest(ty, []string{"r-" + ty.Short})
+				sreq.TypeUrl = ""
+				require.NoError(t, s.SendSotW(ty, sreq))
+				assert.True(t, expect(t, s, ty).Has("r-"+ty.Short), "%s sotw", ty)
 			}
 		})
 	}
@@ -346,14 +320,14 @@ func TestNodeScope(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Cluster, "only-n1", 1)
 			h.set(t, "n2", wire.Cluster, "only-n2", 1)
-			s := h.stream(t, wire.SotWPerType, wire.Cluster)
-			require.NoError(t, s.SendMsg(sotwReq("n2", wire.Cluster, "", "")))
-			got := sotwByName(t, recvSotW(t, s))
-			assert.Contains(t, got, "only-n2")
+			c := h.client(t, wire.SotWPerType, "n2")
+			sendSotW(t, c, wire.Cluster, "", "")
+			r := expect(t, c, wire.Cluster)
+			assert.True(t, r.Has("only-n2"))
 			if fl == Snapshot {
-				assert.NotContains(t, got, "only-n1")
+				assert.False(t, r.Has("only-n1"))
 			} else {
-				assert.Contains(t, got, "only-n1")
+				assert.True(t, r.Has("only-n1"))
 			}
 		})
 	}
@@ -366,19 +340,17 @@ func TestResetDeletesForOpenStreams(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Cluster, "a", 1)
 			h.set(t, "n1", wire.Cluster, "b", 1)
-			s := h.stream(t, wire.DeltaADS, wire.Cluster)
-			require.NoError(t, s.SendMsg(&discovery.DeltaDiscoveryRequest{
-				Node: &core.Node{Id: "n1"}, TypeUrl: wire.Cluster.URL, ResourceNamesSubscribe: []string{"a", "b"},
-			}))
-			r := recvDelta(t, s)
-			require.Len(t, r.GetResources(), 2)
-			require.NoError(t, s.SendMsg(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Cluster.URL, ResponseNonce: r.GetNonce()}))
+			c := h.client(t, wire.DeltaADS, "n1")
+			sendDelta(t, c, wire.Cluster, "", []string{"a", "b"}, nil)
+			r := expect(t, c, wire.Cluster)
+			require.Len(t, r.Resources, 2)
+			sendDelta(t, c, wire.Cluster, r.Nonce, nil, nil)
 
 			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 			defer cancel()
 			require.NoError(t, h.fx.Reset(ctx, "n1"))
-			r = recvDelta(t, s)
-			removed := slices.Clone(r.GetRemovedResources())
+			r = expect(t, c, wire.Cluster)
+			removed := slices.Clone(r.Removed)
 			slices.Sort(removed)
 			assert.Equal(t, []string{"a", "b"}, removed)
 		})

@@ -3,12 +3,11 @@ package gcpserver
 import (
 	"testing"
 
-	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/status"
 
+	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -18,14 +17,14 @@ import (
 // only assert on responses that do arrive; absence is shown by ordering a
 // later, certain response behind the request under test on one stream.
 
-// deltaSub sends a delta request on s.
-func deltaSub(t *testing.T, s interface{ SendMsg(any) error }, node string, ty wire.Type, nonce string, sub []string, initial map[string]string) {
+// sendDelta sends a delta request with exactly this response_nonce,
+// subscribe list and initial_resource_versions; the client puts the node on
+// the stream's first request only.
+func sendDelta(t *testing.T, c *fakeclient.Client, ty wire.Type, nonce string, sub []string, initial map[string]string) {
 	t.Helper()
-	r := &discovery.DeltaDiscoveryRequest{TypeUrl: ty.URL, ResponseNonce: nonce, ResourceNamesSubscribe: sub, InitialResourceVersions: initial}
-	if node != "" {
-		r.Node = &core.Node{Id: node}
-	}
-	require.NoError(t, s.SendMsg(r))
+	req := c.DeltaRequest(ty)
+	req.ResponseNonce, req.ResourceNamesSubscribe, req.InitialResourceVersions = nonce, sub, initial
+	require.NoError(t, c.SendDelta(ty, req))
 }
 
 // TestSotWExplicitWildcard: the SnapshotCache answers R={"*"} with no
@@ -37,14 +36,14 @@ func TestSotWExplicitWildcard(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Cluster, "a", 1)
 			h.set(t, "n1", wire.Cluster, "b", 1)
-			s := h.stream(t, wire.SotWPerType, wire.Cluster)
-			require.NoError(t, s.SendMsg(sotwReq("n1", wire.Cluster, "", "", "*")))
-			got := sotwByName(t, recvSotW(t, s))
+			c := h.client(t, wire.SotWPerType, "n1")
+			sendSotW(t, c, wire.Cluster, "", "", "*")
+			r := expect(t, c, wire.Cluster)
 			if fl == Snapshot {
-				assert.Empty(t, got, "snapshot cache: explicit * yields an empty CDS response")
+				assert.Empty(t, r.Resources, "snapshot cache: explicit * yields an empty CDS response")
 			} else {
-				assert.Contains(t, got, "a")
-				assert.Contains(t, got, "b")
+				assert.True(t, r.Has("a"))
+				assert.True(t, r.Has("b"))
 			}
 		})
 	}
@@ -56,18 +55,19 @@ func TestSotWExplicitWildcard(t *testing.T) {
 func TestSotWNACKResend(t *testing.T) {
 	h := start(t, Snapshot)
 	h.set(t, "n1", wire.Cluster, "a", 1)
-	s := h.stream(t, wire.SotWPerType, wire.Cluster)
-	require.NoError(t, s.SendMsg(sotwReq("n1", wire.Cluster, "", "", "a")))
-	r1 := recvSotW(t, s)
-	require.NoError(t, s.SendMsg(sotwReq("", wire.Cluster, r1.GetVersionInfo(), r1.GetNonce(), "a")))
+	c := h.client(t, wire.SotWPerType, "n1")
+	sendSotW(t, c, wire.Cluster, "", "", "a")
+	r1 := expect(t, c, wire.Cluster)
+	sendSotW(t, c, wire.Cluster, r1.Version, r1.Nonce, "a")
 	h.set(t, "n1", wire.Cluster, "a", 2)
-	r2 := recvSotW(t, s)
-	nack := sotwReq("", wire.Cluster, r1.GetVersionInfo(), r2.GetNonce(), "a")
+	r2 := expect(t, c, wire.Cluster)
+	nack := c.SotWRequest(wire.Cluster, []string{"a"})
+	nack.VersionInfo, nack.ResponseNonce = r1.Version, r2.Nonce
 	nack.ErrorDetail = &status.Status{Code: 3, Message: "rejected"}
-	require.NoError(t, s.SendMsg(nack))
-	r3 := recvSotW(t, s)
-	assert.Equal(t, r2.GetVersionInfo(), r3.GetVersionInfo(), "NACKed version resent")
-	assertProto(t, wire.Build(wire.Cluster, "a", 2), sotwByName(t, r3)["a"])
+	require.NoError(t, c.SendSotW(wire.Cluster, nack))
+	r3 := expect(t, c, wire.Cluster)
+	assert.Equal(t, r2.Version, r3.Version, "NACKed version resent")
+	assertProto(t, wire.Build(wire.Cluster, "a", 2), r3.Get("a"))
 }
 
 // TestSotWEmptyAfterNames: after R={a} then R={} the SnapshotCache answers
@@ -76,14 +76,14 @@ func TestSotWNACKResend(t *testing.T) {
 func TestSotWEmptyAfterNames(t *testing.T) {
 	h := start(t, Snapshot)
 	h.set(t, "n1", wire.Cluster, "a", 1)
-	s := h.stream(t, wire.SotWPerType, wire.Cluster)
-	require.NoError(t, s.SendMsg(sotwReq("n1", wire.Cluster, "", "", "a")))
-	r1 := recvSotW(t, s)
-	require.NoError(t, s.SendMsg(sotwReq("", wire.Cluster, r1.GetVersionInfo(), r1.GetNonce())))
+	c := h.client(t, wire.SotWPerType, "n1")
+	sendSotW(t, c, wire.Cluster, "", "", "a")
+	r1 := expect(t, c, wire.Cluster)
+	sendSotW(t, c, wire.Cluster, r1.Version, r1.Nonce)
 	h.set(t, "n1", wire.Cluster, "b", 1)
-	got := sotwByName(t, recvSotW(t, s))
-	assert.Contains(t, got, "a")
-	assert.Contains(t, got, "b")
+	r := expect(t, c, wire.Cluster)
+	assert.True(t, r.Has("a"))
+	assert.True(t, r.Has("b"))
 }
 
 // TestDeltaResubscribeNotResent: re-subscribing a name the client already
@@ -95,14 +95,14 @@ func TestDeltaResubscribeNotResent(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Endpoint, "e1", 1)
 			h.set(t, "n1", wire.Cluster, "c1", 1)
-			s := h.stream(t, wire.DeltaADS, wire.Cluster)
-			deltaSub(t, s, "n1", wire.Endpoint, "", []string{"e1"}, nil)
-			r := recvDelta(t, s)
-			deltaSub(t, s, "", wire.Endpoint, r.GetNonce(), nil, nil)
-			deltaSub(t, s, "", wire.Endpoint, "", []string{"e1"}, nil)
-			deltaSub(t, s, "", wire.Cluster, "", []string{"c1"}, nil)
-			r = recvDelta(t, s)
-			assert.Equal(t, wire.Cluster.URL, r.GetTypeUrl(), "first response after the re-subscribe")
+			c := h.client(t, wire.DeltaADS, "n1")
+			sendDelta(t, c, wire.Endpoint, "", []string{"e1"}, nil)
+			r := expect(t, c, wire.Endpoint)
+			sendDelta(t, c, wire.Endpoint, r.Nonce, nil, nil)
+			sendDelta(t, c, wire.Endpoint, "", []string{"e1"}, nil)
+			sendDelta(t, c, wire.Cluster, "", []string{"c1"}, nil)
+			expect(t, c, wire.Cluster)
+			noneQueued(t, c, "an EDS response before the first response after the re-subscribe", wire.Endpoint)
 		})
 	}
 }
@@ -114,11 +114,11 @@ func TestDeltaMissingNameNotRemoved(t *testing.T) {
 		t.Run(string(fl), func(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Cluster, "c1", 1)
-			s := h.stream(t, wire.DeltaADS, wire.Cluster)
-			deltaSub(t, s, "n1", wire.Endpoint, "", []string{"nope"}, nil)
-			deltaSub(t, s, "", wire.Cluster, "", []string{"c1"}, nil)
-			r := recvDelta(t, s)
-			assert.Equal(t, wire.Cluster.URL, r.GetTypeUrl(), "no EDS response for the missing name")
+			c := h.client(t, wire.DeltaADS, "n1")
+			sendDelta(t, c, wire.Endpoint, "", []string{"nope"}, nil)
+			sendDelta(t, c, wire.Cluster, "", []string{"c1"}, nil)
+			expect(t, c, wire.Cluster)
+			noneQueued(t, c, "no EDS response for the missing name", wire.Endpoint)
 		})
 	}
 }
@@ -131,15 +131,15 @@ func TestDeltaStaleNonceHonoured(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Cluster, "a", 1)
 			h.set(t, "n1", wire.Cluster, "b", 1)
-			s := h.stream(t, wire.DeltaPerType, wire.Cluster)
-			deltaSub(t, s, "n1", wire.Cluster, "", []string{"a"}, nil)
-			r1 := recvDelta(t, s)
-			deltaSub(t, s, "", wire.Cluster, r1.GetNonce(), nil, nil)
+			c := h.client(t, wire.DeltaPerType, "n1")
+			sendDelta(t, c, wire.Cluster, "", []string{"a"}, nil)
+			r1 := expect(t, c, wire.Cluster)
+			sendDelta(t, c, wire.Cluster, r1.Nonce, nil, nil)
 			h.set(t, "n1", wire.Cluster, "a", 2)
-			r2 := recvDelta(t, s)
-			deltaSub(t, s, "", wire.Cluster, r2.GetNonce(), nil, nil)
-			deltaSub(t, s, "", wire.Cluster, r1.GetNonce(), []string{"b"}, nil)
-			assert.Contains(t, deltaByName(t, recvDelta(t, s)), "b")
+			r2 := expect(t, c, wire.Cluster)
+			sendDelta(t, c, wire.Cluster, r2.Nonce, nil, nil)
+			sendDelta(t, c, wire.Cluster, r1.Nonce, []string{"b"}, nil)
+			assert.True(t, expect(t, c, wire.Cluster).Has("b"))
 		})
 	}
 }
@@ -154,20 +154,19 @@ func TestDeltaInitialVersions(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Cluster, "a", 1)
 			h.set(t, "n1", wire.Cluster, "b", 1)
-			// Learn a's version from a first stream.
-			s1 := h.stream(t, wire.DeltaPerType, wire.Cluster)
-			deltaSub(t, s1, "n1", wire.Cluster, "", []string{"a"}, nil)
-			r := recvDelta(t, s1)
-			require.Len(t, r.GetResources(), 1)
-			va := r.GetResources()[0].GetVersion()
+			// Learn a's version from a first stream, left open.
+			c1 := h.client(t, wire.DeltaPerType, "n1")
+			sendDelta(t, c1, wire.Cluster, "", []string{"a"}, nil)
+			r := expect(t, c1, wire.Cluster)
+			require.Len(t, r.Resources, 1)
+			va := r.Resources[0].Version
 
-			s2 := h.stream(t, wire.DeltaPerType, wire.Cluster)
-			deltaSub(t, s2, "n1", wire.Cluster, "", []string{"a", "b", "c"}, map[string]string{"a": va, "b": "old", "c": "old"})
-			r = recvDelta(t, s2)
-			got := deltaByName(t, r)
-			assert.NotContains(t, got, "a", "a's version matched")
-			assert.Contains(t, got, "b")
-			assert.Equal(t, []string{"c"}, r.GetRemovedResources())
+			c2 := h.client(t, wire.DeltaPerType, "n1")
+			sendDelta(t, c2, wire.Cluster, "", []string{"a", "b", "c"}, map[string]string{"a": va, "b": "old", "c": "old"})
+			r = expect(t, c2, wire.Cluster)
+			assert.False(t, r.Has("a"), "a's version matched")
+			assert.True(t, r.Has("b"))
+			assert.Equal(t, []string{"c"}, r.Removed)
 		})
 	}
 }
@@ -179,11 +178,11 @@ func TestDeltaExplicitWildcard(t *testing.T) {
 			h := start(t, fl)
 			h.set(t, "n1", wire.Cluster, "a", 1)
 			h.set(t, "n1", wire.Cluster, "b", 1)
-			s := h.stream(t, wire.DeltaPerType, wire.Cluster)
-			deltaSub(t, s, "n1", wire.Cluster, "", []string{"*"}, nil)
-			got := deltaByName(t, recvDelta(t, s))
-			assert.Contains(t, got, "a")
-			assert.Contains(t, got, "b")
+			c := h.client(t, wire.DeltaPerType, "n1")
+			sendDelta(t, c, wire.Cluster, "", []string{"*"}, nil)
+			r := expect(t, c, wire.Cluster)
+			assert.True(t, r.Has("a"))
+			assert.True(t, r.Has("b"))
 		})
 	}
 }
