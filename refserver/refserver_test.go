@@ -2,26 +2,26 @@ package refserver
 
 import (
 	"context"
+	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
-	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
+	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// streamTimeout bounds every test stream, so a missing response fails the
-// test instead of hanging it.
+// streamTimeout bounds every wait for a response, so a missing response
+// fails the test instead of hanging it.
 const streamTimeout = 5 * time.Second
 
 const node = "node-1"
@@ -63,99 +63,85 @@ func (e *env) del(t wire.Type, name string) {
 	require.NoError(e.t, e.fx.Delete(ctx, node, t, name))
 }
 
-func (e *env) open(v wire.Variant, t wire.Type) grpc.ClientStream {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), streamTimeout)
-	e.t.Cleanup(cancel)
-	cs, err := e.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, wire.MethodFor(v, t))
-	require.NoError(e.t, err)
-	return cs
+// client returns a fake client of variant v for node; each call is a
+// separate client with its own streams.
+func (e *env) client(v wire.Variant) *fakeclient.Client {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := fakeclient.New(ctx, e.conn, v, fakeclient.Options{NodeID: node, Timeout: streamTimeout})
+	e.t.Cleanup(func() {
+		c.Close()
+		cancel()
+	})
+	return c
 }
 
-// sotwClient is a raw SotW client stream.
-type sotwClient struct {
-	t  *testing.T
-	cs grpc.ClientStream
-}
-
-func (e *env) sotw(v wire.Variant, t wire.Type) *sotwClient {
-	return &sotwClient{t: e.t, cs: e.open(v, t)}
-}
-
-func (c *sotwClient) send(r *discovery.DiscoveryRequest) {
-	c.t.Helper()
-	require.NoError(c.t, c.cs.SendMsg(r))
-}
-
-func (c *sotwClient) recv() *discovery.DiscoveryResponse {
-	c.t.Helper()
-	r := &discovery.DiscoveryResponse{}
-	require.NoError(c.t, c.cs.RecvMsg(r))
+// request builds the SotW request c sends next for typ (node only on the
+// stream's first request, no version) answering nonce.
+func request(c *fakeclient.Client, typ wire.Type, nonce string, names ...string) *discovery.DiscoveryRequest {
+	r := c.SotWRequest(typ, names)
+	r.ResponseNonce = nonce
 	return r
 }
 
-func (c *sotwClient) recvErr() error {
-	return c.cs.RecvMsg(&discovery.DiscoveryResponse{})
-}
-
-// req builds a SotW request; the node is set only when first is true, as a
-// client may omit it after the first request (STREAM-4).
-func req(t wire.Type, first bool, nonce string, names ...string) *discovery.DiscoveryRequest {
-	r := &discovery.DiscoveryRequest{TypeUrl: t.URL, ResponseNonce: nonce, ResourceNames: names}
-	if first {
-		r.Node = &core.Node{Id: node}
-	}
-	return r
-}
-
-func nack(r *discovery.DiscoveryRequest) *discovery.DiscoveryRequest {
-	r.ErrorDetail = &rpcstatus.Status{Code: int32(codes.InvalidArgument), Message: "rejected"}
-	return r
-}
-
-func names(t *testing.T, r *discovery.DiscoveryResponse) []string {
+// send sends the SotW request r exactly as given.
+func send(t *testing.T, c *fakeclient.Client, r *discovery.DiscoveryRequest) {
 	t.Helper()
-	var out []string
-	for _, a := range r.GetResources() {
-		n, err := wire.AnyName(a)
-		require.NoError(t, err)
-		out = append(out, n)
-	}
-	return out
+	typ, ok := wire.TypeByURL(r.GetTypeUrl())
+	require.True(t, ok, "unknown type %q", r.GetTypeUrl())
+	require.NoError(t, c.SendSotW(typ, r))
 }
 
-// deltaClient is a raw Delta client stream.
-type deltaClient struct {
-	t  *testing.T
-	cs grpc.ClientStream
-}
-
-func (e *env) delta(v wire.Variant, t wire.Type) *deltaClient {
-	return &deltaClient{t: e.t, cs: e.open(v, t)}
-}
-
-func (c *deltaClient) send(r *discovery.DeltaDiscoveryRequest) {
-	c.t.Helper()
-	require.NoError(c.t, c.cs.SendMsg(r))
-}
-
-func (c *deltaClient) recv() *discovery.DeltaDiscoveryResponse {
-	c.t.Helper()
-	r := &discovery.DeltaDiscoveryResponse{}
-	require.NoError(c.t, c.cs.RecvMsg(r))
+// expect returns the next response of typ.
+func expect(t *testing.T, c *fakeclient.Client, typ wire.Type) *fakeclient.Response {
+	t.Helper()
+	r, err := c.Expect(typ)
+	require.NoError(t, err)
 	return r
 }
 
-func (c *deltaClient) recvErr() error {
-	return c.cs.RecvMsg(&discovery.DeltaDiscoveryResponse{})
+// first returns the first response an ADS client received, where a
+// response of barrier is due: requests and pushes are handled in order and
+// the client queues responses in arrival order, so whatever came before
+// the barrier response is queued once it has arrived.
+func first(t *testing.T, c *fakeclient.Client, barrier wire.Type) *fakeclient.Response {
+	t.Helper()
+	b := expect(t, c, barrier)
+	for _, typ := range wire.AllTypes {
+		if typ.URL == barrier.URL {
+			continue
+		}
+		r, err := c.ExpectWithin(typ, 0)
+		if err == nil {
+			return r
+		}
+		require.ErrorIs(t, err, fakeclient.ErrTimeout)
+	}
+	return b
 }
 
-func deltaNames(r *discovery.DeltaDiscoveryResponse) []string {
-	var out []string
-	for _, x := range r.GetResources() {
-		out = append(out, x.GetName())
+// closedWith waits for the target to end the stream carrying typ and
+// returns its status code; OK if a response arrived instead.
+func closedWith(t *testing.T, c *fakeclient.Client, typ wire.Type) codes.Code {
+	t.Helper()
+	if _, err := c.Expect(typ); err == nil {
+		return codes.OK
+	} else if errors.Is(err, fakeclient.ErrTimeout) {
+		t.Fatalf("stream neither answered nor closed: %v", err)
 	}
-	return out
+	closed := c.StreamClosed(typ)
+	require.Error(t, closed)
+	// fakeclient renders the status as "closed by target: <Code>: <message>".
+	_, text, _ := strings.Cut(closed.Error(), "closed by target: ")
+	if i := strings.IndexAny(text, ": "); i >= 0 {
+		text = text[:i]
+	}
+	for code := codes.OK; code <= codes.Unauthenticated; code++ {
+		if code.String() == text {
+			return code
+		}
+	}
+	t.Fatalf("no status code in %q", closed)
+	return codes.Unknown
 }
 
 func TestFaultCatalogue(t *testing.T) {
@@ -195,23 +181,23 @@ func TestSotWLegacyWildcard(t *testing.T) {
 			e := start(t)
 			e.set(wire.Cluster, "c1", 1)
 			e.set(wire.Cluster, "c2", 1)
-			c := e.sotw(v, wire.Cluster)
-			c.send(req(wire.Cluster, true, ""))
-			r := c.recv()
-			assert.Equal(t, wire.Cluster.URL, r.GetTypeUrl())
-			assert.Equal(t, "v2", r.GetVersionInfo())
-			assert.NotEmpty(t, r.GetNonce())
-			assert.ElementsMatch(t, []string{"c1", "c2"}, names(t, r))
-			for _, a := range r.GetResources() {
+			c := e.client(v)
+			send(t, c, request(c, wire.Cluster, ""))
+			r := expect(t, c, wire.Cluster)
+			assert.Equal(t, wire.Cluster.URL, r.TypeURL)
+			assert.Equal(t, "v2", r.Version)
+			assert.NotEmpty(t, r.Nonce)
+			assert.ElementsMatch(t, []string{"c1", "c2"}, r.Names())
+			for _, a := range r.SotW.GetResources() {
 				assert.Equal(t, wire.Cluster.URL, a.GetTypeUrl())
 			}
-			c.send(req(wire.Cluster, false, r.GetNonce()))
+			send(t, c, request(c, wire.Cluster, r.Nonce))
 
 			e.del(wire.Cluster, "c2")
-			r2 := c.recv()
-			assert.Equal(t, []string{"c1"}, names(t, r2))
-			assert.Equal(t, "v3", r2.GetVersionInfo())
-			assert.NotEqual(t, r.GetNonce(), r2.GetNonce())
+			r2 := expect(t, c, wire.Cluster)
+			assert.Equal(t, []string{"c1"}, r2.Names())
+			assert.Equal(t, "v3", r2.Version)
+			assert.NotEqual(t, r.Nonce, r2.Nonce)
 		})
 	}
 }
@@ -224,22 +210,22 @@ func TestSotWNamedEndpoints(t *testing.T) {
 			e := start(t)
 			e.set(wire.Endpoint, "a", 1)
 			e.set(wire.Endpoint, "c", 1)
-			c := e.sotw(v, wire.Endpoint)
-			c.send(req(wire.Endpoint, true, "", "a", "b"))
-			r := c.recv()
-			assert.Equal(t, []string{"a"}, names(t, r))
-			c.send(req(wire.Endpoint, false, r.GetNonce(), "a", "b"))
+			c := e.client(v)
+			send(t, c, request(c, wire.Endpoint, "", "a", "b"))
+			r := expect(t, c, wire.Endpoint)
+			assert.Equal(t, []string{"a"}, r.Names())
+			send(t, c, request(c, wire.Endpoint, r.Nonce, "a", "b"))
 
 			e.set(wire.Endpoint, "c", 2) // not subscribed: no push
 			e.set(wire.Endpoint, "b", 1) // subscribed while missing: pushed
-			r = c.recv()
-			assert.Equal(t, []string{"b"}, names(t, r), "only the created resource, never the unsubscribed one")
-			c.send(req(wire.Endpoint, false, r.GetNonce(), "a", "b"))
+			r = expect(t, c, wire.Endpoint)
+			assert.Equal(t, []string{"b"}, r.Names(), "only the created resource, never the unsubscribed one")
+			send(t, c, request(c, wire.Endpoint, r.Nonce, "a", "b"))
 
 			e.del(wire.Endpoint, "a") // EDS deletion: nothing to send in SotW
 			e.set(wire.Endpoint, "b", 2)
-			r = c.recv()
-			assert.Equal(t, []string{"b"}, names(t, r))
+			r = expect(t, c, wire.Endpoint)
+			assert.Equal(t, []string{"b"}, r.Names())
 		})
 	}
 }
@@ -248,16 +234,16 @@ func TestSotWNamedEndpoints(t *testing.T) {
 // to (MULTI-2), and other nodes get nothing.
 func TestSotWMultipleStreams(t *testing.T) {
 	e := start(t)
-	s1 := e.sotw(wire.SotWPerType, wire.Endpoint)
-	s2 := e.sotw(wire.SotWPerType, wire.Endpoint)
-	s1.send(req(wire.Endpoint, true, "", "foo"))
-	s2.send(req(wire.Endpoint, true, "", "foo", "bar"))
+	s1 := e.client(wire.SotWPerType)
+	s2 := e.client(wire.SotWPerType)
+	send(t, s1, request(s1, wire.Endpoint, "", "foo"))
+	send(t, s2, request(s2, wire.Endpoint, "", "foo", "bar"))
 	e.set(wire.Endpoint, "foo", 1)
-	assert.Equal(t, []string{"foo"}, names(t, s1.recv()))
-	assert.Equal(t, []string{"foo"}, names(t, s2.recv()))
+	assert.Equal(t, []string{"foo"}, expect(t, s1, wire.Endpoint).Names())
+	assert.Equal(t, []string{"foo"}, expect(t, s2, wire.Endpoint).Names())
 	e.set(wire.Endpoint, "bar", 1)
 	e.set(wire.Endpoint, "foo", 2)
-	assert.Equal(t, []string{"foo"}, names(t, s1.recv()), "bar is not subscribed on stream 1")
+	assert.Equal(t, []string{"foo"}, expect(t, s1, wire.Endpoint).Names(), "bar is not subscribed on stream 1")
 }
 
 // NONCE-7 and NONCE-8: a stale request is ignored; ACKing the newest nonce
@@ -273,28 +259,28 @@ func TestSotWStaleNonce(t *testing.T) {
 			e := start(t, faults...)
 			e.set(wire.Endpoint, "foo", 1)
 			e.set(wire.Endpoint, "bar", 1)
-			c := e.sotw(wire.SotWADS, wire.Endpoint)
-			c.send(req(wire.Endpoint, true, "", "foo"))
-			a := c.recv()
-			c.send(req(wire.Endpoint, false, a.GetNonce(), "foo"))
+			c := e.client(wire.SotWADS)
+			send(t, c, request(c, wire.Endpoint, "", "foo"))
+			a := expect(t, c, wire.Endpoint)
+			send(t, c, request(c, wire.Endpoint, a.Nonce, "foo"))
 			e.set(wire.Endpoint, "foo", 2)
-			b := c.recv()
+			b := expect(t, c, wire.Endpoint)
 
-			c.send(req(wire.Endpoint, false, a.GetNonce(), "foo", "bar")) // stale
+			send(t, c, request(c, wire.Endpoint, a.Nonce, "foo", "bar")) // stale
 			// Barrier: requests are handled in order, so a first CDS request
 			// is answered after anything the stale request caused.
-			c.send(req(wire.Cluster, false, "", "x"))
-			next := c.recv()
+			send(t, c, request(c, wire.Cluster, "", "x"))
+			next := first(t, c, wire.Cluster)
 			if answer {
-				assert.Equal(t, wire.Endpoint.URL, next.GetTypeUrl(), "the fault answers the stale request")
+				assert.Equal(t, wire.Endpoint.URL, next.TypeURL, "the fault answers the stale request")
 				return
 			}
-			assert.Equal(t, wire.Cluster.URL, next.GetTypeUrl(), "stale request must not be answered")
+			assert.Equal(t, wire.Cluster.URL, next.TypeURL, "stale request must not be answered")
 
-			c.send(req(wire.Endpoint, false, b.GetNonce(), "foo", "bar"))
-			r := c.recv()
-			assert.Equal(t, wire.Endpoint.URL, r.GetTypeUrl())
-			assert.Contains(t, names(t, r), "bar")
+			send(t, c, request(c, wire.Endpoint, b.Nonce, "foo", "bar"))
+			r := expect(t, c, wire.Endpoint)
+			assert.Equal(t, wire.Endpoint.URL, r.TypeURL)
+			assert.Contains(t, r.Names(), "bar")
 		})
 	}
 }
@@ -310,20 +296,20 @@ func TestSotWNack(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := start(t, faults...)
 			e.set(wire.Endpoint, "foo", 1)
-			c := e.sotw(wire.SotWADS, wire.Endpoint)
-			c.send(req(wire.Endpoint, true, "", "foo"))
-			a := c.recv()
-			c.send(nack(req(wire.Endpoint, false, a.GetNonce(), "foo")))
-			c.send(req(wire.Cluster, false, "", "x")) // barrier, see TestSotWStaleNonce
-			next := c.recv()
+			c := e.client(wire.SotWADS)
+			send(t, c, request(c, wire.Endpoint, "", "foo"))
+			a := expect(t, c, wire.Endpoint)
+			require.NoError(t, c.Nack(wire.Endpoint, a, "rejected"))
+			send(t, c, request(c, wire.Cluster, "", "x")) // barrier, see TestSotWStaleNonce
+			next := first(t, c, wire.Cluster)
 			if loop {
-				assert.Equal(t, wire.Endpoint.URL, next.GetTypeUrl())
+				assert.Equal(t, wire.Endpoint.URL, next.TypeURL)
 				return
 			}
-			assert.Equal(t, wire.Cluster.URL, next.GetTypeUrl())
+			assert.Equal(t, wire.Cluster.URL, next.TypeURL)
 			// ACK-9: the stream keeps working after a NACK.
 			e.set(wire.Endpoint, "foo", 2)
-			assert.Equal(t, []string{"foo"}, names(t, c.recv()))
+			assert.Equal(t, []string{"foo"}, expect(t, c, wire.Endpoint).Names())
 		})
 	}
 }
@@ -333,13 +319,13 @@ func TestSotWResubscribe(t *testing.T) {
 	e := start(t)
 	e.set(wire.Endpoint, "foo", 1)
 	e.set(wire.Endpoint, "bar", 1)
-	c := e.sotw(wire.SotWPerType, wire.Endpoint)
-	c.send(req(wire.Endpoint, true, "", "foo", "bar"))
-	a := c.recv()
-	assert.ElementsMatch(t, []string{"foo", "bar"}, names(t, a))
-	c.send(req(wire.Endpoint, false, a.GetNonce(), "foo")) // only removes: no response
-	c.send(req(wire.Endpoint, false, a.GetNonce(), "foo", "bar"))
-	assert.Contains(t, names(t, c.recv()), "bar")
+	c := e.client(wire.SotWPerType)
+	send(t, c, request(c, wire.Endpoint, "", "foo", "bar"))
+	a := expect(t, c, wire.Endpoint)
+	assert.ElementsMatch(t, []string{"foo", "bar"}, a.Names())
+	send(t, c, request(c, wire.Endpoint, a.Nonce, "foo")) // only removes: no response
+	send(t, c, request(c, wire.Endpoint, a.Nonce, "foo", "bar"))
+	assert.Contains(t, expect(t, c, wire.Endpoint).Names(), "bar")
 }
 
 // DNE-5, DNE-3, DEL-1: a missing subscribed name is reported removed, pushed
@@ -348,24 +334,24 @@ func TestDeltaSubscribeMissing(t *testing.T) {
 	for _, v := range wire.DeltaOnly {
 		t.Run(v.String(), func(t *testing.T) {
 			e := start(t)
-			c := e.delta(v, wire.Endpoint)
-			c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"x"}})
-			r := c.recv()
-			assert.Empty(t, r.GetResources())
-			assert.Equal(t, []string{"x"}, r.GetRemovedResources())
-			assert.NotEmpty(t, r.GetNonce())
-			c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Endpoint.URL, ResponseNonce: r.GetNonce()})
+			c := e.client(v)
+			require.NoError(t, c.Subscribe(wire.Endpoint, "x"))
+			r := expect(t, c, wire.Endpoint)
+			assert.Empty(t, r.Resources)
+			assert.Equal(t, []string{"x"}, r.Removed)
+			assert.NotEmpty(t, r.Nonce)
+			require.NoError(t, c.Ack(wire.Endpoint, r))
 
 			e.set(wire.Endpoint, "x", 1)
-			r = c.recv()
-			require.Len(t, r.GetResources(), 1)
-			assert.Equal(t, "x", r.GetResources()[0].GetName())
-			assert.Equal(t, contentVersion(wire.BuildAny(wire.Endpoint, "x", 1)), r.GetResources()[0].GetVersion())
+			r = expect(t, c, wire.Endpoint)
+			require.Len(t, r.Resources, 1)
+			assert.Equal(t, "x", r.Resources[0].Name)
+			assert.Equal(t, contentVersion(wire.BuildAny(wire.Endpoint, "x", 1)), r.Resources[0].Version)
 
 			e.del(wire.Endpoint, "x")
-			r = c.recv()
-			assert.Empty(t, r.GetResources())
-			assert.Equal(t, []string{"x"}, r.GetRemovedResources())
+			r = expect(t, c, wire.Endpoint)
+			assert.Empty(t, r.Resources)
+			assert.Equal(t, []string{"x"}, r.Removed)
 		})
 	}
 }
@@ -383,24 +369,22 @@ func TestDeltaInitialResourceVersions(t *testing.T) {
 			e := start(t, faults...)
 			e.set(wire.Cluster, "a", 1)
 			e.set(wire.Cluster, "b", 2)
-			c := e.delta(wire.DeltaADS, wire.Cluster)
-			c.send(&discovery.DeltaDiscoveryRequest{
-				Node:                   &core.Node{Id: node},
-				TypeUrl:                wire.Cluster.URL,
-				ResourceNamesSubscribe: []string{"a", "b", "c"},
-				InitialResourceVersions: map[string]string{
-					"a": contentVersion(wire.BuildAny(wire.Cluster, "a", 1)),
-					"b": contentVersion(wire.BuildAny(wire.Cluster, "b", 1)),
-					"c": "old",
-				},
-			})
-			r := c.recv()
-			if ignore {
-				assert.Equal(t, []string{"a", "b"}, deltaNames(r))
-			} else {
-				assert.Equal(t, []string{"b"}, deltaNames(r))
+			c := e.client(wire.DeltaADS)
+			req := c.DeltaRequest(wire.Cluster)
+			req.ResourceNamesSubscribe = []string{"a", "b", "c"}
+			req.InitialResourceVersions = map[string]string{
+				"a": contentVersion(wire.BuildAny(wire.Cluster, "a", 1)),
+				"b": contentVersion(wire.BuildAny(wire.Cluster, "b", 1)),
+				"c": "old",
 			}
-			assert.Equal(t, []string{"c"}, r.GetRemovedResources())
+			require.NoError(t, c.SendDelta(wire.Cluster, req))
+			r := expect(t, c, wire.Cluster)
+			if ignore {
+				assert.Equal(t, []string{"a", "b"}, r.Names())
+			} else {
+				assert.Equal(t, []string{"b"}, r.Names())
+			}
+			assert.Equal(t, []string{"c"}, r.Removed)
 		})
 	}
 }
@@ -411,16 +395,17 @@ func TestDeltaSubscriptionChanges(t *testing.T) {
 	e := start(t)
 	e.set(wire.Endpoint, "a", 1)
 	e.set(wire.Endpoint, "b", 1)
-	c := e.delta(wire.DeltaPerType, wire.Endpoint)
-	c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"a"}})
-	r1 := c.recv()
-	assert.Equal(t, []string{"a"}, deltaNames(r1))
-	c.send(&discovery.DeltaDiscoveryRequest{ResponseNonce: r1.GetNonce(), ResourceNamesUnsubscribe: []string{"never"}})
-	c.send(&discovery.DeltaDiscoveryRequest{ResourceNamesSubscribe: []string{"a"}})
-	r2 := c.recv()
-	assert.Equal(t, []string{"a"}, deltaNames(r2), "subscribe always resends")
-	c.send(&discovery.DeltaDiscoveryRequest{ResponseNonce: r1.GetNonce(), ResourceNamesSubscribe: []string{"b"}})
-	assert.Equal(t, []string{"b"}, deltaNames(c.recv()), "old nonce must not drop the subscription")
+	c := e.client(wire.DeltaPerType)
+	require.NoError(t, c.Subscribe(wire.Endpoint, "a"))
+	r1 := expect(t, c, wire.Endpoint)
+	assert.Equal(t, []string{"a"}, r1.Names())
+	// Follow-up requests leave type_url empty, as a per-type stream allows.
+	require.NoError(t, c.SendDelta(wire.Endpoint, &discovery.DeltaDiscoveryRequest{ResponseNonce: r1.Nonce, ResourceNamesUnsubscribe: []string{"never"}}))
+	require.NoError(t, c.SendDelta(wire.Endpoint, &discovery.DeltaDiscoveryRequest{ResourceNamesSubscribe: []string{"a"}}))
+	r2 := expect(t, c, wire.Endpoint)
+	assert.Equal(t, []string{"a"}, r2.Names(), "subscribe always resends")
+	require.NoError(t, c.SendDelta(wire.Endpoint, &discovery.DeltaDiscoveryRequest{ResponseNonce: r1.Nonce, ResourceNamesSubscribe: []string{"b"}}))
+	assert.Equal(t, []string{"b"}, expect(t, c, wire.Endpoint).Names(), "old nonce must not drop the subscription")
 }
 
 // Delta wildcard: legacy first request, "*" removal keeps explicit names
@@ -429,40 +414,42 @@ func TestDeltaWildcard(t *testing.T) {
 	e := start(t)
 	e.set(wire.Listener, "l1", 1)
 	e.set(wire.Listener, "l2", 1)
-	c := e.delta(wire.DeltaADS, wire.Listener)
-	c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Listener.URL})
-	assert.Equal(t, []string{"l1", "l2"}, deltaNames(c.recv()))
+	c := e.client(wire.DeltaADS)
+	require.NoError(t, c.RequestWildcardLegacy(wire.Listener))
+	assert.Equal(t, []string{"l1", "l2"}, expect(t, c, wire.Listener).Names())
 
-	c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Listener.URL, ResourceNamesSubscribe: []string{"l1"}})
-	assert.Equal(t, []string{"l1"}, deltaNames(c.recv()))
-	c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Listener.URL, ResourceNamesUnsubscribe: []string{"l1"}})
-	assert.Equal(t, []string{"l1"}, deltaNames(c.recv()), "UNSUB-6: still covered by the wildcard")
+	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
+	assert.Equal(t, []string{"l1"}, expect(t, c, wire.Listener).Names())
+	require.NoError(t, c.Unsubscribe(wire.Listener, "l1"))
+	assert.Equal(t, []string{"l1"}, expect(t, c, wire.Listener).Names(), "UNSUB-6: still covered by the wildcard")
 
-	c.send(&discovery.DeltaDiscoveryRequest{TypeUrl: wire.Listener.URL, ResourceNamesSubscribe: []string{"l1"}, ResourceNamesUnsubscribe: []string{"*"}})
-	assert.Equal(t, []string{"l1"}, deltaNames(c.recv()))
+	req := c.DeltaRequest(wire.Listener)
+	req.ResourceNamesSubscribe, req.ResourceNamesUnsubscribe = []string{"l1"}, []string{"*"}
+	require.NoError(t, c.SendDelta(wire.Listener, req))
+	assert.Equal(t, []string{"l1"}, expect(t, c, wire.Listener).Names())
 	e.set(wire.Listener, "l2", 2) // wildcard-only now: not pushed
 	e.set(wire.Listener, "l1", 2)
-	assert.Equal(t, []string{"l1"}, deltaNames(c.recv()))
+	assert.Equal(t, []string{"l1"}, expect(t, c, wire.Listener).Names())
 }
 
 // Faults that change the shape of every response.
 func TestResponseShapeFaults(t *testing.T) {
 	cases := []struct {
 		fault Fault
-		check func(t *testing.T, r *discovery.DiscoveryResponse)
+		check func(t *testing.T, r *fakeclient.Response)
 	}{
-		{"", func(t *testing.T, r *discovery.DiscoveryResponse) {
-			assert.Equal(t, []string{"c1"}, names(t, r))
-			assert.Equal(t, "1", r.GetNonce())
-			assert.Equal(t, wire.Cluster.URL, r.GetResources()[0].GetTypeUrl())
+		{"", func(t *testing.T, r *fakeclient.Response) {
+			assert.Equal(t, []string{"c1"}, r.Names())
+			assert.Equal(t, "1", r.Nonce)
+			assert.Equal(t, wire.Cluster.URL, r.SotW.GetResources()[0].GetTypeUrl())
 		}},
-		{FaultDuplicateNames, func(t *testing.T, r *discovery.DiscoveryResponse) {
-			assert.Equal(t, []string{"c1", "c1"}, names(t, r))
+		{FaultDuplicateNames, func(t *testing.T, r *fakeclient.Response) {
+			assert.Equal(t, []string{"c1", "c1"}, r.Names())
 		}},
-		{FaultEmptyNonce, func(t *testing.T, r *discovery.DiscoveryResponse) { assert.Empty(t, r.GetNonce()) }},
-		{FaultWrongTypeUrl, func(t *testing.T, r *discovery.DiscoveryResponse) {
-			assert.Equal(t, wire.Cluster.URL, r.GetTypeUrl())
-			assert.Equal(t, wire.Endpoint.URL, r.GetResources()[0].GetTypeUrl())
+		{FaultEmptyNonce, func(t *testing.T, r *fakeclient.Response) { assert.Empty(t, r.Nonce) }},
+		{FaultWrongTypeUrl, func(t *testing.T, r *fakeclient.Response) {
+			assert.Equal(t, wire.Cluster.URL, r.TypeURL)
+			assert.Equal(t, wire.Endpoint.URL, r.SotW.GetResources()[0].GetTypeUrl())
 		}},
 	}
 	for _, tc := range cases {
@@ -473,9 +460,9 @@ func TestResponseShapeFaults(t *testing.T) {
 			}
 			e := start(t, faults...)
 			e.set(wire.Cluster, "c1", 1)
-			c := e.sotw(wire.SotWADS, wire.Cluster)
-			c.send(req(wire.Cluster, true, "", "*"))
-			tc.check(t, c.recv())
+			c := e.client(wire.SotWADS)
+			send(t, c, request(c, wire.Cluster, "", "*"))
+			tc.check(t, expect(t, c, wire.Cluster))
 		})
 	}
 }
@@ -499,14 +486,14 @@ func TestVersionAndNonceFaults(t *testing.T) {
 			}
 			e := start(t, faults...)
 			e.set(wire.Cluster, "c1", 1)
-			c := e.sotw(wire.SotWPerType, wire.Cluster)
-			c.send(req(wire.Cluster, true, ""))
-			a := c.recv()
-			c.send(req(wire.Cluster, false, a.GetNonce()))
+			c := e.client(wire.SotWPerType)
+			send(t, c, request(c, wire.Cluster, ""))
+			a := expect(t, c, wire.Cluster)
+			send(t, c, request(c, wire.Cluster, a.Nonce))
 			e.set(wire.Cluster, "c1", 2)
-			b := c.recv()
-			assert.Equal(t, tc.sameVersion, a.GetVersionInfo() == b.GetVersionInfo(), "versions %q %q", a.GetVersionInfo(), b.GetVersionInfo())
-			assert.Equal(t, tc.sameNonce, a.GetNonce() == b.GetNonce(), "nonces %q %q", a.GetNonce(), b.GetNonce())
+			b := expect(t, c, wire.Cluster)
+			assert.Equal(t, tc.sameVersion, a.Version == b.Version, "versions %q %q", a.Version, b.Version)
+			assert.Equal(t, tc.sameNonce, a.Nonce == b.Nonce, "nonces %q %q", a.Nonce, b.Nonce)
 		})
 	}
 }
@@ -525,15 +512,15 @@ func TestStreamClosingFaults(t *testing.T) {
 		t.Run(string(tc.fault), func(t *testing.T) {
 			e := start(t, tc.fault)
 			e.set(wire.Endpoint, "foo", 1)
-			c := e.sotw(wire.SotWPerType, wire.Endpoint)
-			c.send(req(wire.Endpoint, true, "", "foo"))
-			a := c.recv()
-			r := req(wire.Endpoint, false, a.GetNonce(), "foo")
+			c := e.client(wire.SotWPerType)
+			send(t, c, request(c, wire.Endpoint, "", "foo"))
+			a := expect(t, c, wire.Endpoint)
 			if tc.nack {
-				r = nack(r)
+				require.NoError(t, c.Nack(wire.Endpoint, a, "rejected"))
+			} else {
+				send(t, c, request(c, wire.Endpoint, a.Nonce, "foo"))
 			}
-			c.send(r)
-			assert.Equal(t, tc.code, status.Code(c.recvErr()))
+			assert.Equal(t, tc.code, closedWith(t, c, wire.Endpoint))
 		})
 	}
 }
@@ -543,38 +530,39 @@ func TestDeltaFaults(t *testing.T) {
 	t.Run(string(FaultNoMissingReport), func(t *testing.T) {
 		e := start(t, FaultNoMissingReport)
 		e.set(wire.Endpoint, "a", 1)
-		c := e.delta(wire.DeltaADS, wire.Endpoint)
-		c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"x", "a"}})
-		r := c.recv()
-		assert.Equal(t, []string{"a"}, deltaNames(r))
-		assert.Empty(t, r.GetRemovedResources())
+		c := e.client(wire.DeltaADS)
+		require.NoError(t, c.Subscribe(wire.Endpoint, "x", "a"))
+		r := expect(t, c, wire.Endpoint)
+		assert.Equal(t, []string{"a"}, r.Names())
+		assert.Empty(t, r.Removed)
 	})
 	t.Run(string(FaultNoResourceVersions), func(t *testing.T) {
 		e := start(t, FaultNoResourceVersions)
 		e.set(wire.Endpoint, "a", 1)
-		c := e.delta(wire.DeltaADS, wire.Endpoint)
-		c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"a"}})
-		r := c.recv()
-		require.Len(t, r.GetResources(), 1)
-		assert.Empty(t, r.GetResources()[0].GetVersion())
+		c := e.client(wire.DeltaADS)
+		require.NoError(t, c.Subscribe(wire.Endpoint, "a"))
+		r := expect(t, c, wire.Endpoint)
+		require.Len(t, r.Resources, 1)
+		assert.Empty(t, r.Resources[0].Version)
 	})
 	t.Run(string(FaultPhantomUnsubscribeError), func(t *testing.T) {
 		e := start(t, FaultPhantomUnsubscribeError)
-		c := e.delta(wire.DeltaPerType, wire.Endpoint)
-		c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, ResourceNamesUnsubscribe: []string{"never"}})
-		assert.Equal(t, codes.InvalidArgument, status.Code(c.recvErr()))
+		c := e.client(wire.DeltaPerType)
+		// No type_url: the per-type stream names the type.
+		require.NoError(t, c.SendDelta(wire.Endpoint, &discovery.DeltaDiscoveryRequest{Node: c.Node(), ResourceNamesUnsubscribe: []string{"never"}}))
+		assert.Equal(t, codes.InvalidArgument, closedWith(t, c, wire.Endpoint))
 	})
 	t.Run(string(FaultNeverReportDeletions), func(t *testing.T) {
 		e := start(t, FaultNeverReportDeletions)
 		e.set(wire.Endpoint, "a", 1)
 		e.set(wire.Endpoint, "b", 1)
-		c := e.delta(wire.DeltaADS, wire.Endpoint)
-		c.send(&discovery.DeltaDiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: wire.Endpoint.URL, ResourceNamesSubscribe: []string{"a", "b"}})
-		assert.Equal(t, []string{"a", "b"}, deltaNames(c.recv()))
+		c := e.client(wire.DeltaADS)
+		require.NoError(t, c.Subscribe(wire.Endpoint, "a", "b"))
+		assert.Equal(t, []string{"a", "b"}, expect(t, c, wire.Endpoint).Names())
 		e.del(wire.Endpoint, "a")
 		e.set(wire.Endpoint, "b", 2)
-		r := c.recv()
-		assert.Equal(t, []string{"b"}, deltaNames(r))
-		assert.Empty(t, r.GetRemovedResources())
+		r := expect(t, c, wire.Endpoint)
+		assert.Equal(t, []string{"b"}, r.Names())
+		assert.Empty(t, r.Removed)
 	})
 }
