@@ -235,6 +235,24 @@ func (c *Client) ended(s *stream, err error) {
 	c.mu.Unlock()
 }
 
+// ClosedError says that the target ended a stream. It wraps the gRPC status
+// the stream ended with, so status.Code works on it.
+type ClosedError struct {
+	// Stream names the stream, as in the transcript.
+	Stream string
+	// Err is what the stream's receive returned (a gRPC status or io.EOF).
+	Err error
+}
+
+func (e *ClosedError) Error() string {
+	return fmt.Sprintf("stream %s closed by target: %s", e.Stream, statusText(e.Err))
+}
+
+// Unwrap returns the stream's own error.
+func (e *ClosedError) Unwrap() error { return e.Err }
+
+func closedError(s *stream) error { return &ClosedError{Stream: s.name, Err: s.err} }
+
 func statusText(err error) string {
 	if errors.Is(err, io.EOF) {
 		return "OK (end of stream)"
@@ -265,7 +283,7 @@ func (c *Client) send(t wire.Type, m proto.Message) error {
 		// SendMsg reports io.EOF when the server has ended the stream; the
 		// real status comes from the receive side.
 		<-s.done
-		return fmt.Errorf("send on %s: stream closed by target: %s", s.name, statusText(s.err))
+		return fmt.Errorf("send on %s: %w", s.name, closedError(s))
 	}
 	return nil
 }
@@ -508,7 +526,7 @@ func (c *Client) next(t wire.Type, wait time.Duration, block bool) (*Response, e
 		s := c.streams[c.key(t)]
 		var closed error
 		if s != nil && s.err != nil {
-			closed = fmt.Errorf("waiting for a %s response: stream %s closed by target: %s", t.Short, s.name, statusText(s.err))
+			closed = fmt.Errorf("waiting for a %s response: %w", t.Short, closedError(s))
 		}
 		ch := c.notify
 		c.mu.Unlock()
@@ -537,7 +555,7 @@ func (c *Client) StreamClosed(t wire.Type) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s := c.streams[c.key(t)]; s != nil && s.err != nil {
-		return fmt.Errorf("stream %s closed by target: %s", s.name, statusText(s.err))
+		return closedError(s)
 	}
 	return nil
 }
