@@ -1,0 +1,62 @@
+package fakeclient
+
+import (
+	"testing"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/assert"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Every global invariant fires on a response that breaks it, and only then;
+// the ones no reference-server fault produces (DUP-3, DELTA-9, TTL-5) are
+// proven here.
+func TestGlobalInvariants(t *testing.T) {
+	cla := func(name string) *anypb.Any { return wire.BuildAny(wire.Endpoint, name, 1) }
+	wrapped := func(name string) *anypb.Any {
+		a, err := anypb.New(&discovery.Resource{Name: name, Resource: cla(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	sotw := func(nonce string, res ...*anypb.Any) *Response {
+		return decodeSotW("ads#1", &discovery.DiscoveryResponse{TypeUrl: wire.Endpoint.URL, Nonce: nonce, VersionInfo: "1", Resources: res})
+	}
+	delta := func(nonce string, removed []string, res ...*discovery.Resource) *Response {
+		return decodeDelta("ads#1", &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Endpoint.URL, Nonce: nonce, Resources: res, RemovedResources: removed})
+	}
+	for _, tc := range []struct {
+		name      string
+		responses []*Response
+		stream    string // expected type of a per-type stream
+		inSotW    bool
+		wantRules []string
+	}{
+		{"conformant SotW", []*Response{sotw("1", cla("a"), cla("b")), sotw("2", cla("a"))}, "", false, nil},
+		{"conformant delta", []*Response{delta("1", []string{"b"}, &discovery.Resource{Name: "a", Version: "1", Resource: cla("a")})}, "", false, nil},
+		{"empty nonce", []*Response{sotw("", cla("a"))}, "", false, []string{"NONCE-1"}},
+		{"reused nonce", []*Response{sotw("1", cla("a")), sotw("1", cla("a"))}, "", false, []string{"NONCE-2"}},
+		{"duplicate name", []*Response{sotw("1", cla("a"), cla("a"))}, "", false, []string{"DUP-1"}},
+		{"wrong stream type", []*Response{sotw("1", cla("a"))}, wire.Cluster.URL, false, []string{"STREAM-7"}},
+		{"resource of another type", []*Response{sotw("1", wire.BuildAny(wire.Cluster, "c", 1))}, "", false, []string{"STREAM-7"}},
+		{"undecodable resource", []*Response{sotw("1", &anypb.Any{TypeUrl: wire.Endpoint.URL, Value: []byte{0xff, 0xff}})}, "", false, []string{"STREAM-7"}},
+		{"updated and removed", []*Response{delta("1", []string{"a"}, &discovery.Resource{Name: "a", Version: "1", Resource: cla("a")})}, "", false, []string{"DUP-3"}},
+		{"unnamed delta resource", []*Response{delta("1", nil, &discovery.Resource{Version: "1", Resource: cla("a")})}, "", false, []string{"DELTA-9"}},
+		{"wrapper not asked for", []*Response{sotw("1", wrapped("a"))}, "", false, []string{"TTL-5"}},
+		{"wrapper asked for", []*Response{sotw("1", wrapped("a"))}, "", true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := map[string]map[string]bool{}
+			var rules []string
+			for _, r := range tc.responses {
+				for _, v := range checkResponse(r, tc.stream, seen, tc.inSotW) {
+					rules = append(rules, v.Rule)
+				}
+			}
+			assert.Equal(t, tc.wantRules, rules)
+		})
+	}
+}
