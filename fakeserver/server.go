@@ -1,0 +1,204 @@
+// Package fakeserver plays the management server against an xDS client
+// under test. One listener serves ADS and every per-type service, SotW and
+// Delta; every stream the client opens is handed to the scenario, which
+// waits for requests (bounded), sends any response it likes, including
+// deliberately wrong ones, and can end the stream to force a reconnect.
+// Every message and stream event goes into the transcript, and a few
+// global invariants are checked on every request.
+package fakeserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Options configure a fake management server.
+type Options struct {
+	// Addr is the address to listen on; default 127.0.0.1:0.
+	Addr string
+	// Variant is what the client is expected to speak. A stream opened on
+	// another method (delta instead of SotW, per-type instead of ADS) is
+	// recorded as a violation, though it is still served.
+	Variant wire.Variant
+	// Timeout bounds every wait for an expected stream or request.
+	Timeout time.Duration
+	// Quiet is the window in which a must-not-happen request is watched for.
+	Quiet time.Duration
+	// Transcript receives every message; nil records nothing.
+	Transcript *transcript.Transcript
+}
+
+// ErrTimeout is returned (wrapped) when an expected stream or request did
+// not arrive within Options.Timeout.
+var ErrTimeout = errors.New("timed out")
+
+// ErrServerClosed is returned by waits once the server is closed.
+var ErrServerClosed = errors.New("fake server closed")
+
+// Violation is a global invariant the client broke.
+type Violation struct {
+	// Rule is the catalogue ID, e.g. "STREAM-6".
+	Rule string
+	// Stream names the stream, as in the transcript.
+	Stream string
+	// Message says what was wrong.
+	Message string
+}
+
+func (v Violation) String() string { return fmt.Sprintf("%s on %s: %s", v.Rule, v.Stream, v.Message) }
+
+// Server is one fake management server. Its methods are safe for
+// concurrent use.
+type Server struct {
+	opts Options
+	lis  net.Listener
+	g    *grpc.Server
+	done chan struct{}
+
+	mu         sync.Mutex
+	notify     chan struct{} // closed and replaced whenever a stream opens
+	streams    []*Stream
+	violations []Violation
+	closed     bool
+}
+
+// Start listens and serves until Close.
+func Start(opts Options) (*Server, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.Quiet <= 0 {
+		opts.Quiet = 300 * time.Millisecond
+	}
+	lis, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("fake management server: listening on %s: %w", opts.Addr, err)
+	}
+	s := &Server{opts: opts, lis: lis, g: grpc.NewServer(), done: make(chan struct{}), notify: make(chan struct{})}
+	wire.RegisterServices(s.g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
+	go func() {
+		defer close(s.done)
+		_ = s.g.Serve(lis) // returns when Close stops the server
+	}()
+	return s, nil
+}
+
+// Addr is the host:port clients connect to.
+func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+// Options returns the options the server runs with (defaults filled in).
+func (s *Server) Options() Options { return s.opts }
+
+// Close ends every stream (clients see Unavailable) and stops listening.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.wake()
+	s.mu.Unlock()
+	s.g.Stop()
+	<-s.done
+}
+
+// Violations returns the global invariants broken so far.
+func (s *Server) Violations() []Violation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.violations)
+}
+
+// Streams returns every stream opened so far, oldest first.
+func (s *Server) Streams() []*Stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.streams)
+}
+
+// StreamFor waits for a stream carrying type t whose ID is greater than
+// after (0: any), on the method the variant prescribes: the ADS stream for
+// aggregated variants, t's own service otherwise. It returns the oldest
+// such stream, whether or not it is still open.
+func (s *Server) StreamFor(ctx context.Context, t wire.Type, after int) (*Stream, error) {
+	return s.waitStream(ctx, s.opts.Timeout, func(st *Stream) bool {
+		return st.ID > after && st.carries(t, s.opts.Variant)
+	})
+}
+
+// ExpectNoStream watches for the quiet window and returns the first stream
+// opened in it with an ID greater than after, or nil when none was.
+func (s *Server) ExpectNoStream(ctx context.Context, after int) *Stream {
+	st, err := s.waitStream(ctx, s.opts.Quiet, func(st *Stream) bool { return st.ID > after })
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+func (s *Server) waitStream(ctx context.Context, within time.Duration, match func(*Stream) bool) (*Stream, error) {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		for _, st := range s.streams {
+			if match(st) {
+				s.mu.Unlock()
+				return st, nil
+			}
+		}
+		closed, notify := s.closed, s.notify
+		s.mu.Unlock()
+		if closed {
+			return nil, ErrServerClosed
+		}
+		select {
+		case <-notify:
+		case <-timer.C:
+			return nil, fmt.Errorf("no matching stream opened within %v: %w", within, ErrTimeout)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for a stream: %w", ctx.Err())
+		}
+	}
+}
+
+// wake tells waiters a stream opened; s.mu must be held.
+func (s *Server) wake() {
+	close(s.notify)
+	s.notify = make(chan struct{})
+}
+
+func (s *Server) violate(st *Stream, rule, format string, args ...any) {
+	v := Violation{Rule: rule, Stream: st.Name, Message: fmt.Sprintf(format, args...)}
+	s.opts.Transcript.Event(st.Name, "violation: "+v.String())
+	s.mu.Lock()
+	s.violations = append(s.violations, v)
+	s.mu.Unlock()
+}
+
+func (s *Server) addStream(st *Stream) {
+	s.mu.Lock()
+	st.ID = len(s.streams) + 1
+	st.Name = fmt.Sprintf("%s#%d", st.method(), st.ID)
+	s.streams = append(s.streams, st)
+	s.wake()
+	s.mu.Unlock()
+	s.opts.Transcript.Event(st.Name, "opened by client")
+	if want := s.opts.Variant; (want.Protocol == wire.Delta) != st.Delta || (want.Transport == wire.ADS) != (st.Service == nil) {
+		s.violate(st, "STREAM-9", "client opened %s, but the variant under test is %s", st.method(), want)
+	}
+}

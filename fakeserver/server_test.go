@@ -1,0 +1,136 @@
+package fakeserver_test
+
+import (
+	"testing"
+	"time"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// The fake client plays the client under test: both fakes speak the wire
+// exactly as told, so each side's view can be checked against the other's.
+func start(t *testing.T, v wire.Variant) (*fakeserver.Server, *fakeclient.Client, *transcript.Transcript) {
+	t.Helper()
+	tr := transcript.New()
+	srv, err := fakeserver.Start(fakeserver.Options{Variant: v, Timeout: 2 * time.Second, Quiet: 100 * time.Millisecond, Transcript: tr})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	c := fakeclient.New(t.Context(), conn, v, fakeclient.Options{NodeID: "n1", Timeout: 2 * time.Second, Quiet: 100 * time.Millisecond})
+	t.Cleanup(c.Close)
+	return srv, c, tr
+}
+
+func TestExchangeInEveryVariant(t *testing.T) {
+	for _, v := range wire.AllVariants {
+		t.Run(v.String(), func(t *testing.T) {
+			ctx := t.Context()
+			srv, c, tr := start(t, v)
+			require.NoError(t, c.Subscribe(wire.Cluster, "c1"))
+			st, err := srv.StreamFor(ctx, wire.Cluster, 0)
+			require.NoError(t, err)
+			req, err := st.Next(ctx, wire.Cluster)
+			require.NoError(t, err)
+			assert.Equal(t, "n1", req.Node().GetId())
+			assert.Equal(t, []string{"c1"}, req.Names())
+			first, err := st.First(ctx)
+			require.NoError(t, err)
+			assert.Same(t, req, first)
+
+			if v.Protocol == wire.Delta {
+				_, err = st.RespondDelta(ctx, wire.Cluster, "1", []proto.Message{wire.ClientCluster("c1", 1)})
+			} else {
+				_, err = st.Respond(ctx, wire.Cluster, "1", wire.ClientCluster("c1", 1))
+			}
+			require.NoError(t, err)
+			resp, err := c.Expect(wire.Cluster)
+			require.NoError(t, err)
+			require.NoError(t, c.Ack(wire.Cluster, resp))
+			ack, err := st.Next(ctx, wire.Cluster)
+			require.NoError(t, err)
+			assert.Equal(t, resp.Nonce, ack.Nonce())
+			assert.Nil(t, ack.ErrorDetail())
+
+			got, err := st.None(ctx, wire.Cluster)
+			require.NoError(t, err)
+			assert.Nil(t, got, "nothing more was sent")
+			assert.Empty(t, srv.Violations())
+			assert.Contains(t, tr.String(), "c1")
+		})
+	}
+}
+
+func TestEndForcesReconnect(t *testing.T) {
+	ctx := t.Context()
+	srv, c, _ := start(t, wire.SotWADS)
+	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
+	st, err := srv.StreamFor(ctx, wire.Listener, 0)
+	require.NoError(t, err)
+	_, err = st.Next(ctx, wire.Listener)
+	require.NoError(t, err)
+
+	require.NoError(t, st.End(ctx, status.Error(codes.Unavailable, "restarting")))
+	require.Eventually(t, func() bool { return c.StreamClosed(wire.Listener) != nil }, 2*time.Second, time.Millisecond)
+	assert.Equal(t, codes.Unavailable, status.Code(c.StreamClosed(wire.Listener)))
+	_, err = st.Next(ctx, wire.Listener)
+	var ce *fakeserver.ClosedError
+	require.ErrorAs(t, err, &ce, "a wait on an ended stream fails at once")
+
+	c.Reconnect(wire.Listener)
+	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
+	st2, err := srv.StreamFor(ctx, wire.Listener, st.ID)
+	require.NoError(t, err)
+	assert.Greater(t, st2.ID, st.ID)
+	err = st.Send(ctx, &discovery.DiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: "x"})
+	require.ErrorAs(t, err, &ce, "nothing can be sent on an ended stream")
+}
+
+func TestViolations(t *testing.T) {
+	ctx := t.Context()
+	srv, c, _ := start(t, wire.SotWADS)
+	req := c.SotWRequest(wire.Listener, []string{"l1"})
+	req.ResponseNonce = "never-sent"
+	require.NoError(t, c.SendSotW(wire.Listener, req))
+	req = c.SotWRequest(wire.Listener, []string{"l1"})
+	req.TypeUrl = ""
+	require.NoError(t, c.SendSotW(wire.Listener, req))
+	st, err := srv.StreamFor(ctx, wire.Listener, 0)
+	require.NoError(t, err)
+	_, err = st.Next(ctx, wire.Listener)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(srv.Violations()) == 2 }, 2*time.Second, time.Millisecond)
+	vs := srv.Violations()
+	assert.Equal(t, "NONCE-5", vs[0].Rule)
+	assert.Equal(t, "STREAM-6", vs[1].Rule)
+}
+
+func TestWrongMethodIsAViolation(t *testing.T) {
+	ctx := t.Context()
+	srv, c, _ := start(t, wire.DeltaADS)
+	// The client under test speaks SotW where delta is expected.
+	_ = c
+	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	sotw := fakeclient.New(ctx, conn, wire.SotWADS, fakeclient.Options{NodeID: "n2", Timeout: time.Second})
+	defer sotw.Close()
+	require.NoError(t, sotw.Subscribe(wire.Listener, "l1"))
+	require.Eventually(t, func() bool { return len(srv.Violations()) == 1 }, 2*time.Second, time.Millisecond)
+	assert.Equal(t, "STREAM-9", srv.Violations()[0].Rule)
+	_, err = srv.StreamFor(ctx, wire.Listener, 0)
+	require.ErrorIs(t, err, fakeserver.ErrTimeout, "a SotW stream does not serve a delta variant")
+}

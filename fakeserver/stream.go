@@ -1,0 +1,484 @@
+package fakeserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Stream is one discovery stream the client opened. Requests are queued per
+// type URL, because on ADS every type is an independent sub-stream (ADS-1):
+// a scenario waits for the next request of the type it is talking about.
+type Stream struct {
+	// ID numbers the server's streams from 1 in the order they opened.
+	ID int
+	// Name labels the stream in the transcript, e.g. "ads-sotw#2".
+	Name string
+	// Service is the per-type service the stream was opened on; nil for ADS.
+	Service *wire.Type
+	// Delta is true for incremental streams.
+	Delta bool
+
+	srv  *Server
+	ops  chan sendOp   // responses for the handler goroutine to send
+	end  chan error    // ends the handler with this status
+	gone chan struct{} // closed when the handler returned
+
+	mu       sync.Mutex
+	notify   chan struct{} // closed and replaced whenever a request arrives or the stream ends
+	all      []*Request
+	queues   map[string][]*Request
+	nonces   map[string]bool // every nonce sent on this stream
+	nonceSeq int
+	err      error // why the stream ended; nil while open
+}
+
+type sendOp struct {
+	msg  proto.Message
+	done chan error
+}
+
+func (st *Stream) method() string {
+	kind := "sotw"
+	if st.Delta {
+		kind = "delta"
+	}
+	if st.Service == nil {
+		return "ads-" + kind
+	}
+	return st.Service.Short + "-" + kind
+}
+
+// carries reports whether the stream serves t in variant v.
+func (st *Stream) carries(t wire.Type, v wire.Variant) bool {
+	if st.Delta != (v.Protocol == wire.Delta) {
+		return false
+	}
+	if v.Transport == wire.ADS {
+		return st.Service == nil
+	}
+	return st.Service != nil && st.Service.URL == t.URL
+}
+
+// Request is one request the client sent, SotW or Delta.
+type Request struct {
+	// Stream is where it arrived.
+	Stream *Stream
+	// Seq numbers the stream's requests from 1.
+	Seq int
+	// SotW is set on SotW streams, Delta on incremental ones.
+	SotW  *discovery.DiscoveryRequest
+	Delta *discovery.DeltaDiscoveryRequest
+}
+
+// TypeURL is the request's type_url, or the service's type on a per-type
+// stream whose request left it empty.
+func (r *Request) TypeURL() string {
+	u := r.RawTypeURL()
+	if u == "" && r.Stream.Service != nil {
+		return r.Stream.Service.URL
+	}
+	return u
+}
+
+// RawTypeURL is the type_url exactly as sent.
+func (r *Request) RawTypeURL() string {
+	if r.Delta != nil {
+		return r.Delta.GetTypeUrl()
+	}
+	return r.SotW.GetTypeUrl()
+}
+
+// Nonce is the response_nonce.
+func (r *Request) Nonce() string {
+	if r.Delta != nil {
+		return r.Delta.GetResponseNonce()
+	}
+	return r.SotW.GetResponseNonce()
+}
+
+// Node is the node, nil when omitted.
+func (r *Request) Node() *core.Node {
+	if r.Delta != nil {
+		return r.Delta.GetNode()
+	}
+	return r.SotW.GetNode()
+}
+
+// ErrorDetail is the NACK's error_detail, nil on ACKs and subscriptions.
+func (r *Request) ErrorDetail() *rpcstatus.Status {
+	if r.Delta != nil {
+		return r.Delta.GetErrorDetail()
+	}
+	return r.SotW.GetErrorDetail()
+}
+
+// Version is a SotW request's version_info ("" on delta).
+func (r *Request) Version() string { return r.SotW.GetVersionInfo() }
+
+// Names is a SotW request's resource_names, or a delta request's
+// resource_names_subscribe.
+func (r *Request) Names() []string {
+	if r.Delta != nil {
+		return r.Delta.GetResourceNamesSubscribe()
+	}
+	return r.SotW.GetResourceNames()
+}
+
+// Message is the request as received.
+func (r *Request) Message() proto.Message {
+	if r.Delta != nil {
+		return r.Delta
+	}
+	return r.SotW
+}
+
+func (r *Request) String() string {
+	return fmt.Sprintf("request #%d on %s (type %s, nonce %q)", r.Seq, r.Stream.Name, r.TypeURL(), r.Nonce())
+}
+
+// ClosedError says that a stream ended while a scenario waited on it.
+type ClosedError struct {
+	// Stream names the stream, as in the transcript.
+	Stream string
+	// Err is how it ended: io.EOF when the client half-closed, the gRPC
+	// status otherwise, or ErrEnded when the scenario ended it.
+	Err error
+}
+
+func (e *ClosedError) Error() string {
+	return fmt.Sprintf("stream %s ended: %v", e.Stream, e.Err)
+}
+
+// Unwrap returns how the stream ended.
+func (e *ClosedError) Unwrap() error { return e.Err }
+
+// ErrEnded marks a stream the scenario itself ended with End.
+var ErrEnded = errors.New("ended by the harness")
+
+func newStream(srv *Server, service *wire.Type, delta bool) *Stream {
+	return &Stream{
+		Service: service, Delta: delta, srv: srv,
+		ops: make(chan sendOp), end: make(chan error, 1), gone: make(chan struct{}),
+		notify: make(chan struct{}), queues: map[string][]*Request{}, nonces: map[string]bool{},
+	}
+}
+
+func (s *Server) serveSotW(ss wire.SotWServerStream, service *wire.Type) error {
+	st := newStream(s, service, false)
+	s.addStream(st)
+	recv := func() (proto.Message, error) { return ss.Recv() }
+	send := func(m proto.Message) error { return ss.Send(m.(*discovery.DiscoveryResponse)) }
+	return st.serve(ss.Context(), recv, send)
+}
+
+func (s *Server) serveDelta(ss wire.DeltaServerStream, service *wire.Type) error {
+	st := newStream(s, service, true)
+	s.addStream(st)
+	recv := func() (proto.Message, error) { return ss.Recv() }
+	send := func(m proto.Message) error { return ss.Send(m.(*discovery.DeltaDiscoveryResponse)) }
+	return st.serve(ss.Context(), recv, send)
+}
+
+// serve runs in the gRPC handler goroutine. Only this goroutine sends, since
+// a gRPC stream must not be written after its handler returned; the
+// scenario hands it responses through st.ops.
+func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error), send func(proto.Message) error) (err error) {
+	recvDone := make(chan error, 1)
+	go func() {
+		for {
+			m, err := recv()
+			if err != nil {
+				recvDone <- err
+				return
+			}
+			st.received(m)
+		}
+	}()
+	defer func() {
+		close(st.gone)
+		note := "ended by the harness"
+		if err != nil {
+			note += ": " + statusText(err)
+		}
+		st.finish(ErrEnded, note)
+	}()
+	for {
+		select {
+		case op := <-st.ops:
+			err := send(op.msg)
+			if err == nil {
+				st.srv.opts.Transcript.Record(st.Name, transcript.Sent, op.msg)
+			}
+			op.done <- err
+		case err := <-st.end:
+			return err
+		case err := <-recvDone:
+			if errors.Is(err, io.EOF) {
+				st.finish(err, "closed by client")
+				return nil
+			}
+			st.finish(err, "broken: "+statusText(err))
+			return err
+		case <-ctx.Done():
+			st.finish(ctx.Err(), "cancelled: "+statusText(grpcstatus.FromContextError(ctx.Err()).Err()))
+			return ctx.Err()
+		}
+	}
+}
+
+func statusText(err error) string {
+	if errors.Is(err, io.EOF) {
+		return "OK (end of stream)"
+	}
+	s := grpcstatus.Convert(err)
+	return fmt.Sprintf("%s: %s", s.Code(), s.Message())
+}
+
+// finish records how the stream ended, once.
+func (st *Stream) finish(err error, note string) {
+	st.mu.Lock()
+	if st.err != nil {
+		st.mu.Unlock()
+		return
+	}
+	st.err = err
+	st.wake()
+	st.mu.Unlock()
+	st.srv.opts.Transcript.Event(st.Name, note)
+}
+
+func (st *Stream) wake() {
+	close(st.notify)
+	st.notify = make(chan struct{})
+}
+
+func (st *Stream) received(m proto.Message) {
+	st.srv.opts.Transcript.Record(st.Name, transcript.Received, m)
+	st.mu.Lock()
+	r := &Request{Stream: st, Seq: len(st.all) + 1}
+	switch m := m.(type) {
+	case *discovery.DiscoveryRequest:
+		r.SotW = m
+	case *discovery.DeltaDiscoveryRequest:
+		r.Delta = m
+	}
+	sentNonce := r.Nonce() == "" || st.nonces[r.Nonce()]
+	st.all = append(st.all, r)
+	st.queues[r.TypeURL()] = append(st.queues[r.TypeURL()], r)
+	st.wake()
+	st.mu.Unlock()
+	st.check(r, sentNonce)
+}
+
+// check applies the invariants every request of every scenario must meet.
+func (st *Stream) check(r *Request, sentNonce bool) {
+	raw := r.RawTypeURL()
+	switch {
+	case st.Service == nil && raw == "":
+		st.srv.violate(st, "STREAM-6", "request #%d on an aggregated stream has no type_url", r.Seq)
+	case raw != "" && st.Service != nil && raw != st.Service.URL:
+		st.srv.violate(st, "STREAM-6", "request #%d has type_url %q on the %s service", r.Seq, raw, st.Service.Short)
+	case raw != "":
+		if _, ok := wire.TypeByURL(raw); !ok || raw[0] == '/' {
+			st.srv.violate(st, "STREAM-6", "request #%d has type_url %q, which is no xDS v3 type", r.Seq, raw)
+		}
+	}
+	if !sentNonce {
+		st.srv.violate(st, "NONCE-5", "request #%d echoes nonce %q, which was never sent on this stream", r.Seq, r.Nonce())
+	}
+}
+
+// First returns the stream's first request, waiting for it (bounded).
+func (st *Stream) First(ctx context.Context) (*Request, error) {
+	return st.wait(ctx, st.srv.opts.Timeout, func() *Request {
+		if len(st.all) > 0 {
+			return st.all[0]
+		}
+		return nil
+	}, false)
+}
+
+// Requests returns every request received so far, in arrival order.
+func (st *Stream) Requests() []*Request {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.all)
+}
+
+// Next returns the oldest request of type t not yet taken, waiting up to
+// the server's Timeout for one.
+func (st *Stream) Next(ctx context.Context, t wire.Type) (*Request, error) {
+	return st.NextWithin(ctx, t, st.srv.opts.Timeout)
+}
+
+// NextWithin is Next with an explicit bound.
+func (st *Stream) NextWithin(ctx context.Context, t wire.Type, within time.Duration) (*Request, error) {
+	return st.wait(ctx, within, func() *Request { return st.pop(t) }, true)
+}
+
+// None watches t for the quiet window and returns the first request of t
+// that arrived in it, or nil. A stream that ends meanwhile is an error: a
+// closed stream is not silence.
+func (st *Stream) None(ctx context.Context, t wire.Type) (*Request, error) {
+	r, err := st.wait(ctx, st.srv.opts.Quiet, func() *Request { return st.pop(t) }, true)
+	if errors.Is(err, ErrTimeout) {
+		return nil, nil
+	}
+	return r, err
+}
+
+func (st *Stream) pop(t wire.Type) *Request {
+	q := st.queues[t.URL]
+	if len(q) == 0 {
+		return nil
+	}
+	st.queues[t.URL] = q[1:]
+	return q[0]
+}
+
+// wait polls take (under st.mu) until it yields a request, the stream ends
+// (when failOnEnd), the bound passes or ctx ends.
+func (st *Stream) wait(ctx context.Context, within time.Duration, take func() *Request, failOnEnd bool) (*Request, error) {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		st.mu.Lock()
+		if r := take(); r != nil {
+			st.mu.Unlock()
+			return r, nil
+		}
+		ended, notify := st.err, st.notify
+		st.mu.Unlock()
+		if ended != nil && failOnEnd {
+			return nil, &ClosedError{Stream: st.Name, Err: ended}
+		}
+		select {
+		case <-notify:
+		case <-timer.C:
+			return nil, fmt.Errorf("nothing from the client on %s within %v: %w", st.Name, within, ErrTimeout)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting on %s: %w", st.Name, ctx.Err())
+		}
+	}
+}
+
+// Err is how the stream ended, nil while it is open.
+func (st *Stream) Err() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.err
+}
+
+// Ended is closed once the stream's handler returned.
+func (st *Stream) Ended() <-chan struct{} { return st.gone }
+
+// End ends the stream with err as its gRPC status (nil: OK), as a server
+// does when it restarts or sheds load, so the client has to reconnect. It
+// returns once the handler has returned.
+func (st *Stream) End(ctx context.Context, err error) error {
+	select {
+	case st.end <- err:
+	default: // already asked
+	}
+	select {
+	case <-st.gone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("ending %s: %w", st.Name, ctx.Err())
+	}
+}
+
+// NewNonce returns a nonce unique on this stream and remembers it as sent,
+// so the client may echo it.
+func (st *Stream) NewNonce() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.nonceSeq++
+	n := "n" + strconv.Itoa(st.ID) + "-" + strconv.Itoa(st.nonceSeq)
+	st.nonces[n] = true
+	return n
+}
+
+// Send sends m (a DiscoveryResponse or DeltaDiscoveryResponse, sent as is).
+// Its nonce is remembered as sent on this stream.
+func (st *Stream) Send(ctx context.Context, m proto.Message) error {
+	var nonce string
+	switch m := m.(type) {
+	case *discovery.DiscoveryResponse:
+		nonce = m.GetNonce()
+	case *discovery.DeltaDiscoveryResponse:
+		nonce = m.GetNonce()
+	}
+	st.mu.Lock()
+	st.nonces[nonce] = true
+	st.mu.Unlock()
+	op := sendOp{msg: m, done: make(chan error, 1)}
+	timer := time.NewTimer(st.srv.opts.Timeout)
+	defer timer.Stop()
+	select {
+	case st.ops <- op:
+	case <-st.gone:
+		return &ClosedError{Stream: st.Name, Err: st.Err()}
+	case <-timer.C:
+		return fmt.Errorf("sending on %s: handler busy for %v: %w", st.Name, st.srv.opts.Timeout, ErrTimeout)
+	case <-ctx.Done():
+		return fmt.Errorf("sending on %s: %w", st.Name, ctx.Err())
+	}
+	select {
+	case err := <-op.done:
+		if err != nil {
+			return fmt.Errorf("sending on %s: %w", st.Name, err)
+		}
+		return nil
+	case <-timer.C:
+		// The client does not read: flow control blocks the send.
+		return fmt.Errorf("sending on %s: client not reading for %v: %w", st.Name, st.srv.opts.Timeout, ErrTimeout)
+	case <-ctx.Done():
+		return fmt.Errorf("sending on %s: %w", st.Name, ctx.Err())
+	}
+}
+
+// Respond sends a SotW response of type t at version carrying resources,
+// with a fresh nonce, and returns it.
+func (st *Stream) Respond(ctx context.Context, t wire.Type, version string, resources ...proto.Message) (*discovery.DiscoveryResponse, error) {
+	anys := make([]*anypb.Any, len(resources))
+	for i, m := range resources {
+		a, err := anypb.New(m)
+		if err != nil {
+			return nil, fmt.Errorf("packing %T: %w", m, err)
+		}
+		anys[i] = a
+	}
+	resp := &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: version, Resources: anys, Nonce: st.NewNonce()}
+	return resp, st.Send(ctx, resp)
+}
+
+// RespondDelta sends an incremental response of type t with a fresh nonce:
+// every resource at version (also the system_version_info), and removed.
+func (st *Stream) RespondDelta(ctx context.Context, t wire.Type, version string, resources []proto.Message, removed ...string) (*discovery.DeltaDiscoveryResponse, error) {
+	resp := &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: version, RemovedResources: removed, Nonce: st.NewNonce()}
+	for _, m := range resources {
+		a, err := anypb.New(m)
+		if err != nil {
+			return nil, fmt.Errorf("packing %T: %w", m, err)
+		}
+		resp.Resources = append(resp.Resources, &discovery.Resource{Name: wire.NameOf(m), Version: version, Resource: a})
+	}
+	return resp, st.Send(ctx, resp)
+}

@@ -1,0 +1,133 @@
+package wire
+
+import (
+	"fmt"
+	"time"
+
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// The chain builders below make the resources a gRPC-style xDS client
+// follows from the name it was pointed at: Listener → (RDS) RouteConfiguration
+// → (CDS) Cluster → (EDS) ClusterLoadAssignment. Each is valid for gRPC's
+// xDS client (API listener with an HTTP connection manager, ConfigSources
+// pointing at ADS: STREAM-11), so the client-role scenarios can drive any
+// such client one hop at a time. As with Build, rev changes the content and
+// the same (name, rev) always gives the same message.
+
+// ClientListener is an API listener whose routes come over RDS as route.
+func ClientListener(name, route string, rev int) *listener.Listener {
+	m := &hcm.HttpConnectionManager{
+		StatPrefix: fmt.Sprintf("rev-%d", rev),
+		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
+			ConfigSource:    adsSource(),
+			RouteConfigName: route,
+		}},
+		HttpFilters: []*hcm.HttpFilter{{
+			Name:       "router",
+			ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: mustAny(&router.Router{})},
+		}},
+	}
+	return &listener.Listener{
+		Name:        name,
+		ApiListener: &listener.ApiListener{ApiListener: mustAny(m)},
+	}
+}
+
+// ClientRoute is a route configuration sending every request to cluster.
+func ClientRoute(name, cluster string, rev int) *route.RouteConfiguration {
+	return &route.RouteConfiguration{
+		Name: name,
+		VirtualHosts: []*route.VirtualHost{{
+			Name:    fmt.Sprintf("vh-rev-%d", rev),
+			Domains: []string{"*"},
+			Routes: []*route.Route{{
+				Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+				Action: &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_Cluster{Cluster: cluster}}},
+			}},
+		}},
+	}
+}
+
+// ClientCluster is an EDS cluster over ADS; its endpoints are the
+// ClusterLoadAssignment of the same name.
+func ClientCluster(name string, rev int) *cluster.Cluster {
+	return &cluster.Cluster{
+		Name:                 name,
+		ConnectTimeout:       durationpb.New(time.Second + time.Duration(rev)*time.Millisecond),
+		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_EDS},
+		EdsClusterConfig:     &cluster.Cluster_EdsClusterConfig{EdsConfig: adsSource()},
+		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
+	}
+}
+
+// ClientDNSCluster is a LOGICAL_DNS cluster: it needs no EDS, so turning a
+// ClientCluster into one makes the client drop its interest in the
+// cluster's endpoints.
+func ClientDNSCluster(name string, rev int) *cluster.Cluster {
+	return &cluster.Cluster{
+		Name:                 name,
+		ConnectTimeout:       durationpb.New(time.Second + time.Duration(rev)*time.Millisecond),
+		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_LOGICAL_DNS},
+		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
+		LoadAssignment:       ClientEndpoints(name, rev),
+	}
+}
+
+// ClientEndpoints is one locality with one endpoint on 127.0.0.1.
+func ClientEndpoints(name string, rev int) *endpoint.ClusterLoadAssignment {
+	return &endpoint.ClusterLoadAssignment{
+		ClusterName: name,
+		Endpoints: []*endpoint.LocalityLbEndpoints{{
+			Locality:            &core.Locality{Region: "r", Zone: "z"},
+			LoadBalancingWeight: wrapperspb.UInt32(1),
+			LbEndpoints: []*endpoint.LbEndpoint{{HostIdentifier: &endpoint.LbEndpoint_Endpoint{
+				Endpoint: &endpoint.Endpoint{Address: socketAddress(20000 + rev%40000)},
+			}}},
+		}},
+	}
+}
+
+// InvalidListener is a listener every gRPC-style client must reject: it has
+// no API listener, so the client cannot find its routes.
+func InvalidListener(name string, rev int) *listener.Listener {
+	return &listener.Listener{Name: name, StatPrefix: fmt.Sprintf("invalid-rev-%d", rev)}
+}
+
+// InvalidCluster is a cluster every gRPC-style client must reject: its
+// EDS config points at a non-ADS config source (STREAM-11) and it names
+// an unknown load-balancing policy.
+func InvalidCluster(name string, rev int) *cluster.Cluster {
+	c := ClientCluster(name, rev)
+	c.EdsClusterConfig.EdsConfig = &core.ConfigSource{
+		ResourceApiVersion: core.ApiVersion_V3,
+		ConfigSourceSpecifier: &core.ConfigSource_Path{Path: "/does/not/exist"},
+	}
+	c.LbPolicy = cluster.Cluster_LbPolicy(9999)
+	return c
+}
+
+func adsSource() *core.ConfigSource {
+	return &core.ConfigSource{
+		ResourceApiVersion:    core.ApiVersion_V3,
+		ConfigSourceSpecifier: &core.ConfigSource_Ads{Ads: &core.AggregatedConfigSource{}},
+	}
+}
+
+func mustAny(m proto.Message) *anypb.Any {
+	a, err := anypb.New(m)
+	if err != nil {
+		panic(fmt.Sprintf("wire: packing %T: %v", m, err)) // cannot happen for generated messages
+	}
+	return a
+}
