@@ -110,7 +110,7 @@ func InvalidListener(name string, rev int) *listener.Listener {
 func InvalidCluster(name string, rev int) *cluster.Cluster {
 	c := ClientCluster(name, rev)
 	c.EdsClusterConfig.EdsConfig = &core.ConfigSource{
-		ResourceApiVersion: core.ApiVersion_V3,
+		ResourceApiVersion:    core.ApiVersion_V3,
 		ConfigSourceSpecifier: &core.ConfigSource_Path{Path: "/does/not/exist"},
 	}
 	c.LbPolicy = cluster.Cluster_LbPolicy(9999)
