@@ -1,0 +1,192 @@
+// Package bootstrap renders the bootstrap files that point a real xDS
+// client at the harness's management server: the gRPC xDS bootstrap JSON
+// (grpc-go, grpc-js, gRPC C-core) and the Envoy v3 bootstrap.
+package bootstrap
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Params describes the client to bootstrap.
+type Params struct {
+	// ServerAddr is the management server, host:port.
+	ServerAddr string
+	// NodeID and Cluster fill the node the client identifies itself with.
+	// NodeID is required.
+	NodeID, Cluster string
+	// Variant selects how Envoy talks to the server: Delta variants use
+	// DELTA_GRPC, per-type variants give LDS and CDS an api_config_source
+	// of their own instead of ADS. gRPC clients only speak SotW ADS.
+	Variant wire.Variant
+	// ServerFeatures go into the gRPC bootstrap's xds_servers entry; nil
+	// means ["xds_v3"], an empty non-nil slice means none.
+	ServerFeatures []string
+	// AdminAddr is Envoy's admin address, host:port; empty leaves Envoy
+	// without an admin interface.
+	AdminAddr string
+}
+
+func (p Params) validate() error {
+	var errs []error
+	if p.ServerAddr == "" {
+		errs = append(errs, errors.New("empty ServerAddr"))
+	} else if _, _, err := splitHostPort(p.ServerAddr); err != nil {
+		errs = append(errs, fmt.Errorf("ServerAddr: %w", err))
+	}
+	if p.NodeID == "" {
+		errs = append(errs, errors.New("empty NodeID"))
+	}
+	if p.AdminAddr != "" {
+		if _, _, err := splitHostPort(p.AdminAddr); err != nil {
+			errs = append(errs, fmt.Errorf("AdminAddr: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("bootstrap params: %w", err)
+	}
+	return nil
+}
+
+// GRPC renders a gRPC xDS bootstrap (gRFC A27) for p. The node carries a
+// locality because grpc-js exits when a channel opens without one.
+func GRPC(p Params) ([]byte, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if p.Variant != wire.SotWADS {
+		// The gRPC bootstrap cannot ask for anything else: every gRPC
+		// client speaks SotW over ADS only.
+		return nil, fmt.Errorf("bootstrap params: gRPC clients speak %s only, not %s", wire.SotWADS, p.Variant)
+	}
+	features := p.ServerFeatures
+	if features == nil {
+		features = []string{"xds_v3"}
+	}
+	doc := obj{
+		"xds_servers": []any{obj{
+			"server_uri":      p.ServerAddr,
+			"channel_creds":   []any{obj{"type": "insecure"}},
+			"server_features": features,
+		}},
+		"node": obj{
+			"id":       p.NodeID,
+			"cluster":  p.Cluster,
+			"locality": obj{"zone": "z"},
+		},
+	}
+	return marshal(doc)
+}
+
+// Envoy renders an Envoy v3 bootstrap for p, as YAML.
+//
+// The output is JSON, which is valid YAML: building it with encoding/json
+// keeps the module free of a YAML dependency, and Envoy accepts it under a
+// .yaml or .json file name alike.
+func Envoy(p Params) ([]byte, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	host, port, _ := splitHostPort(p.ServerAddr)
+
+	// STATIC needs an IP literal; a host name (e.g. localhost) resolves
+	// through DNS instead.
+	clusterType := "STATIC"
+	if net.ParseIP(host) == nil {
+		clusterType = "STRICT_DNS"
+	}
+	xdsCluster := obj{
+		"name":            "xds_cluster",
+		"type":            clusterType,
+		"connect_timeout": "1s",
+		"load_assignment": obj{
+			"cluster_name": "xds_cluster",
+			"endpoints": []any{obj{"lb_endpoints": []any{obj{
+				"endpoint": obj{"address": socketAddress(host, port)},
+			}}}},
+		},
+		// xDS is gRPC, so the upstream connection must be HTTP/2.
+		"typed_extension_protocol_options": obj{
+			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": obj{
+				"@type":                "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+				"explicit_http_config": obj{"http2_protocol_options": obj{}},
+			},
+		},
+	}
+
+	apiType := "GRPC"
+	if p.Variant.IsDelta() {
+		apiType = "DELTA_GRPC"
+	}
+	apiSource := func() obj {
+		return obj{
+			"api_type":              apiType,
+			"transport_api_version": "V3",
+			"grpc_services":         []any{obj{"envoy_grpc": obj{"cluster_name": "xds_cluster"}}},
+		}
+	}
+	var dynamic obj
+	if p.Variant.IsADS() {
+		dynamic = obj{
+			"ads_config": apiSource(),
+			"lds_config": obj{"ads": obj{}, "resource_api_version": "V3"},
+			"cds_config": obj{"ads": obj{}, "resource_api_version": "V3"},
+		}
+	} else {
+		dynamic = obj{
+			"lds_config": obj{"api_config_source": apiSource(), "resource_api_version": "V3"},
+			"cds_config": obj{"api_config_source": apiSource(), "resource_api_version": "V3"},
+		}
+	}
+
+	node := obj{"id": p.NodeID}
+	if p.Cluster != "" {
+		node["cluster"] = p.Cluster
+	}
+	doc := obj{
+		"node":              node,
+		"static_resources":  obj{"clusters": []any{xdsCluster}},
+		"dynamic_resources": dynamic,
+	}
+	if p.AdminAddr != "" {
+		ah, ap, _ := splitHostPort(p.AdminAddr)
+		doc["admin"] = obj{"address": socketAddress(ah, ap)}
+	}
+	return marshal(doc)
+}
+
+// obj is a JSON object; map keys are marshalled sorted, so output is
+// deterministic.
+type obj = map[string]any
+
+func socketAddress(host string, port int) obj {
+	return obj{"socket_address": obj{"address": host, "port_value": port}}
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	if host == "" {
+		return "", 0, fmt.Errorf("%q has no host", addr)
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, fmt.Errorf("%q: bad port %q", addr, ps)
+	}
+	return host, port, nil
+}
+
+func marshal(doc obj) ([]byte, error) {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render bootstrap: %w", err)
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,123 @@
+package observer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	status "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	grpcstatus "google.golang.org/grpc/status"
+)
+
+// CSDS observes a client through its Client Status Discovery Service.
+type CSDS struct {
+	addr   string
+	conn   *grpc.ClientConn
+	client status.ClientStatusDiscoveryServiceClient
+}
+
+var _ Observer = (*CSDS)(nil)
+
+// DialCSDS prepares a plaintext connection to the CSDS endpoint at addr
+// (host:port). The connection is lazy: nothing is dialled until the first
+// Observe, so a client that is still starting up is not an error here.
+func DialCSDS(addr string) (*CSDS, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("csds client for %s: %w", addr, err)
+	}
+	return &CSDS{addr: addr, conn: conn, client: status.NewClientStatusDiscoveryServiceClient(conn)}, nil
+}
+
+// Observe fetches the client's status once. It uses the unary
+// FetchClientStatus and, for servers that implement only the streaming
+// method (gRPC C-core's Python CSDS handler), falls back to one round trip
+// on StreamClientStatus.
+func (c *CSDS) Observe(ctx context.Context) ([]Resource, error) {
+	resp, err := c.client.FetchClientStatus(ctx, &status.ClientStatusRequest{})
+	if grpcstatus.Code(err) == codes.Unimplemented {
+		resp, err = c.stream(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("csds %s: %w", c.addr, err)
+	}
+	return FlattenClientStatus(resp), nil
+}
+
+// stream performs one request/response exchange on StreamClientStatus.
+func (c *CSDS) stream(ctx context.Context) (*status.ClientStatusResponse, error) {
+	// A child context so the stream is torn down when we return, whatever
+	// the server does with the half-close.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := c.client.StreamClientStatus(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open StreamClientStatus: %w", err)
+	}
+	if err := st.Send(&status.ClientStatusRequest{}); err != nil {
+		// The real cause of a failed Send is reported by Recv.
+		if _, rerr := st.Recv(); rerr != nil && !errors.Is(rerr, io.EOF) {
+			return nil, fmt.Errorf("StreamClientStatus: %w", rerr)
+		}
+		return nil, fmt.Errorf("send on StreamClientStatus: %w", err)
+	}
+	resp, err := st.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("StreamClientStatus closed without a response")
+		}
+		return nil, fmt.Errorf("receive on StreamClientStatus: %w", err)
+	}
+	_ = st.CloseSend()
+	return resp, nil
+}
+
+// Close closes the connection to the CSDS endpoint.
+func (c *CSDS) Close() error { return c.conn.Close() }
+
+// FlattenClientStatus turns a CSDS response into Resources: every
+// generic_xds_config of every ClientConfig (gRPC clients report several
+// ClientConfigs when they have several client scopes, one per channel
+// target). Type URLs are normalised, since grpc-js reports bare names.
+func FlattenClientStatus(resp *status.ClientStatusResponse) []Resource {
+	var out []Resource
+	for _, cc := range resp.GetConfig() {
+		for _, g := range cc.GetGenericXdsConfigs() {
+			out = append(out, Resource{
+				TypeURL:      NormalizeTypeURL(g.GetTypeUrl()),
+				Name:         g.GetName(),
+				Version:      g.GetVersionInfo(),
+				State:        StateOf(g.GetClientStatus()),
+				Error:        g.GetErrorState().GetDetails(),
+				ErrorVersion: g.GetErrorState().GetVersionInfo(),
+				Config:       g.GetXdsConfig(),
+			})
+		}
+	}
+	return out
+}
+
+// StateOf maps the CSDS per-resource status enum onto State; values this
+// build does not know become Unknown rather than a made-up name.
+func StateOf(s admin.ClientResourceStatus) State {
+	switch s {
+	case admin.ClientResourceStatus_REQUESTED:
+		return Requested
+	case admin.ClientResourceStatus_DOES_NOT_EXIST:
+		return DoesNotExist
+	case admin.ClientResourceStatus_ACKED:
+		return Acked
+	case admin.ClientResourceStatus_NACKED:
+		return Nacked
+	case admin.ClientResourceStatus_RECEIVED_ERROR:
+		return ReceivedError
+	case admin.ClientResourceStatus_TIMEOUT:
+		return Timeout
+	}
+	return Unknown
+}

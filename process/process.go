@@ -1,0 +1,333 @@
+// Package process runs the external programs the harness tests or plays
+// against (xDS clients, control planes): each in a process group of its
+// own so that stopping it also stops whatever it spawned, with its output
+// kept in a bounded tail for error messages.
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options tune how a process is started.
+type Options struct {
+	// Env is added to os.Environ(); later entries win.
+	Env []string
+	// Dir is the working directory; empty means the harness's own.
+	Dir string
+	// StderrTail is how many bytes of output (stderr and stdout,
+	// interleaved as they arrive) are kept for Tail; default 4096.
+	StderrTail int
+	// KeepStdin gives the process a stdin pipe that stays open until the
+	// process is stopped. A child that exits on stdin EOF then also dies
+	// when the harness dies without stopping it. Otherwise stdin is
+	// /dev/null.
+	KeepStdin bool
+}
+
+// Process is a running external program and its process group.
+type Process struct {
+	cmd   *exec.Cmd
+	pgid  int
+	stdin *os.File // write end held open for KeepStdin, else nil
+
+	tail  *ring
+	lines chan string
+
+	readers sync.WaitGroup // output readers; done at EOF of both pipes
+	exited  chan struct{}
+	exitErr error // set before exited is closed
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+const (
+	defaultTail = 4096
+	// lineBuffer is how many stdout lines Lines holds before dropping.
+	lineBuffer = 1024
+	// maxLine caps one stdout line; the rest of an overlong line is
+	// dropped from Lines (it still reaches Tail).
+	maxLine = 64 << 10
+	// drainDelay is how long exit waits for the output pipes to reach EOF
+	// after the leader exited, so Tail holds its last words. A grandchild
+	// still holding the pipes must not delay Exited for ever.
+	drainDelay = 500 * time.Millisecond
+	// killWait bounds how long Stop waits for the group to vanish after
+	// SIGKILL; only an unkillable (D-state) process takes longer.
+	killWait = 10 * time.Second
+)
+
+// StartShell runs `sh -c command`; see Start.
+func StartShell(ctx context.Context, command string, opts Options) (*Process, error) {
+	return Start(ctx, []string{"sh", "-c", command}, opts)
+}
+
+// Start runs argv in a new process group. stdout and stderr are captured
+// (Tail, and Lines for stdout). When ctx is done the whole group is
+// stopped as by Stop with a one-second grace; pass a context that is never
+// cancelled to tie the lifetime to Stop alone.
+func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("start process: empty command")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	tailSize := opts.StderrTail
+	if tailSize <= 0 {
+		tailSize = defaultTail
+	}
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Dir = opts.Dir
+	// Own process group: Stop signals -pgid and so reaches every
+	// descendant that did not leave the group itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	// Our own pipes rather than cmd.Stdout = writer: exec's copying
+	// goroutines would make Wait block until every grandchild holding the
+	// pipe has exited.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: stdout pipe: %w", argv[0], err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW)
+		return nil, fmt.Errorf("start %s: stderr pipe: %w", argv[0], err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	var inR, inW *os.File
+	if opts.KeepStdin {
+		if inR, inW, err = os.Pipe(); err != nil {
+			closeAll(outR, outW, errR, errW)
+			return nil, fmt.Errorf("start %s: stdin pipe: %w", argv[0], err)
+		}
+		cmd.Stdin = inR
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll(outR, outW, errR, errW, inR, inW)
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	// The child has its copies; ours would keep the pipes open for ever.
+	closeAll(outW, errW, inR)
+
+	p := &Process{
+		cmd:    cmd,
+		pgid:   cmd.Process.Pid, // Setpgid with Pgid 0: the group is named after the leader
+		stdin:  inW,
+		tail:   newRing(tailSize),
+		lines:  make(chan string, lineBuffer),
+		exited: make(chan struct{}),
+	}
+	p.readers.Add(2)
+	go p.readStdout(outR)
+	go p.readStderr(errR)
+	go p.wait()
+	if ctx.Done() != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+				_ = p.Stop(time.Second)
+			case <-p.exited:
+			}
+		}()
+	}
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	drained := make(chan struct{})
+	go func() { p.readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainDelay):
+	}
+	p.exitErr = err
+	close(p.exited)
+}
+
+func (p *Process) readStderr(r *os.File) {
+	defer p.readers.Done()
+	defer r.Close()
+	_, _ = io.Copy(p.tail, r)
+}
+
+func (p *Process) readStdout(r *os.File) {
+	defer p.readers.Done()
+	defer r.Close()
+	defer close(p.lines)
+	buf := make([]byte, 32<<10)
+	var line []byte
+	overlong := false
+	for {
+		n, err := r.Read(buf)
+		chunk := buf[:n]
+		_, _ = p.tail.Write(chunk)
+		for len(chunk) > 0 {
+			i := indexByte(chunk, '\n')
+			if i < 0 {
+				line, overlong = appendCapped(line, chunk, overlong)
+				break
+			}
+			line, overlong = appendCapped(line, chunk[:i], overlong)
+			p.emit(string(trimCR(line)))
+			line, overlong = line[:0], false
+			chunk = chunk[i+1:]
+		}
+		if err != nil {
+			if len(line) > 0 {
+				p.emit(string(trimCR(line)))
+			}
+			return
+		}
+	}
+}
+
+func appendCapped(line, b []byte, overlong bool) ([]byte, bool) {
+	if room := maxLine - len(line); len(b) > room {
+		return append(line, b[:room]...), true
+	}
+	return append(line, b...), overlong
+}
+
+// emit hands a line to Lines, dropping it when nobody keeps up: a
+// chatty process must never block on the harness.
+func (p *Process) emit(s string) {
+	select {
+	case p.lines <- s:
+	default:
+	}
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+// Pid is the process id of the leader, which is also the process group id.
+func (p *Process) Pid() int { return p.pgid }
+
+// Exited is closed once the leader has exited (and its output has been
+// read, or briefly waited for).
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// ExitErr is the leader's exit status once Exited is closed: nil for exit
+// code 0, an *exec.ExitError otherwise. Before that it is nil.
+func (p *Process) ExitErr() error {
+	select {
+	case <-p.exited:
+		return p.exitErr
+	default:
+		return nil
+	}
+}
+
+// Tail returns the last bytes the process wrote to stderr and stdout.
+func (p *Process) Tail() string { return p.tail.String() }
+
+// Lines delivers stdout line by line (without the newline). It is
+// buffered and lines are dropped when it is full; it is closed when
+// stdout reaches EOF.
+func (p *Process) Lines() <-chan string { return p.lines }
+
+// Stop sends SIGTERM to the whole process group, SIGKILL after grace, and
+// returns once the leader has been reaped and no live member of the group
+// remains. It is idempotent and safe to call concurrently; every caller
+// waits for the first to finish. The error says only whether the group
+// could be stopped; the exit status is ExitErr.
+func (p *Process) Stop(grace time.Duration) error {
+	p.stopOnce.Do(func() { p.stopErr = p.stop(grace) })
+	return p.stopErr
+}
+
+func (p *Process) stop(grace time.Duration) error {
+	if p.stdin != nil {
+		_ = p.stdin.Close()
+	}
+	// A group whose leader is reaped and that has no live member may
+	// already have given its number to someone else: leave it alone.
+	if p.done() && !groupAlive(p.pgid) {
+		return nil
+	}
+	if err := signalGroup(p.pgid, syscall.SIGTERM); err != nil {
+		return err
+	}
+	if p.waitGone(grace) {
+		return nil
+	}
+	if err := signalGroup(p.pgid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	if p.waitGone(killWait) {
+		return nil
+	}
+	return fmt.Errorf("process group %d still alive %v after SIGKILL", p.pgid, killWait)
+}
+
+func (p *Process) done() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitGone polls until the leader has exited and the group has no live
+// member, or d has passed.
+func (p *Process) waitGone(d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	exited := p.exited
+	for {
+		if p.done() && !groupAlive(p.pgid) {
+			return true
+		}
+		select {
+		case <-deadline.C:
+			return p.done() && !groupAlive(p.pgid)
+		case <-exited:
+			exited = nil // wake once on exit, then poll
+		case <-tick.C:
+		}
+	}
+}
+
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal process group %d: %w", pgid, err)
+	}
+	return nil
+}
