@@ -140,6 +140,13 @@ func (s *Server) StreamFor(ctx context.Context, t wire.Type, after int) (*Stream
 	})
 }
 
+// FirstStream waits up to within for the client's first stream of any kind,
+// so a client that never connects is told apart from one that connects and
+// then misbehaves.
+func (s *Server) FirstStream(ctx context.Context, within time.Duration) (*Stream, error) {
+	return s.waitStream(ctx, within, func(*Stream) bool { return true })
+}
+
 // ExpectNoStream watches for the quiet window and returns the first stream
 // opened in it with an ID greater than after, or nil when none was.
 func (s *Server) ExpectNoStream(ctx context.Context, after int) *Stream {

@@ -13,6 +13,7 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -45,6 +46,7 @@ type Stream struct {
 	queues   map[string][]*Request
 	nonces   map[string]bool // every nonce sent on this stream
 	nonceSeq int
+	sent     map[string]int // responses handed to gRPC, per type URL
 	err      error // why the stream ended; nil while open
 }
 
@@ -84,6 +86,9 @@ type Request struct {
 	// SotW is set on SotW streams, Delta on incremental ones.
 	SotW  *discovery.DiscoveryRequest
 	Delta *discovery.DeltaDiscoveryRequest
+	// Answered counts the responses of the request's type the server had
+	// sent on the stream when the request arrived.
+	Answered int
 }
 
 // TypeURL is the request's type_url, or the service's type on a per-type
@@ -175,7 +180,7 @@ func newStream(srv *Server, service *wire.Type, delta bool) *Stream {
 	return &Stream{
 		Service: service, Delta: delta, srv: srv,
 		ops: make(chan sendOp), end: make(chan error, 1), gone: make(chan struct{}),
-		notify: make(chan struct{}), queues: map[string][]*Request{}, nonces: map[string]bool{},
+		notify: make(chan struct{}), queues: map[string][]*Request{}, nonces: map[string]bool{}, sent: map[string]int{},
 	}
 }
 
@@ -221,6 +226,11 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 	for {
 		select {
 		case op := <-st.ops:
+			// Counted before sending: the client may answer before Send
+			// returns, and its answer must see the response as sent.
+			st.mu.Lock()
+			st.sent[typeOf(op.msg)]++
+			st.mu.Unlock()
 			err := send(op.msg)
 			if err == nil {
 				st.srv.opts.Transcript.Record(st.Name, transcript.Sent, op.msg)
@@ -236,6 +246,18 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 			st.finish(err, "broken: "+statusText(err))
 			return err
 		case <-ctx.Done():
+			// gRPC cancels the stream when a request does not decode: the
+			// receive error says why, so prefer it if it comes promptly.
+			grace := time.NewTimer(100 * time.Millisecond)
+			defer grace.Stop()
+			select {
+			case err := <-recvDone:
+				if !errors.Is(err, io.EOF) && grpcstatus.Code(err) != codes.Canceled {
+					st.finish(err, "broken: "+statusText(err))
+					return err
+				}
+			case <-grace.C:
+			}
 			st.finish(ctx.Err(), "cancelled: "+statusText(grpcstatus.FromContextError(ctx.Err()).Err()))
 			return ctx.Err()
 		}
@@ -279,6 +301,7 @@ func (st *Stream) received(m proto.Message) {
 		r.Delta = m
 	}
 	sentNonce := r.Nonce() == "" || st.nonces[r.Nonce()]
+	r.Answered = st.sent[r.TypeURL()]
 	st.all = append(st.all, r)
 	st.queues[r.TypeURL()] = append(st.queues[r.TypeURL()], r)
 	st.wake()
@@ -481,4 +504,14 @@ func (st *Stream) RespondDelta(ctx context.Context, t wire.Type, version string,
 		resp.Resources = append(resp.Resources, &discovery.Resource{Name: wire.NameOf(m), Version: version, Resource: a})
 	}
 	return resp, st.Send(ctx, resp)
+}
+
+func typeOf(m proto.Message) string {
+	switch m := m.(type) {
+	case *discovery.DiscoveryResponse:
+		return m.GetTypeUrl()
+	case *discovery.DeltaDiscoveryResponse:
+		return m.GetTypeUrl()
+	}
+	return ""
 }

@@ -18,10 +18,19 @@ var files embed.FS
 // For returns the shipped known-failing list of a built-in target, or nil
 // when the target has none (e.g. builtin:reference, which must pass).
 func For(target string) (*engine.KnownFailing, error) {
-	name := map[string]string{
+	return load(map[string]string{
 		"builtin:go-control-plane":        "go-control-plane-snapshot.txt",
 		"builtin:go-control-plane-linear": "go-control-plane-linear.txt",
-	}[target]
+	}[target])
+}
+
+// ForClient returns the shipped list for a built-in client target, or nil
+// when it has none (the reference client must pass everything).
+func ForClient(target string) (*engine.KnownFailing, error) {
+	return load(map[string]string{"builtin:grpc-go": "grpc-go.txt"}[target])
+}
+
+func load(name string) (*engine.KnownFailing, error) {
 	if name == "" {
 		return nil, nil
 	}

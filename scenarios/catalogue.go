@@ -20,6 +20,19 @@ func Server() []*engine.Scenario {
 	return all
 }
 
+// Client returns the client-role catalogue, in report order.
+func Client() []*engine.Scenario {
+	var all []*engine.Scenario
+	for _, area := range [][]*engine.Scenario{
+		clientStreamScenarios, clientAckScenarios, clientNonceScenarios,
+		clientResourceScenarios, clientDeletionScenarios, clientMissingScenarios,
+		clientReconnectScenarios, clientDeltaScenarios,
+	} {
+		all = append(all, area...)
+	}
+	return all
+}
+
 // Shorthands that keep scenario bodies close to the spec's own notation.
 var (
 	LDS = wire.Listener

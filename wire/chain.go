@@ -59,6 +59,22 @@ func ClientRoute(name, cluster string, rev int) *route.RouteConfiguration {
 	}
 }
 
+// ClientRoutes is a route configuration using every one of clusters: path
+// prefix /<i>/ goes to clusters[i], and the last cluster also takes the rest.
+func ClientRoutes(name string, rev int, clusters ...string) *route.RouteConfiguration {
+	rc := ClientRoute(name, clusters[len(clusters)-1], rev)
+	vh := rc.VirtualHosts[0]
+	var routes []*route.Route
+	for i, c := range clusters[:len(clusters)-1] {
+		routes = append(routes, &route.Route{
+			Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: fmt.Sprintf("/%d/", i)}},
+			Action: &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_Cluster{Cluster: c}}},
+		})
+	}
+	vh.Routes = append(routes, vh.Routes...)
+	return rc
+}
+
 // ClientCluster is an EDS cluster over ADS; its endpoints are the
 // ClusterLoadAssignment of the same name.
 func ClientCluster(name string, rev int) *cluster.Cluster {

@@ -36,7 +36,7 @@ from the target.`,
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			var list []listedScenario
-			for _, s := range scenarios.Server() {
+			for _, s := range append(scenarios.Server(), scenarios.Client()...) {
 				list = append(list, describe(s))
 			}
 			if asJSON {

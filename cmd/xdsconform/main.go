@@ -1,6 +1,6 @@
 // Command xdsconform is the xDS protocol conformance harness: it plays an
-// xDS client against a management server (and, later, a management server
-// against a client) and reports, rule by rule, where the target breaks the
+// xDS client against a management server, or a management server against
+// an xDS client, and reports, rule by rule, where the target breaks the
 // protocol.
 package main
 
@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/xdsconform/xdsconform/grpcgoclient"
 )
 
 // Exit codes, documented in the help text and the README.
@@ -26,6 +28,9 @@ const (
 var version = "dev"
 
 func main() {
+	// The built-in grpc-go client target re-executes this binary: grpc-go
+	// reads its xDS bootstrap once per process.
+	grpcgoclient.RunChildIfRequested()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))

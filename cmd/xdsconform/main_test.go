@@ -15,9 +15,19 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
+	"github.com/xdsconform/xdsconform/grpcgoclient"
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 )
+
+// TestMain lets the built-in grpc-go client re-execute this test binary.
+func TestMain(m *testing.M) {
+	grpcgoclient.RunChildIfRequested()
+	if mode := os.Getenv(misbehavingClient); mode != "" {
+		os.Exit(runMisbehavingClient(mode, os.Args[len(os.Args)-1]))
+	}
+	os.Exit(m.Run())
+}
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -131,7 +141,12 @@ func TestListJSON(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	var list []listedScenario
 	require.NoError(t, json.Unmarshal([]byte(out), &list))
-	assert.GreaterOrEqual(t, len(list), 40)
+	roles := map[string]int{}
+	for _, s := range list {
+		roles[s.Role]++
+	}
+	assert.GreaterOrEqual(t, roles["server"], 40)
+	assert.GreaterOrEqual(t, roles["client"], 30)
 	for _, s := range list {
 		assert.NoError(t, requirements.Validate(s.Requirements), s.ID)
 		assert.NotEmpty(t, s.Variants, s.ID)
@@ -139,12 +154,23 @@ func TestListJSON(t *testing.T) {
 	}
 }
 
-// The embedded default passes: go-control-plane fails only what its
-// shipped known-failing list says.
+// The embedded default passes: go-control-plane and grpc-go fail only what
+// their shipped known-failing lists say, and one report holds both suites.
 func TestDefaultRun(t *testing.T) {
-	code, out, stderr := run(t, "run", "--timeout", "2s")
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out, stderr := run(t, "run", "--timeout", "2s", "--quiet", "1s", "--json", js)
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Contains(t, out, "XFAIL")
+	var run results.Run
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &run))
+	assert.Equal(t, "server+client", run.Role)
+	roles := map[string]bool{}
+	for _, r := range run.Results {
+		roles[strings.SplitN(r.ID, "/", 2)[0]] = true
+	}
+	assert.Equal(t, map[string]bool{"server": true, "client": true}, roles)
 }
 
 // cancelOnWrite cancels a context the first time output containing marker

@@ -15,8 +15,10 @@ catalogue) and reports, rule by rule, what it breaks.
 
 Roles:
   server   the harness plays an xDS client against your management server
-  run      the embedded default: the server suite against go-control-plane,
-           built in, with its known-failing list; needs no setup
+  client   the harness plays the management server against your xDS client
+  run      the embedded default: the server suite against go-control-plane
+           and the client suite against grpc-go, both built in, with their
+           known-failing lists; needs no setup
   list     the scenario catalogue
 
 Exit codes:
@@ -41,7 +43,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newServerCmd(stdout), newRunCmd(stdout), newListCmd(stdout))
+	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout))
 	if err := root.ExecuteContext(ctx); err != nil {
 		code := codeOf(err)
 		if code != exitFailures && code != exitInterrupted {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,8 @@ type suiteFlags struct {
 	junit, json                     string
 	parallel                        int
 	verbose                         bool
+	// extraOptions are recorded in the report with the flags above.
+	extraOptions map[string]string
 }
 
 func (f *suiteFlags) register(c *cobra.Command) {
@@ -91,28 +94,55 @@ type suiteRun struct {
 	catalogue    []*engine.Scenario
 	env          engine.Env
 	known        *engine.KnownFailing
+	// sequential runs one pair at a time (a client started elsewhere).
+	sequential bool
 }
 
-// runSuite expands, runs and reports a suite and returns the exit code as
-// an error (nil for 0).
+// runSuite expands, runs and reports one suite and returns the exit code
+// as an error (nil for 0).
 func runSuite(ctx context.Context, out io.Writer, f *suiteFlags, s suiteRun) error {
+	return runSuites(ctx, out, f, []suiteRun{s})
+}
+
+// runSuites runs several suites at once (each against its own target) and
+// writes one combined report: `xdsconform run` checks a server and a client
+// in one go, and CI wants one JUnit file and one exit code.
+func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suiteRun) error {
 	sel, err := f.selection()
 	if err != nil {
 		return err
 	}
-	pairs, err := engine.Expand(s.catalogue, sel)
-	if err != nil {
-		return usageError("%v", err)
+	pairs := make([][]engine.Pair, len(suites))
+	selected := 0
+	for i, s := range suites {
+		ps, err := engine.Expand(s.catalogue, sel)
+		if err != nil && !(len(suites) > 1 && errors.Is(err, engine.ErrNothingSelected)) {
+			return usageError("%v", err)
+		}
+		pairs[i] = ps
+		selected += len(ps)
+		for _, p := range s.known.Unmatched(ps) {
+			fmt.Fprintf(out, "note: known-failing entry %q matches no selected scenario\n", p)
+		}
 	}
-	for _, p := range s.known.Unmatched(pairs) {
-		fmt.Fprintf(out, "note: known-failing entry %q matches no selected scenario\n", p)
+	if selected == 0 {
+		return usageError("%v", engine.ErrNothingSelected)
 	}
 	console := reports.NewConsole(out, reports.ConsoleOptions{Verbose: f.verbose})
+	var roles, names []string
+	for i, s := range suites {
+		roles = append(roles, s.role)
+		names = append(names, s.target)
+		if len(suites) > 1 {
+			names[i] = s.role + ": " + s.target
+		}
+		fmt.Fprintf(out, "xdsconform %s: %s suite, %d scenario runs against %s\n", version, s.role, len(pairs[i]), s.target)
+	}
 	run := results.Run{
 		SchemaVersion:  reports.JSONSchemaVersion,
 		HarnessVersion: version,
-		Role:           s.role,
-		Target:         s.target,
+		Role:           strings.Join(roles, "+"),
+		Target:         strings.Join(names, "; "),
 		Started:        time.Now().UTC(),
 		Options: map[string]string{
 			"timeout": f.timeout.String(), "quiet": f.quiet.String(), "scenario_timeout": f.scenarioTimeout.String(),
@@ -120,14 +150,36 @@ func runSuite(ctx context.Context, out io.Writer, f *suiteFlags, s suiteRun) err
 			"variant": strings.Join(f.variants, ","), "known_failing": f.knownFailing, "parallel": strconv.Itoa(f.parallel),
 		},
 	}
-	fmt.Fprintf(out, "xdsconform %s: %s suite, %d scenario runs against %s\n", version, s.role, len(pairs), s.target)
-	run.Results, run.Interrupted = engine.Run(ctx, pairs, engine.Config{
-		Env:          s.env,
-		Timeouts:     engine.Timeouts{Expect: f.timeout, Quiet: f.quiet, Scenario: f.scenarioTimeout},
-		Parallel:     f.parallel,
-		KnownFailing: s.known,
-		Progress:     console.Finished,
-	})
+	for k, v := range f.extraOptions {
+		run.Options[k] = v
+	}
+	// Each suite's results stay in catalogue order, suites in the order
+	// given, so the same targets give the same report every run.
+	perSuite := make([][]results.Result, len(suites))
+	interrupted := make([]bool, len(suites))
+	var wg sync.WaitGroup
+	for i, s := range suites {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parallel := f.parallel
+			if s.sequential {
+				parallel = 1
+			}
+			perSuite[i], interrupted[i] = engine.Run(ctx, pairs[i], engine.Config{
+				Env:          s.env,
+				Timeouts:     engine.Timeouts{Expect: f.timeout, Quiet: f.quiet, Scenario: f.scenarioTimeout},
+				Parallel:     parallel,
+				KnownFailing: s.known,
+				Progress:     console.Finished,
+			})
+		}()
+	}
+	wg.Wait()
+	for i := range suites {
+		run.Results = append(run.Results, perSuite[i]...)
+		run.Interrupted = run.Interrupted || interrupted[i]
+	}
 	run.Duration = time.Since(run.Started)
 	console.Summary(run)
 	if err := reports.WriteFiles(run, f.junit, f.json); err != nil {

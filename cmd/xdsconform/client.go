@@ -1,0 +1,143 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/knownfailing"
+	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/scenarios"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+const clientLong = `Run the client suite: xdsconform plays the management server and checks what
+your xDS client sends and what it does with what it receives, in every
+variant the client speaks.
+
+Each scenario starts a fresh client pointed at a fresh fake management
+server, serves it a listener → route → cluster → endpoints chain one hop at a
+time (the way a gRPC client asks for them), and checks the client's
+requests, ACKs and NACKs. Scenarios about what the client accepted, deleted
+or considers non-existent read its status view: the Client Status Discovery
+Service (CSDS), or Envoy's admin /config_dump with --observer admin.
+
+Targets:
+  --target builtin:reference   our conformant reference client (all four variants)
+  --target builtin:grpc-go     grpc-go's xDS client (SotW ADS), a child process
+  --client-cmd 'COMMAND'       your client: one fresh process per scenario
+  --client-wait                your client, started elsewhere, connects to --listen
+
+A --client-cmd is run by sh in its own process group and stopped (SIGTERM,
+then SIGKILL) after each scenario. It may use these template variables,
+shell-quoted when substituted:
+` + "{{vars}}" + `
+Clients that wait on their does-not-exist timer (15 s in gRPC) make the
+scenarios client/dne/* take that long; they run concurrently with the rest.
+Set --dne-timer if your client's timer differs.`
+
+const clientExample = `  # grpc-go's xDS client, built in
+  xdsconform client --target builtin:grpc-go --junit client.xml
+
+  # your gRPC client binary, one process per scenario, status through CSDS
+  xdsconform client --client-cmd 'my-client --target {{.Target}} --csds {{.CSDS}}'
+
+  # the reference client with one rule deliberately broken
+  xdsconform client --target builtin:reference --fault ack-duplicates --run 'client/nack/*'`
+
+type clientFlags struct {
+	suite    suiteFlags
+	opts     targets.ClientOptions
+	variants []string
+	faults   []string
+}
+
+func newClientCmd(out io.Writer) *cobra.Command {
+	f := &clientFlags{}
+	c := &cobra.Command{
+		Use:     "client --target builtin:NAME | --client-cmd COMMAND | --client-wait [flags]",
+		Short:   "Run the client suite against an xDS client",
+		Long:    strings.Replace(clientLong, "{{vars}}", commandVarsHelp(), 1),
+		Example: clientExample,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runClient(c, out, f)
+		},
+	}
+	f.suite.register(c)
+	f.register(c)
+	return c
+}
+
+func (f *clientFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.opts.Target, "target", "", "built-in client: builtin:reference or builtin:grpc-go")
+	fs.StringVar(&f.opts.Command, "client-cmd", "", "shell command starting your client, run once per scenario (template variables: see above)")
+	fs.BoolVar(&f.opts.Wait, "client-wait", false, "your client is started elsewhere and connects to --listen; scenarios run one at a time")
+	fs.StringVar(&f.opts.Listen, "listen", "", "address of the harness's management server (default: a fresh 127.0.0.1 port per scenario; required with --client-wait)")
+	fs.StringVar(&f.opts.Listener, "listener", "", "with --client-wait: the listener name your client asks for")
+	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four)")
+	fs.StringVar(&f.opts.Observer, "observer", targets.ObserveCSDS, "how to read the client's status: csds, admin (Envoy /config_dump) or none")
+	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+clientFaultNames()+")")
+	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
+	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", 10*time.Second, "how long a launched client may take to connect")
+}
+
+func clientFaultNames() string {
+	var names []string
+	for _, f := range refclient.AllFaults {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+func commandVarsHelp() string {
+	var b strings.Builder
+	for _, k := range []string{"Bootstrap", "EnvoyBootstrap", "Server", "NodeID", "Cluster", "Listener", "Target", "CSDS", "Admin", "Dir"} {
+		b.WriteString("  {{." + k + "}}")
+		b.WriteString(strings.Repeat(" ", max(1, 17-len(k))))
+		b.WriteString(targets.CommandVars[k] + "\n")
+	}
+	return b.String()
+}
+
+// clientSuite validates the client flags and returns the suite to run.
+func (f *clientFlags) clientSuite() (suiteRun, error) {
+	f.opts.Faults = f.faults
+	for _, s := range f.variants {
+		v, err := wire.ParseVariant(s)
+		if err != nil {
+			return suiteRun{}, usageError("--client-variants: %v", err)
+		}
+		f.opts.Variants = append(f.opts.Variants, v)
+	}
+	if f.opts.DNETimer <= 0 {
+		return suiteRun{}, usageError("--dne-timer must be positive")
+	}
+	if f.opts.StartTimeout <= 0 {
+		return suiteRun{}, usageError("--start-timeout must be positive")
+	}
+	clients, err := targets.NewClients(f.opts)
+	if err != nil {
+		return suiteRun{}, usageError("%v", err)
+	}
+	known, err := f.suite.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.ForClient(f.opts.Target) })
+	if err != nil {
+		return suiteRun{}, err
+	}
+	f.suite.extraOptions = map[string]string{"dne_timer": f.opts.DNETimer.String()}
+	return suiteRun{role: "client", target: clients.Name(), catalogue: scenarios.Client(), env: clients, known: known, sequential: clients.Sequential()}, nil
+}
+
+func runClient(c *cobra.Command, out io.Writer, f *clientFlags) error {
+	s, err := f.clientSuite()
+	if err != nil {
+		return err
+	}
+	return runSuite(c.Context(), out, &f.suite, s)
+}

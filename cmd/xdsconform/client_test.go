@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
+
+	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+func TestClientExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no target", []string{"client"}, exitUsage, "exactly one of"},
+		{"two targets", []string{"client", "--target", "builtin:reference", "--client-cmd", "true"}, exitUsage, "exactly one of"},
+		{"unknown builtin", []string{"client", "--target", "builtin:nope"}, exitUsage, "unknown client target"},
+		{"unknown fault", []string{"client", "--target", "builtin:reference", "--fault", "nope"}, exitUsage, "nope"},
+		{"fault on grpc-go", []string{"client", "--target", "builtin:grpc-go", "--fault", "no-node"}, exitUsage, "--fault only applies"},
+		{"variant grpc-go lacks", []string{"client", "--target", "builtin:grpc-go", "--client-variants", "delta-ads"}, exitUsage, "does not speak delta-ads"},
+		{"bad template", []string{"client", "--client-cmd", "run {{.Nope}}"}, exitUsage, "Nope"},
+		{"wait without listen", []string{"client", "--client-wait"}, exitUsage, "--listen"},
+		{"bad observer", []string{"client", "--target", "builtin:reference", "--observer", "psychic"}, exitUsage, "unknown observer"},
+		{"bad dne timer", []string{"client", "--target", "builtin:reference", "--dne-timer", "0s"}, exitUsage, "--dne-timer"},
+		{"reference passes", []string{"client", "--target", "builtin:reference", "--run", "client/nack/*"}, exitOK, ""},
+		{"fault fails", []string{"client", "--target", "builtin:reference", "--fault", "ack-duplicates", "--run", "client/nack/duplicate-names", "--timeout", "1s"}, exitFailures, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
+			assert.Contains(t, stderr, tc.stderr)
+			if tc.stderr != "" {
+				assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
+			}
+		})
+	}
+}
+
+// misbehavingClient is the test binary run as a --client-cmd client that
+// breaks the protocol in the way XDSCONFORM_TEST_CLIENT says.
+const misbehavingClient = "XDSCONFORM_TEST_CLIENT"
+
+// runMisbehavingClient runs in the child process: it connects to the
+// harness at addr and misbehaves, then waits to be stopped.
+func runMisbehavingClient(mode, addr string) int {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	switch mode {
+	case "wrong-service": // per-type CDS while the harness expects ADS
+		st, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, wire.MethodFor(wire.SotWPerType, wire.Cluster))
+		if err == nil {
+			err = st.SendMsg(&discovery.DiscoveryRequest{TypeUrl: wire.Cluster.URL, ResourceNames: []string{"c"}})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	case "garbage": // bytes that are no DiscoveryRequest on the ADS method
+		st, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, wire.MethodFor(wire.SotWADS, wire.Listener), grpc.ForceCodecV2(rawCodec{}))
+		if err == nil {
+			err = st.SendMsg([]byte{0xff, 0xff, 0xff, 0x0f, 0x01})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	select {} // until the harness stops the process
+}
+
+// rawCodec sends []byte as they are.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.([]byte))}, nil
+}
+func (rawCodec) Unmarshal(mem.BufferSlice, any) error { return nil }
+func (rawCodec) Name() string                         { return "proto" }
+
+func clientReport(t *testing.T, args ...string) (int, results.Run, string) {
+	t.Helper()
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out, stderr := run(t, append(args, "--json", js)...)
+	var r results.Run
+	b, err := os.ReadFile(js)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	require.NoError(t, json.Unmarshal(b, &r))
+	return code, r, out
+}
+
+// A --client-cmd that exits at once, never connects or ignores SIGTERM
+// gives an error outcome naming the cause, leaves no process behind, and
+// does not stop the run.
+func TestClientCommandFailures(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, cmd, want string
+	}{
+		{"exits at once", "echo 'cannot start: no config' >&2; exit 7", "cannot start: no config"},
+		{"never connects", "echo $$ > " + filepath.Join(dir, "never") + "; exec sleep 60", "never connected"},
+		{"ignores SIGTERM", "trap '' TERM; echo $$ > " + filepath.Join(dir, "hangs") + "; while :; do sleep 1; done", "never connected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, rep, out := clientReport(t, "client", "--client-cmd", tc.cmd, "--start-timeout", "1s",
+				"--run", "client/stream/client-speaks-first,client/ack/every-response", "--variant", "sotw-ads")
+			assert.Equal(t, exitFailures, code, out)
+			require.Len(t, rep.Results, 2, "the run carries on after a broken client")
+			for _, r := range rep.Results {
+				assert.Equal(t, results.Error, r.Outcome, r.FullName())
+				assert.Contains(t, r.Message, tc.want, r.FullName())
+			}
+		})
+	}
+	for _, f := range []string{"never", "hangs"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		require.NoError(t, err)
+		assert.False(t, process.Alive(pid), "the %s client (pid %d) must be gone", f, pid)
+	}
+}
+
+// A client that opens the wrong service or sends garbage fails the
+// scenario, with the evidence in the transcript.
+func TestMisbehavingClientFails(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, mode := range []string{"wrong-service", "garbage"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := misbehavingClient + "=" + mode + " " + process.Quote(exe) + " {{.Server}}"
+			code, rep, out := clientReport(t, "client", "--client-cmd", cmd, "--timeout", "1s",
+				"--run", "client/stream/client-speaks-first", "--variant", "sotw-ads")
+			assert.Equal(t, exitFailures, code, out)
+			require.Len(t, rep.Results, 1)
+			r := rep.Results[0]
+			assert.Equal(t, results.Fail, r.Outcome, r.Message)
+			assert.NotEmpty(t, r.Transcript)
+			assert.Contains(t, r.Message, map[string]string{"wrong-service": "STREAM-9", "garbage": "ended"}[mode])
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package refclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"slices"
+
+	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	"google.golang.org/grpc"
+)
+
+// csdsServer answers the Client Status Discovery Service with the client's
+// current view, the oracle of the client-role scenarios (OBS-1). Node
+// matchers are ignored: the server only ever describes this one client.
+type csdsServer struct {
+	statuspb.UnimplementedClientStatusDiscoveryServiceServer
+	c *Client
+}
+
+// FetchClientStatus returns the current view.
+func (s csdsServer) FetchClientStatus(context.Context, *statuspb.ClientStatusRequest) (*statuspb.ClientStatusResponse, error) {
+	return &statuspb.ClientStatusResponse{Config: []*statuspb.ClientConfig{s.c.current()}}, nil
+}
+
+// StreamClientStatus answers every request on the stream with the current
+// view.
+func (s csdsServer) StreamClientStatus(st grpc.BidiStreamingServer[statuspb.ClientStatusRequest, statuspb.ClientStatusResponse]) error {
+	for {
+		if _, err := st.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if err := st.Send(&statuspb.ClientStatusResponse{Config: []*statuspb.ClientConfig{s.c.current()}}); err != nil {
+			return err
+		}
+	}
+}
+
+// buildSnapshot renders the loop's state as one ClientConfig: one generic
+// xDS config per watched resource, in chain order then by name. The
+// snapshot shares the received Anys, which are never modified.
+func (c *Client) buildSnapshot() *statuspb.ClientConfig {
+	cfg := &statuspb.ClientConfig{Node: c.baseNode()}
+	for _, t := range followed {
+		byName := c.res[t.URL]
+		for _, name := range slices.Sorted(maps.Keys(byName)) {
+			s := byName[name]
+			g := &statuspb.ClientConfig_GenericXdsConfig{
+				TypeUrl:      s.typ,
+				Name:         s.name,
+				VersionInfo:  s.version,
+				XdsConfig:    s.any,
+				ClientStatus: s.status,
+			}
+			if s.status == statusNacked {
+				if c.fault(FaultNoErrorState) {
+					g.ClientStatus = statusAcked // ERR-12, OBS-1 broken
+				} else {
+					g.ErrorState = &admin.UpdateFailureState{Details: s.errDetails, VersionInfo: s.errVersion}
+				}
+			}
+			cfg.GenericXdsConfigs = append(cfg.GenericXdsConfigs, g)
+		}
+	}
+	return cfg
+}

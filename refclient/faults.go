@@ -1,0 +1,212 @@
+package refclient
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fault is a switch that makes the reference client break exactly one rule
+// of the xDS protocol, so that the harness can prove each client-role check
+// detects the violation it is written for. The string value is the stable
+// name used on command lines and in reports.
+type Fault string
+
+// The fault switches. Each comment names the rule (from requirements.md)
+// that the fault breaks; the code path it changes carries the same rule ID.
+const (
+	// FaultWaitsForServer opens streams but sends nothing until the server sends something (STREAM-1).
+	FaultWaitsForServer Fault = "waits-for-server"
+	// FaultNoNode never sends the node (STREAM-3).
+	FaultNoNode Fault = "no-node"
+	// FaultNodeDrifts sends the node on every request with a different user_agent_version each time (STREAM-5).
+	FaultNodeDrifts Fault = "node-drifts"
+	// FaultNoTypeURL sends ACKs and NACKs with an empty type_url (STREAM-6).
+	FaultNoTypeURL Fault = "no-type-url"
+	// FaultAckWrongVersion ACKs with the previously accepted version instead of the response's (ACK-2).
+	FaultAckWrongVersion Fault = "ack-wrong-version"
+	// FaultSkipAcks does not answer every second response of a type (ACK-1).
+	FaultSkipAcks Fault = "skip-acks"
+	// FaultNackWithoutErrorDetail NACKs without error_detail (ACK-3, ACK-4, DELTA-1).
+	FaultNackWithoutErrorDetail Fault = "nack-without-error-detail"
+	// FaultNackRejectedVersion NACKs with the rejected response's version_info (ACK-3).
+	FaultNackRejectedVersion Fault = "nack-rejected-version"
+	// FaultApplyRejected applies the resources of a NACKed response anyway (ACK-7).
+	FaultApplyRejected Fault = "apply-rejected"
+	// FaultAckDuplicates accepts responses naming a resource twice, last one wins (DUP-2).
+	FaultAckDuplicates Fault = "ack-duplicates"
+	// FaultCrashOnEmptyName stops the client when a resource has an empty name.
+	FaultCrashOnEmptyName Fault = "crash-on-empty-name"
+	// FaultIgnoreAnyType silently skips resources whose type mismatches the response (STREAM-8).
+	FaultIgnoreAnyType Fault = "ignore-any-type"
+	// FaultEchoOldNonce echoes the nonce of the previous response of the type (NONCE-3).
+	FaultEchoOldNonce Fault = "echo-old-nonce"
+	// FaultStreamWideNonce echoes the latest nonce of the stream whatever its type (NONCE-3).
+	FaultStreamWideNonce Fault = "stream-wide-nonce"
+	// FaultAckEmptyNonce ACKs with an empty response_nonce (NONCE-4).
+	FaultAckEmptyNonce Fault = "ack-empty-nonce"
+	// FaultReuseNonceAfterReconnect carries the old stream's nonces into the new stream (NONCE-5).
+	FaultReuseNonceAfterReconnect Fault = "reuse-nonce-after-reconnect"
+	// FaultForgetNonceOnUnsubscribe forgets a type's nonce when its last name is dropped (NONCE-6).
+	FaultForgetNonceOnUnsubscribe Fault = "forget-nonce-on-unsubscribe"
+	// FaultIgnoreLdsCdsOmission never deletes Listeners/Clusters missing from a SotW response (DEL-4).
+	FaultIgnoreLdsCdsOmission Fault = "ignore-lds-cds-omission"
+	// FaultOmissionDeletesAllTypes takes SotW RDS/EDS names missing from a response as deleted (DEL-5, DNE-2).
+	FaultOmissionDeletesAllTypes Fault = "omission-deletes-all-types"
+	// FaultIgnoreRemoved ignores delta removed_resources (DEL-2).
+	FaultIgnoreRemoved Fault = "ignore-removed"
+	// FaultNackUnknownRemoval NACKs delta removals of names the client neither watches nor holds (DEL-3).
+	FaultNackUnknownRemoval Fault = "nack-unknown-removal"
+	// FaultNoDneTimer never marks a resource DOES_NOT_EXIST by timer (DNE-1).
+	FaultNoDneTimer Fault = "no-dne-timer"
+	// FaultIgnoreAfterDne ignores (but ACKs) a resource arriving after its DOES_NOT_EXIST (DNE-4).
+	FaultIgnoreAfterDne Fault = "ignore-after-dne"
+	// FaultForgetSubscriptionsOnReconnect re-requests only LDS on a new stream (RECONN-3, DELTA-7).
+	FaultForgetSubscriptionsOnReconnect Fault = "forget-subscriptions-on-reconnect"
+	// FaultReconnectEmptyVersion sends empty version_info on a new SotW stream (VER-4).
+	FaultReconnectEmptyVersion Fault = "reconnect-empty-version"
+	// FaultEmptyLdsOnReconnect names nothing in the first LDS request of a new stream (RES-1).
+	FaultEmptyLdsOnReconnect Fault = "empty-lds-on-reconnect"
+	// FaultForgetInitialResourceVersions reconnects delta streams without initial_resource_versions (DELTA-6).
+	FaultForgetInitialResourceVersions Fault = "forget-initial-resource-versions"
+	// FaultIrvOnEveryRequest puts initial_resource_versions on every delta request (DELTA-6).
+	FaultIrvOnEveryRequest Fault = "irv-on-every-request"
+	// FaultDropCacheOnDisconnect forgets every resource when a stream ends (RECONN-4).
+	FaultDropCacheOnDisconnect Fault = "drop-cache-on-disconnect"
+	// FaultSilentLastUnsubscribe sends nothing when the last name of a type is dropped (UNSUB-1, UNSUB-3).
+	FaultSilentLastUnsubscribe Fault = "silent-last-unsubscribe"
+	// FaultNeverUnsubscribe never removes names from requests (UNSUB-1).
+	FaultNeverUnsubscribe Fault = "never-unsubscribe"
+	// FaultNackUnrequested NACKs responses holding a resource the client does not watch (RES-3).
+	FaultNackUnrequested Fault = "nack-unrequested"
+	// FaultIgnoreUpdates never replaces a resource already held, though the response is ACKed (UPD-6, GRP-4).
+	FaultIgnoreUpdates Fault = "ignore-updates"
+	// FaultReconnectOnSilence reopens the stream when no response follows a request within 200 ms (UPD-5, NONCE-10).
+	FaultReconnectOnSilence Fault = "reconnect-on-silence"
+	// FaultNackDecreasingSystemVersion NACKs delta responses whose system_version_info is empty or decreasing (VER-6).
+	FaultNackDecreasingSystemVersion Fault = "nack-decreasing-system-version"
+	// FaultDeltaAckWithoutNonce sends delta ACKs with an empty response_nonce (DELTA-1).
+	FaultDeltaAckWithoutNonce Fault = "delta-ack-without-nonce"
+	// FaultNoErrorState reports NACKED resources as ACKED with no error_state in CSDS (ERR-12, OBS-1).
+	FaultNoErrorState Fault = "no-error-state"
+
+	// The faults below were not in the original brief; the client-role
+	// self-proof table (scenarios/client_test.go) relies on them.
+
+	// FaultWrongListenerName watches a listener other than the one the client was pointed at (RES-1).
+	FaultWrongListenerName Fault = "wrong-listener-name"
+	// FaultNackSticky keeps NACKing a type once one of its responses was NACKed (ACK-6).
+	FaultNackSticky Fault = "nack-sticky"
+	// FaultOnlyNewNames sends SotW subscription changes naming only the
+	// names added, as if SotW were incremental (RES-1).
+	FaultOnlyNewNames Fault = "only-new-names"
+)
+
+// wrongListenerSuffix is appended to the listener name by the
+// wrong-listener-name fault.
+const wrongListenerSuffix = "-wrong"
+
+// AllFaults lists every fault in a stable order (the order of the design
+// brief), so reports and loops over faults are reproducible.
+var AllFaults = []Fault{
+	FaultWaitsForServer,
+	FaultNoNode,
+	FaultNodeDrifts,
+	FaultNoTypeURL,
+	FaultAckWrongVersion,
+	FaultSkipAcks,
+	FaultNackWithoutErrorDetail,
+	FaultNackRejectedVersion,
+	FaultApplyRejected,
+	FaultAckDuplicates,
+	FaultCrashOnEmptyName,
+	FaultIgnoreAnyType,
+	FaultEchoOldNonce,
+	FaultStreamWideNonce,
+	FaultAckEmptyNonce,
+	FaultReuseNonceAfterReconnect,
+	FaultForgetNonceOnUnsubscribe,
+	FaultIgnoreLdsCdsOmission,
+	FaultOmissionDeletesAllTypes,
+	FaultIgnoreRemoved,
+	FaultNackUnknownRemoval,
+	FaultNoDneTimer,
+	FaultIgnoreAfterDne,
+	FaultForgetSubscriptionsOnReconnect,
+	FaultReconnectEmptyVersion,
+	FaultEmptyLdsOnReconnect,
+	FaultForgetInitialResourceVersions,
+	FaultIrvOnEveryRequest,
+	FaultDropCacheOnDisconnect,
+	FaultSilentLastUnsubscribe,
+	FaultNeverUnsubscribe,
+	FaultNackUnrequested,
+	FaultIgnoreUpdates,
+	FaultReconnectOnSilence,
+	FaultNackDecreasingSystemVersion,
+	FaultDeltaAckWithoutNonce,
+	FaultNoErrorState,
+	FaultWrongListenerName,
+	FaultNackSticky,
+	FaultOnlyNewNames,
+}
+
+var faultDescriptions = map[Fault]string{
+	FaultWaitsForServer:                 "STREAM-1: opens streams but sends nothing until the server sends something",
+	FaultNoNode:                         "STREAM-3: never sends the node",
+	FaultNodeDrifts:                     "STREAM-5: sends the node on every request, with a different user_agent_version each time",
+	FaultNoTypeURL:                      "STREAM-6: ACKs and NACKs carry an empty type_url",
+	FaultAckWrongVersion:                "ACK-2: SotW ACKs carry the previously accepted version instead of the response's",
+	FaultSkipAcks:                       "ACK-1: every second response of a type is neither ACKed nor NACKed",
+	FaultNackWithoutErrorDetail:         "ACK-3, ACK-4, DELTA-1: NACKs carry no error_detail",
+	FaultNackRejectedVersion:            "ACK-3: SotW NACKs carry the rejected response's version_info",
+	FaultApplyRejected:                  "ACK-7: the resources of a NACKed response are applied anyway",
+	FaultAckDuplicates:                  "DUP-2: responses naming a resource twice are accepted, the last one wins",
+	FaultCrashOnEmptyName:               "a resource with an empty name makes the client stop",
+	FaultIgnoreAnyType:                  "STREAM-8: resources whose type mismatches the response are skipped and the response ACKed",
+	FaultEchoOldNonce:                   "NONCE-3: requests (delta: ACKs and NACKs) carry the nonce of the previous response of the type, not the latest",
+	FaultStreamWideNonce:                "NONCE-3: requests carry the latest nonce of the stream whatever its type (delta: subscription changes too)",
+	FaultAckEmptyNonce:                  "NONCE-4: SotW ACKs carry an empty response_nonce",
+	FaultReuseNonceAfterReconnect:       "NONCE-5: the first requests on a new stream carry the old stream's last nonce of the type",
+	FaultForgetNonceOnUnsubscribe:       "NONCE-6: a type's nonce is forgotten when its last name is dropped",
+	FaultIgnoreLdsCdsOmission:           "DEL-4: Listeners/Clusters missing from a SotW response are kept",
+	FaultOmissionDeletesAllTypes:        "DEL-5, DNE-2: SotW RouteConfigurations/ClusterLoadAssignments missing from a response are deleted or taken as not existing",
+	FaultIgnoreRemoved:                  "DEL-2: delta removed_resources are ignored",
+	FaultNackUnknownRemoval:             "DEL-3: delta removals of unknown names are NACKed",
+	FaultNoDneTimer:                     "DNE-1: resources are never marked DOES_NOT_EXIST by timer",
+	FaultIgnoreAfterDne:                 "DNE-4: a resource arriving after its DOES_NOT_EXIST is ignored, though ACKed",
+	FaultForgetSubscriptionsOnReconnect: "RECONN-3, DELTA-7: a new stream re-requests only LDS",
+	FaultReconnectEmptyVersion:          "VER-4: the first SotW requests on a new stream carry an empty version_info",
+	FaultEmptyLdsOnReconnect:            "RES-1: the first LDS request on a new stream names nothing (an accidental wildcard)",
+	FaultForgetInitialResourceVersions:  "DELTA-6: delta reconnects without initial_resource_versions",
+	FaultIrvOnEveryRequest:              "DELTA-6: every delta request carries initial_resource_versions",
+	FaultDropCacheOnDisconnect:          "RECONN-4: a stream end forgets every resource",
+	FaultSilentLastUnsubscribe:          "UNSUB-1, UNSUB-3: dropping the last name of a type sends no request",
+	FaultNeverUnsubscribe:               "UNSUB-1, UNSUB-3: names are never removed from requests",
+	FaultNackUnrequested:                "RES-3, DELTA-5: a response holding a resource the client does not watch is NACKed",
+	FaultIgnoreUpdates:                  "UPD-6, GRP-4: a resource already held is never replaced, though the response is ACKed",
+	FaultReconnectOnSilence:             "UPD-5, NONCE-10: the stream is reopened when no response follows a request within 200 ms",
+	FaultNackDecreasingSystemVersion:    "VER-6: delta responses with an empty or decreasing system_version_info are NACKed",
+	FaultDeltaAckWithoutNonce:           "DELTA-1: delta ACKs carry an empty response_nonce",
+	FaultNoErrorState:                   "ERR-12, OBS-1: CSDS reports NACKED resources as ACKED with no error_state",
+	FaultWrongListenerName:              "RES-1: the client watches \"<listener>-wrong\" instead of the listener it was pointed at",
+	FaultNackSticky:                     "ACK-6: once a response of a type was NACKed, every later response of the type is NACKed too",
+	FaultOnlyNewNames:                   "RES-1: a SotW subscription change names only the added resources, not the full set",
+}
+
+// Description returns one line naming the rule the fault breaks.
+func (f Fault) Description() string {
+	if d, ok := faultDescriptions[f]; ok {
+		return d
+	}
+	return "unknown fault"
+}
+
+// ParseFault reads a fault by its string value (case-insensitive).
+func ParseFault(s string) (Fault, error) {
+	for _, f := range AllFaults {
+		if strings.EqualFold(s, string(f)) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown fault %q", s)
+}

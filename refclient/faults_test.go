@@ -1,0 +1,389 @@
+package refclient
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+func TestParseFault(t *testing.T) {
+	seen := map[Fault]bool{}
+	for _, f := range AllFaults {
+		require.False(t, seen[f], "%s listed twice", f)
+		seen[f] = true
+		got, err := ParseFault(string(f))
+		require.NoError(t, err)
+		assert.Equal(t, f, got)
+		got, err = ParseFault(strings.ToUpper(string(f)))
+		require.NoError(t, err)
+		assert.Equal(t, f, got)
+		assert.NotEqual(t, "unknown fault", f.Description(), f)
+	}
+	assert.Len(t, faultDescriptions, len(AllFaults))
+	_, err := ParseFault("no-such-fault")
+	assert.Error(t, err)
+	assert.Equal(t, "unknown fault", Fault("no-such-fault").Description())
+}
+
+// Scenario building blocks. Names: listener L → route R → cluster C.
+
+// acceptListener subscribes, delivers L at version 1 (nonce l1) and
+// returns its ACK.
+func acceptListener(h *harness) treq {
+	h.expectSubscribe(wire.Listener, "L")
+	h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
+	return h.next(wire.Listener)
+}
+
+// acceptRoute continues acceptListener up to the CDS subscription to C.
+func acceptRoute(h *harness) {
+	acceptListener(h)
+	h.expectSubscribe(wire.Route, "R")
+	h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
+	h.expectAck(wire.Route, "1", "r1", "R")
+	h.expectSubscribe(wire.Cluster, "C")
+}
+
+func nacked(r treq) string { return fmt.Sprint(r.Err != nil) }
+
+func csdsStatus(h *harness, typ wire.Type, name string) string {
+	return h.resource(typ, name).GetClientStatus().String()
+}
+
+var emptyRoute = &route.RouteConfiguration{Name: "R"}
+
+// TestEveryFaultChangesBehaviour runs each scenario against the conformant
+// client and against the client with one fault, and compares what the
+// scripted server observed. Every fault has a case.
+func TestEveryFaultChangesBehaviour(t *testing.T) {
+	cases := []struct {
+		fault     Fault
+		variant   wire.Variant
+		dne       time.Duration
+		scenario  func(h *harness) string
+		reference string
+		faulty    string
+	}{
+		{FaultWaitsForServer, wire.SotWADS, 0, func(h *harness) string {
+			_, spoke := h.tryNext(wire.Listener, wire.Listener.URL, 300*time.Millisecond)
+			if !spoke {
+				h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
+				h.expectSubscribe(wire.Listener, "L") // released by the response
+			}
+			return fmt.Sprint(spoke)
+		}, "true", "false"},
+
+		{FaultNoNode, wire.SotWADS, 0, func(h *harness) string {
+			return fmt.Sprint(h.next(wire.Listener).Node != nil)
+		}, "true", "false"},
+
+		{FaultNodeDrifts, wire.DeltaADS, 0, func(h *harness) string {
+			return fmt.Sprint(acceptListener(h).Node != nil)
+		}, "false", "true"},
+
+		{FaultNoTypeURL, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
+			return h.nextAny(wire.Listener).TypeURL
+		}, wire.Listener.URL, ""},
+
+		{FaultAckWrongVersion, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))
+			return h.next(wire.Listener).Version
+		}, "2", "1"},
+
+		{FaultSkipAcks, wire.SotWPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))
+			h.send(wire.Listener, "3", "l3", wire.ClientListener("L", "R", 3))
+			return h.next(wire.Listener).Nonce
+		}, "l2", "l3"},
+
+		{FaultNackWithoutErrorDetail, wire.DeltaPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			return nacked(h.next(wire.Listener))
+		}, "true", "false"},
+
+		{FaultNackRejectedVersion, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			return h.next(wire.Listener).Version
+		}, "1", "2"},
+
+		{FaultApplyRejected, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			h.expectNack(wire.Listener, "l2")
+			return h.resource(wire.Listener, "L").GetVersionInfo()
+		}, "1", "2"},
+
+		{FaultAckDuplicates, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1), wire.ClientListener("L", "R2", 2))
+			return nacked(h.next(wire.Listener))
+		}, "true", "false"},
+
+		{FaultCrashOnEmptyName, wire.DeltaADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("", "R", 1))
+			if r, ok := h.nextOrDone(wire.Listener); ok {
+				return "nack=" + nacked(r)
+			}
+			return fmt.Sprintf("stopped, err=%v", h.c.Err() != nil)
+		}, "nack=true", "stopped, err=true"},
+
+		{FaultIgnoreAnyType, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.sendAnys(wire.Listener, "1", "l1", mustAny(h.t, wire.ClientListener("L", "R", 1)), mustAny(h.t, wire.ClientCluster("C", 1)))
+			return nacked(h.next(wire.Listener))
+		}, "true", "false"},
+
+		{FaultEchoOldNonce, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))
+			return h.next(wire.Listener).Nonce
+		}, "l2", "l1"},
+
+		{FaultStreamWideNonce, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			return h.next(wire.Route).Nonce
+		}, "", "l1"},
+
+		{FaultStreamWideNonce, wire.DeltaADS, 0, func(h *harness) string {
+			acceptListener(h)
+			return h.next(wire.Route).Nonce
+		}, "", "l1"},
+
+		{FaultEchoOldNonce, wire.DeltaPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))
+			return h.next(wire.Listener).Nonce
+		}, "l2", "l1"},
+
+		{FaultOmissionDeletesAllTypes, wire.SotWPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.expectSubscribe(wire.Route, "R")
+			h.send(wire.Route, "1", "r1")
+			h.expectAck(wire.Route, "1", "r1", "R")
+			return csdsStatus(h, wire.Route, "R") // DNE-2: absence is no proof
+		}, "REQUESTED", "DOES_NOT_EXIST"},
+
+		{FaultAckEmptyNonce, wire.SotWADS, 0, func(h *harness) string {
+			return acceptListener(h).Nonce
+		}, "l1", ""},
+
+		{FaultReuseNonceAfterReconnect, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.closeStreams(nil)
+			return h.next(wire.Listener).Nonce
+		}, "", "l1"},
+
+		{FaultForgetNonceOnUnsubscribe, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.send(wire.Cluster, "1", "c1", wire.ClientCluster("C", 1))
+			h.expectAck(wire.Cluster, "1", "c1", "C")
+			h.send(wire.Route, "2", "r2", emptyRoute)
+			h.expectAck(wire.Route, "2", "r2", "R")
+			h.expectSubscribe(wire.Cluster) // the last cluster is dropped
+			h.send(wire.Route, "3", "r3", wire.ClientRoute("R", "C", 3))
+			h.expectAck(wire.Route, "3", "r3", "R")
+			return h.expectSubscribe(wire.Cluster, "C").Nonce
+		}, "c1", ""},
+
+		{FaultIgnoreLdsCdsOmission, wire.SotWPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2")
+			h.expectAck(wire.Listener, "2", "l2", "L")
+			return csdsStatus(h, wire.Listener, "L")
+		}, "DOES_NOT_EXIST", "ACKED"},
+
+		{FaultOmissionDeletesAllTypes, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.send(wire.Route, "2", "r2")
+			h.expectAck(wire.Route, "2", "r2", "R")
+			return csdsStatus(h, wire.Route, "R")
+		}, "ACKED", "DOES_NOT_EXIST"},
+
+		{FaultIgnoreRemoved, wire.DeltaADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.sendDelta(wire.Listener, &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: "l2", RemovedResources: []string{"L"}})
+			h.expectAck(wire.Listener, "", "l2")
+			return csdsStatus(h, wire.Listener, "L")
+		}, "DOES_NOT_EXIST", "ACKED"},
+
+		{FaultNackUnknownRemoval, wire.DeltaPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.sendDelta(wire.Listener, &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: "l2", RemovedResources: []string{"ghost"}})
+			return nacked(h.next(wire.Listener))
+		}, "false", "true"},
+
+		{FaultNoDneTimer, wire.SotWADS, 100 * time.Millisecond, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			_, ok := h.waitCSDS(wire.Listener, "L", time.Second, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {
+				return g.GetClientStatus().String() == "DOES_NOT_EXIST"
+			})
+			return fmt.Sprint(ok)
+		}, "true", "false"},
+
+		{FaultIgnoreAfterDne, wire.DeltaADS, 100 * time.Millisecond, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			_, ok := h.waitCSDS(wire.Listener, "L", wait, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {
+				return g.GetClientStatus().String() == "DOES_NOT_EXIST"
+			})
+			require.True(h.t, ok)
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			return csdsStatus(h, wire.Listener, "L")
+		}, "ACKED", "DOES_NOT_EXIST"},
+
+		{FaultForgetSubscriptionsOnReconnect, wire.SotWADS, 0, func(h *harness) string {
+			h.chain()
+			h.closeStreams(nil)
+			var types []string
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "5", "l5", wire.ClientListener("L", "R", 5))
+			for r := h.nextAny(wire.Listener); r.Nonce != "l5"; r = h.nextAny(wire.Listener) {
+				typ, _ := wire.TypeByURL(r.TypeURL)
+				types = append(types, typ.Short)
+			}
+			return strings.Join(types, ",")
+		}, "RDS,CDS,EDS", ""},
+
+		{FaultReconnectEmptyVersion, wire.SotWPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.closeStreams(nil)
+			return h.next(wire.Listener).Version
+		}, "1", ""},
+
+		{FaultEmptyLdsOnReconnect, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.closeStreams(nil)
+			return fmt.Sprint(h.next(wire.Listener).Names)
+		}, "[L]", "[]"},
+
+		{FaultForgetInitialResourceVersions, wire.DeltaADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.closeStreams(nil)
+			return fmt.Sprint(h.next(wire.Listener).IRV)
+		}, "map[L:1]", "map[]"},
+
+		{FaultIrvOnEveryRequest, wire.DeltaADS, 0, func(h *harness) string {
+			return fmt.Sprint(acceptListener(h).IRV)
+		}, "map[]", "map[L:1]"},
+
+		{FaultDropCacheOnDisconnect, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.closeStreams(nil)
+			h.next(wire.Listener)
+			return csdsStatus(h, wire.Listener, "L")
+		}, "ACKED", "REQUESTED"},
+
+		{FaultSilentLastUnsubscribe, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.send(wire.Route, "2", "r2", emptyRoute)
+			h.expectAck(wire.Route, "2", "r2", "R")
+			h.send(wire.Route, "3", "r3", wire.ClientRoute("R", "C", 3))
+			h.expectAck(wire.Route, "3", "r3", "R")
+			return fmt.Sprint(h.next(wire.Cluster).Names)
+		}, "[]", "[C]"},
+
+		{FaultNeverUnsubscribe, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.send(wire.Route, "2", "r2", wire.ClientRoute("R", "C2", 2))
+			h.expectAck(wire.Route, "2", "r2", "R")
+			return fmt.Sprint(h.next(wire.Cluster).Names)
+		}, "[C2]", "[C C2]"},
+
+		{FaultNackUnrequested, wire.DeltaADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1), wire.ClientListener("other", "R", 1))
+			return nacked(h.next(wire.Listener))
+		}, "false", "true"},
+
+		{FaultIgnoreUpdates, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))
+			h.expectAck(wire.Listener, "2", "l2", "L")
+			return h.resource(wire.Listener, "L").GetVersionInfo()
+		}, "2", "1"},
+
+		{FaultReconnectOnSilence, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			return fmt.Sprint(h.newStreamWithin(wire.Listener, time.Second))
+		}, "false", "true"},
+
+		{FaultNackDecreasingSystemVersion, wire.DeltaADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "2", "l1", wire.ClientListener("L", "R", 1))
+			h.expectAck(wire.Listener, "", "l1")
+			h.send(wire.Listener, "1", "l2", wire.ClientListener("L", "R", 2))
+			return nacked(h.next(wire.Listener))
+		}, "false", "true"},
+
+		{FaultDeltaAckWithoutNonce, wire.DeltaPerType, 0, func(h *harness) string {
+			return acceptListener(h).Nonce
+		}, "l1", ""},
+
+		{FaultNoErrorState, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			h.expectNack(wire.Listener, "l2")
+			g := h.resource(wire.Listener, "L")
+			return fmt.Sprintf("%s error_state=%v", g.GetClientStatus(), g.GetErrorState() != nil)
+		}, "NACKED error_state=true", "ACKED error_state=false"},
+
+		{FaultWrongListenerName, wire.SotWPerType, 0, func(h *harness) string {
+			return fmt.Sprint(h.next(wire.Listener).Names)
+		}, "[L]", "[L-wrong]"},
+
+		{FaultOnlyNewNames, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.send(wire.Route, "2", "r2", wire.ClientRoutes("R", 2, "C", "C2"))
+			h.expectAck(wire.Route, "2", "r2", "R")
+			return fmt.Sprint(h.next(wire.Cluster).Names)
+		}, "[C C2]", "[C2]"},
+
+		{FaultNackSticky, wire.DeltaADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			h.expectNack(wire.Listener, "l2")
+			h.send(wire.Listener, "3", "l3", wire.ClientListener("L", "R", 3))
+			return nacked(h.next(wire.Listener))
+		}, "false", "true"},
+	}
+
+	covered := map[Fault]bool{}
+	for _, tc := range cases {
+		covered[tc.fault] = true
+		t.Run(string(tc.fault), func(t *testing.T) {
+			t.Parallel()
+			run := func(t *testing.T, faults ...Fault) string {
+				h := start(t, tc.variant, func(c *Config) {
+					c.Faults = faults
+					c.DNETimeout = tc.dne
+				})
+				return tc.scenario(h)
+			}
+			t.Run("reference", func(t *testing.T) {
+				assert.Equal(t, tc.reference, run(t))
+			})
+			t.Run("faulty", func(t *testing.T) {
+				assert.Equal(t, tc.faulty, run(t, tc.fault))
+			})
+		})
+	}
+	for _, f := range AllFaults {
+		assert.True(t, covered[f], "fault %s has no case", f)
+	}
+}

@@ -1,0 +1,386 @@
+package refclient
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// raw is one resource as it came off the wire; name is the delta
+// Resource.name (empty in SotW).
+type raw struct {
+	any     *anypb.Any
+	version string
+	name    string
+}
+
+// item is a resource that decoded and has a name; refs is nil when the
+// resource failed the type checks (it is then only ever applied by the
+// apply-rejected fault).
+type item struct {
+	name    string
+	any     *anypb.Any
+	version string
+	refs    []ref
+}
+
+// problem is one reason to NACK a response; name is the resource it is
+// about, "" when it concerns the response as a whole.
+type problem struct {
+	name, msg string
+}
+
+// onResponse processes one response: validation, then either apply and
+// ACK or apply nothing and NACK (ACK-1, ACK-7). The reply is queued before
+// the loop's reconcile queues any request the response triggers.
+func (c *Client) onResponse(ev evResponse) {
+	st := ev.st
+	if st.held {
+		st.held = false // waits-for-server: the server spoke, release the requests
+	}
+	delete(c.deadlines, timerKey{kind: silenceTimer, st: st})
+	if ev.sotw != nil {
+		c.onSotW(st, ev.sotw)
+	} else {
+		c.onDelta(st, ev.delta)
+	}
+}
+
+// responseType is the type a response is about; per-type streams imply it
+// when the server left it out.
+func responseType(st *stream, u string) string {
+	if u == "" {
+		return st.slot.typ
+	}
+	return u
+}
+
+// noteNonce records a response's nonce for its type on st (NONCE-3); it
+// lives as long as the stream (NONCE-6).
+func (c *Client) noteNonce(st *stream, u, nonce string) {
+	if old, ok := st.nonces[u]; ok {
+		st.prevNonces[u] = old
+	}
+	st.nonces[u] = nonce
+	st.lastNonce = nonce
+	c.respCount[u]++
+}
+
+// replies reports whether this response of type u gets an ACK/NACK.
+func (c *Client) replies(u string) bool {
+	return !(c.fault(FaultSkipAcks) && c.respCount[u]%2 == 0) // ACK-1 broken
+}
+
+func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
+	u := responseType(st, r.GetTypeUrl())
+	c.noteNonce(st, u, r.GetNonce())
+	raws := make([]raw, len(r.GetResources()))
+	for i, a := range r.GetResources() {
+		raws[i] = raw{any: a, version: r.GetVersionInfo()}
+	}
+	items, probs, crash := c.decode(st, u, raws)
+	if crash != nil {
+		c.crash(crash)
+		return
+	}
+	prev := c.versions[u]
+	if len(probs) > 0 {
+		if c.fault(FaultApplyRejected) {
+			c.applySotW(u, items) // ACK-7 broken
+		}
+		msg := c.reject(u, func(string) string { return r.GetVersionInfo() }, probs)
+		if !c.replies(u) {
+			return
+		}
+		// ACK-3: the last accepted version, the rejected nonce, error_detail.
+		req := c.sotwRequest(st, u, c.requested(u), true)
+		if c.fault(FaultNackRejectedVersion) {
+			req.VersionInfo = r.GetVersionInfo() // ACK-3 broken
+		}
+		if !c.fault(FaultNackWithoutErrorDetail) { // else ACK-3, ACK-4 broken
+			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: msg}
+		}
+		if c.fault(FaultNoTypeURL) {
+			req.TypeUrl = "" // STREAM-6 broken
+		}
+		c.enqueue(st, req)
+		return
+	}
+	c.applySotW(u, items)
+	c.versions[u] = r.GetVersionInfo()
+	if !c.replies(u) {
+		return
+	}
+	// ACK-2: the response's version and nonce, no error_detail.
+	req := c.sotwRequest(st, u, c.requested(u), true)
+	if c.fault(FaultAckWrongVersion) {
+		req.VersionInfo = prev // ACK-2 broken
+	}
+	if c.fault(FaultAckEmptyNonce) {
+		req.ResponseNonce = "" // NONCE-4 broken
+	}
+	if c.fault(FaultNoTypeURL) {
+		req.TypeUrl = "" // STREAM-6 broken
+	}
+	c.enqueue(st, req)
+}
+
+func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
+	u := responseType(st, r.GetTypeUrl())
+	c.noteNonce(st, u, r.GetNonce())
+	raws := make([]raw, len(r.GetResources()))
+	versions := map[string]string{}
+	for i, res := range r.GetResources() {
+		raws[i] = raw{any: res.GetResource(), version: res.GetVersion(), name: res.GetName()}
+		versions[res.GetName()] = res.GetVersion()
+	}
+	items, probs, crash := c.decode(st, u, raws)
+	if crash != nil {
+		c.crash(crash)
+		return
+	}
+	for _, it := range items {
+		versions[it.name] = it.version
+	}
+	if c.fault(FaultNackUnknownRemoval) { // DEL-3 broken
+		for _, name := range r.GetRemovedResources() {
+			if c.state(u, name) == nil {
+				probs = append(probs, problem{"", fmt.Sprintf("removal of unknown resource %q", name)})
+			}
+		}
+	}
+	sv := r.GetSystemVersionInfo()
+	if c.fault(FaultNackDecreasingSystemVersion) { // VER-6 broken
+		if prevSV, ok := c.sysVersions[u]; sv == "" || (ok && versionLess(sv, prevSV)) {
+			probs = append(probs, problem{"", fmt.Sprintf("system_version_info %q is empty or below %q", sv, c.sysVersions[u])})
+		}
+	}
+	req := &discovery.DeltaDiscoveryRequest{TypeUrl: u, ResponseNonce: r.GetNonce()}
+	if p, ok := st.prevNonces[u]; ok && c.fault(FaultEchoOldNonce) {
+		req.ResponseNonce = p // NONCE-3 broken
+	}
+	if len(probs) > 0 {
+		if c.fault(FaultApplyRejected) {
+			c.applyDelta(u, items, r.GetRemovedResources()) // ACK-7 broken
+		}
+		msg := c.reject(u, func(name string) string {
+			if v := versions[name]; v != "" {
+				return v
+			}
+			return sv
+		}, probs)
+		if !c.fault(FaultNackWithoutErrorDetail) { // else DELTA-1, ACK-4 broken
+			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: msg}
+		}
+	} else {
+		c.applyDelta(u, items, r.GetRemovedResources())
+		c.sysVersions[u] = sv
+		if c.fault(FaultDeltaAckWithoutNonce) {
+			req.ResponseNonce = "" // DELTA-1 broken
+		}
+	}
+	if !c.replies(u) {
+		return
+	}
+	// DELTA-1: the response's nonce, error_detail only on a NACK.
+	req.Node = c.nodeFor(st)
+	if c.fault(FaultIrvOnEveryRequest) {
+		req.InitialResourceVersions = c.held(u) // DELTA-6 broken
+	}
+	if c.fault(FaultNoTypeURL) {
+		req.TypeUrl = "" // STREAM-6 broken
+	}
+	st.sent[u] = true // later requests of the type are not its first (DELTA-6)
+	c.enqueue(st, req)
+}
+
+// versionLess orders system_version_info values numerically when both are
+// numbers, else as strings (nack-decreasing-system-version only).
+func versionLess(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA == nil && errB == nil {
+		return x < y
+	}
+	return a < b
+}
+
+// decode validates every resource of a response of type u. A response is
+// valid when every resource has the response's type (STREAM-8), decodes,
+// has a name, is not named twice (DUP-2) and passes the type checks of the
+// gRPC profile. crash is set when the crash-on-empty-name fault fires.
+func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs []problem, crash error) {
+	t, ok := wire.TypeByURL(u)
+	if !ok || t.URL != u {
+		return nil, []problem{{"", fmt.Sprintf("unsupported response type_url %q", u)}}, nil
+	}
+	if st.slot.typ != "" && u != st.slot.typ {
+		probs = append(probs, problem{"", fmt.Sprintf("response of type %q on the %s stream", u, st.slot.typ)})
+	}
+	seen := map[string]int{}
+	for i, r := range raws {
+		if r.any == nil {
+			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d (%q) has no body", i, r.name)})
+			continue
+		}
+		if r.any.GetTypeUrl() != u {
+			if c.fault(FaultIgnoreAnyType) {
+				continue // STREAM-8 broken
+			}
+			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d has type %q, not the response's %q", i, r.any.GetTypeUrl(), u)})
+			continue
+		}
+		m := t.New()
+		if err := r.any.UnmarshalTo(m); err != nil {
+			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: decode %s: %v", i, t.Short, err)})
+			continue
+		}
+		name := wire.NameOf(m)
+		if name == "" {
+			if c.fault(FaultCrashOnEmptyName) {
+				return nil, nil, fmt.Errorf("refclient: crashed on %s resource %d with an empty name", t.Short, i)
+			}
+			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: %s has no name", i, t.Short)})
+			continue
+		}
+		if r.name != "" && r.name != name {
+			probs = append(probs, problem{r.name, fmt.Sprintf("resource %q carries a %s named %q", r.name, t.Short, name)})
+			continue
+		}
+		refs, err := check(m)
+		if err != nil {
+			probs = append(probs, problem{name, err.Error()})
+		}
+		it := item{name: name, any: r.any, version: r.version, refs: refs}
+		if j, dup := seen[name]; dup {
+			if !c.fault(FaultAckDuplicates) { // else DUP-2 broken
+				probs = append(probs, problem{name, fmt.Sprintf("duplicate resource name %q", name)})
+			}
+			items[j] = it // the last one wins
+			continue
+		}
+		if c.fault(FaultNackUnrequested) && c.state(u, name) == nil {
+			probs = append(probs, problem{name, fmt.Sprintf("resource %q was not requested", name)}) // RES-3 broken
+		}
+		seen[name] = len(items)
+		items = append(items, it)
+	}
+	if c.fault(FaultNackSticky) && c.nackedTypes[u] {
+		probs = append(probs, problem{"", "an earlier response of the type was rejected"}) // ACK-6 broken
+	}
+	return items, probs, nil
+}
+
+// reject marks the watched resources a NACK is about as NACKED, keeping
+// the version in use (ACK-7), and returns the NACK message (ACK-4).
+func (c *Client) reject(u string, versionOf func(name string) string, probs []problem) string {
+	c.nackedTypes[u] = true
+	msgs := make([]string, 0, len(probs))
+	byName := map[string][]string{}
+	for _, p := range probs {
+		msgs = append(msgs, p.msg)
+		if p.name != "" {
+			byName[p.name] = append(byName[p.name], p.msg)
+		}
+	}
+	for name, ms := range byName {
+		if s := c.state(u, name); s != nil {
+			s.status = statusNacked
+			s.errDetails = strings.Join(ms, "; ")
+			s.errVersion = versionOf(name)
+		}
+	}
+	short := u
+	if t, ok := wire.TypeByURL(u); ok {
+		short = t.Short
+	}
+	return fmt.Sprintf("%s response rejected: %s", short, strings.Join(msgs, "; "))
+}
+
+// applySotW stores the watched resources of an accepted SotW response.
+// Resources not watched are ignored (RES-3). A held Listener or Cluster
+// missing from the response is deleted (DEL-4); a missing resource of
+// another type stays (DEL-5, GRP-3); a name never received stays
+// REQUESTED, since the response may answer an older request (DNE-2).
+func (c *Client) applySotW(u string, items []item) {
+	in := map[string]bool{}
+	for _, it := range items {
+		in[it.name] = true
+		if s := c.state(u, it.name); s != nil {
+			c.store(s, it)
+		}
+	}
+	t, _ := wire.TypeByURL(u)
+	deleteMissing := t.Wildcard
+	if t.Wildcard && c.fault(FaultIgnoreLdsCdsOmission) {
+		deleteMissing = false // DEL-4 broken
+	}
+	if !t.Wildcard && c.fault(FaultOmissionDeletesAllTypes) {
+		deleteMissing = true // DEL-5 broken
+	}
+	if !deleteMissing {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.res[u])) {
+		s := c.res[u][name]
+		switch {
+		case in[name]:
+		case s.any != nil:
+			c.remove(s)
+		case !t.Wildcard:
+			c.remove(s) // DEL-5, DNE-2 broken: even a name never received is given up
+		}
+	}
+}
+
+// applyDelta stores the watched resources of an accepted delta response
+// (DELTA-5 ignores the rest) and deletes the removed ones (DEL-2). A
+// removed name the client does not watch is ignored (DEL-3); a watched one
+// not yet received does not exist (DNE-5).
+func (c *Client) applyDelta(u string, items []item, removed []string) {
+	for _, it := range items {
+		if s := c.state(u, it.name); s != nil {
+			c.store(s, it)
+		}
+	}
+	if c.fault(FaultIgnoreRemoved) {
+		return // DEL-2 broken
+	}
+	for _, name := range removed {
+		if s := c.state(u, name); s != nil {
+			c.remove(s)
+		}
+	}
+}
+
+// store replaces a resource whole (GRP-4), whether solicited or pushed
+// (UPD-6), and also after it was found not to exist (DNE-4).
+func (c *Client) store(s *resState, it item) {
+	if s.status == statusDoesNotExist && c.fault(FaultIgnoreAfterDne) {
+		return // DNE-4 broken
+	}
+	if s.any != nil && c.fault(FaultIgnoreUpdates) {
+		return // UPD-6, GRP-4 broken
+	}
+	s.any, s.version, s.refs = it.any, it.version, it.refs
+	s.status = statusAcked
+	s.errDetails, s.errVersion = "", ""
+	c.stopDNE(s.typ, s.name)
+}
+
+// remove deletes a resource: it does not exist any more.
+func (c *Client) remove(s *resState) {
+	s.any, s.version, s.refs = nil, "", nil
+	s.status = statusDoesNotExist
+	s.errDetails, s.errVersion = "", ""
+	c.stopDNE(s.typ, s.name)
+}

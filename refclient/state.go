@@ -1,0 +1,314 @@
+package refclient
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// The CSDS statuses the client uses (OBS-1).
+const (
+	statusRequested    = admin.ClientResourceStatus_REQUESTED
+	statusDoesNotExist = admin.ClientResourceStatus_DOES_NOT_EXIST
+	statusAcked        = admin.ClientResourceStatus_ACKED
+	statusNacked       = admin.ClientResourceStatus_NACKED
+)
+
+// resState is what the client knows about one watched resource.
+type resState struct {
+	typ, name string
+	status    admin.ClientResourceStatus
+	// version and any are the resource in use: after a NACK still the last
+	// accepted one (ACK-7); nil when none is held.
+	version string
+	any     *anypb.Any
+	// refs are the resources it points at; the watches follow them.
+	refs []ref
+	// errDetails and errVersion describe the last rejected update, until
+	// the next accepted one.
+	errDetails, errVersion string
+}
+
+// state returns the state of a watched resource, nil if it is not watched.
+func (c *Client) state(typ, name string) *resState {
+	return c.res[typ][name]
+}
+
+// reconcile recomputes the watches from the held resources, forgets what is
+// no longer referenced, opens per-type streams for newly watched types and
+// sends every subscription change, type by type in chain order.
+func (c *Client) reconcile() {
+	want := map[string]map[string]bool{}
+	for _, t := range followed {
+		want[t.URL] = map[string]bool{}
+	}
+	want[wire.Listener.URL][c.rootListener()] = true
+	// Refs only point down the chain (LDS → RDS or CDS → CDS → EDS), so one
+	// pass in chain order reaches the fixed point.
+	for _, t := range followed {
+		for name := range want[t.URL] {
+			if s := c.state(t.URL, name); s != nil {
+				for _, r := range s.refs {
+					if w, ok := want[r.typ]; ok {
+						w[r.name] = true
+					}
+				}
+			}
+		}
+	}
+	for _, t := range followed {
+		u := t.URL
+		if c.res[u] == nil {
+			c.res[u] = map[string]*resState{}
+		}
+		for name := range c.res[u] {
+			if !want[u][name] { // only referenced resources are watched and kept
+				delete(c.res[u], name)
+				c.stopDNE(u, name)
+			}
+		}
+		if c.everRequested[u] == nil {
+			c.everRequested[u] = map[string]bool{}
+		}
+		for name := range want[u] {
+			if c.res[u][name] == nil {
+				c.res[u][name] = &resState{typ: u, name: name, status: statusRequested}
+			}
+			c.everRequested[u][name] = true
+		}
+	}
+	c.watched = want
+
+	if c.cfg.Variant.IsADS() {
+		c.ensureSlot("")
+	} else {
+		for _, t := range followed {
+			if len(c.requested(t.URL)) > 0 {
+				c.ensureSlot(t.URL)
+			}
+		}
+	}
+	for _, sl := range c.orderedSlots() {
+		if sl.cur == nil {
+			continue
+		}
+		for _, u := range sl.types {
+			c.syncType(sl.cur, u)
+		}
+	}
+}
+
+// rootListener is the listener every watch starts from: the one the client
+// was pointed at.
+func (c *Client) rootListener() string {
+	if c.fault(FaultWrongListenerName) {
+		return c.cfg.Listener + wrongListenerSuffix // RES-1 broken
+	}
+	return c.cfg.Listener
+}
+
+// orderedSlots lists the slots in chain order so that requests triggered by
+// one response go out in a stable order.
+func (c *Client) orderedSlots() []*slot {
+	var out []*slot
+	if sl, ok := c.slots[""]; ok {
+		out = append(out, sl)
+	}
+	for _, t := range followed {
+		if sl, ok := c.slots[t.URL]; ok {
+			out = append(out, sl)
+		}
+	}
+	return out
+}
+
+// requested is the sorted set of names the client asks for of type u.
+func (c *Client) requested(u string) []string {
+	names := maps.Clone(c.watched[u])
+	if names == nil {
+		names = map[string]bool{}
+	}
+	if c.fault(FaultNeverUnsubscribe) {
+		// UNSUB-1 broken: a name once asked for is asked for forever.
+		maps.Copy(names, c.everRequested[u])
+	}
+	return slices.Sorted(maps.Keys(names))
+}
+
+// held is {name: version} of the resources of type u the client holds.
+func (c *Client) held(u string) map[string]string {
+	var out map[string]string
+	for name, s := range c.res[u] {
+		if s.any != nil {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = s.version
+		}
+	}
+	return out
+}
+
+// syncType sends the request that tells st's server the current names of
+// type u, if they differ from what this stream was last told. A type whose
+// last name was dropped still gets a request (UNSUB-1, UNSUB-3).
+func (c *Client) syncType(st *stream, u string) {
+	names := c.requested(u)
+	if !st.sent[u] {
+		if len(names) > 0 {
+			c.subscribe(st, u, names, nil)
+		}
+		return
+	}
+	cur := st.sentNames[u]
+	var add, drop []string
+	for _, n := range names {
+		if !cur[n] {
+			add = append(add, n)
+		}
+	}
+	want := setOf(names)
+	for _, n := range slices.Sorted(maps.Keys(cur)) {
+		if !want[n] {
+			drop = append(drop, n)
+		}
+	}
+	if len(add) == 0 && len(drop) == 0 {
+		return
+	}
+	if len(names) == 0 && c.fault(FaultSilentLastUnsubscribe) {
+		st.sentNames[u] = nil // UNSUB-1, UNSUB-3 broken: nobody is told
+		return
+	}
+	switch {
+	case st.slot.delta:
+		c.subscribe(st, u, add, drop)
+	case len(add) > 0 && c.fault(FaultOnlyNewNames):
+		c.subscribe(st, u, add, nil) // RES-1 broken: not the full set
+	default:
+		c.subscribe(st, u, names, nil)
+	}
+}
+
+// subscribe queues a subscription request: SotW with the full name set
+// (RES-1), Delta with the diff.
+func (c *Client) subscribe(st *stream, u string, names, drop []string) {
+	if st.slot.delta {
+		c.enqueue(st, c.deltaRequest(st, u, names, drop))
+		return
+	}
+	req := c.sotwRequest(st, u, names, false)
+	c.enqueue(st, req)
+	if len(names) == 0 && c.fault(FaultForgetNonceOnUnsubscribe) {
+		// NONCE-6 broken: the nonce goes with the last name.
+		delete(st.nonces, u)
+		delete(st.prevNonces, u)
+	}
+}
+
+// nodeFor returns the node for the next request on st: only on the first
+// one (STREAM-3).
+func (c *Client) nodeFor(st *stream) *core.Node {
+	if c.fault(FaultNoNode) { // STREAM-3 broken
+		return nil
+	}
+	if c.fault(FaultNodeDrifts) { // STREAM-5 broken
+		c.nodeCounter++
+		n := c.baseNode()
+		n.UserAgentVersionType = &core.Node_UserAgentVersion{UserAgentVersion: fmt.Sprintf("%s.%d", userAgentVersion, c.nodeCounter)}
+		st.nodeSent = true
+		return n
+	}
+	if st.nodeSent {
+		return nil
+	}
+	st.nodeSent = true
+	return c.baseNode()
+}
+
+// sotwNonce is the nonce SotW requests of type u carry on st: the latest
+// received for that type on this stream (NONCE-3), "" before any (NONCE-4).
+func (c *Client) sotwNonce(st *stream, u string) string {
+	n := st.nonces[u]
+	if c.fault(FaultEchoOldNonce) { // NONCE-3 broken
+		if p, ok := st.prevNonces[u]; ok {
+			n = p
+		}
+	}
+	if c.fault(FaultStreamWideNonce) { // NONCE-3 broken on ADS
+		n = st.lastNonce
+	}
+	return n
+}
+
+// sotwRequest builds a SotW request of type u naming names, with the last
+// accepted version (VER-4) and the type's nonce, and records what the
+// stream was told. reply is true for ACKs and NACKs.
+func (c *Client) sotwRequest(st *stream, u string, names []string, reply bool) *discovery.DiscoveryRequest {
+	req := &discovery.DiscoveryRequest{
+		Node:          c.nodeFor(st),
+		TypeUrl:       u,
+		ResourceNames: names,
+		VersionInfo:   c.versions[u],
+		ResponseNonce: c.sotwNonce(st, u),
+	}
+	if !reply && !st.sent[u] && st.gen > 1 && c.fault(FaultReconnectEmptyVersion) {
+		req.VersionInfo = "" // VER-4 broken
+	}
+	st.sent[u] = true
+	st.sentNames[u] = setOf(names)
+	for _, n := range names {
+		c.startDNE(u, n)
+	}
+	return req
+}
+
+// deltaRequest builds a Delta subscription change. The first request of a
+// type on a stream lists every name and the versions held
+// (DELTA-6, DELTA-7); later ones only the diff (UNSUB-3). A request that
+// acknowledges nothing carries no nonce (NONCE-11).
+func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discovery.DeltaDiscoveryRequest {
+	first := !st.sent[u]
+	req := &discovery.DeltaDiscoveryRequest{
+		Node:                     c.nodeFor(st),
+		TypeUrl:                  u,
+		ResourceNamesSubscribe:   sub,
+		ResourceNamesUnsubscribe: unsub,
+	}
+	if (first && !c.fault(FaultForgetInitialResourceVersions)) || c.fault(FaultIrvOnEveryRequest) {
+		req.InitialResourceVersions = c.held(u)
+	}
+	if first && c.fault(FaultReuseNonceAfterReconnect) {
+		req.ResponseNonce = st.nonces[u] // NONCE-5 broken
+	}
+	if c.fault(FaultStreamWideNonce) {
+		req.ResponseNonce = st.lastNonce // NONCE-3, NONCE-11 broken
+	}
+	st.sent[u] = true
+	if st.sentNames[u] == nil {
+		st.sentNames[u] = map[string]bool{}
+	}
+	for _, n := range sub {
+		st.sentNames[u][n] = true
+		c.startDNE(u, n)
+	}
+	for _, n := range unsub {
+		delete(st.sentNames[u], n)
+	}
+	return req
+}
+
+func setOf(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}

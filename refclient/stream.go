@@ -1,0 +1,371 @@
+package refclient
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// slot is a place a stream lives in: the one ADS stream, or the stream of
+// one type in the per-type variants. Its goroutine reopens the stream
+// whenever it ends, so the slot outlives every stream in it.
+type slot struct {
+	typ    string // the type URL of a per-type slot, "" for ADS
+	method string
+	types  []string // the type URLs carried by the slot, in chain order
+	delta  bool
+
+	// Owned by the event loop.
+	cur       *stream           // the open stream, nil while disconnected
+	oldNonces map[string]string // nonces of the last stream (reuse-nonce-after-reconnect)
+}
+
+// carries reports whether the slot's streams carry type URL t.
+func (s *slot) carries(t string) bool {
+	for _, u := range s.types {
+		if u == t {
+			return true
+		}
+	}
+	return false
+}
+
+// stream is one gRPC stream. The queue is shared with its writer
+// goroutine; every other field belongs to the event loop.
+type stream struct {
+	slot   *slot
+	gen    int // 1 for the slot's first stream, more after reconnects
+	ctx    context.Context
+	cancel context.CancelFunc
+	cs     grpc.ClientStream
+
+	qmu     sync.Mutex
+	queue   []proto.Message
+	qnotify chan struct{}
+
+	pending    []proto.Message   // requests built during the current event
+	held       bool              // waits-for-server: nothing is sent before a response
+	nodeSent   bool              // the node went out on the first request (STREAM-3)
+	nonces     map[string]string // latest nonce per type on this stream (NONCE-3)
+	prevNonces map[string]string // the nonce before it (echo-old-nonce)
+	lastNonce  string            // latest nonce of any type (stream-wide-nonce)
+	sent       map[string]bool   // a request of the type went out on this stream
+	sentNames  map[string]map[string]bool
+}
+
+// Events from stream goroutines to the loop.
+type event any
+
+type evOpened struct{ st *stream }
+
+type evResponse struct {
+	st    *stream
+	sotw  *discovery.DiscoveryResponse
+	delta *discovery.DeltaDiscoveryResponse
+}
+
+type evEnded struct {
+	st  *stream
+	err error
+}
+
+var streamDesc = grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
+
+// emit hands ev to the loop unless the client is stopping.
+func (c *Client) emit(ev event) bool {
+	select {
+	case c.events <- ev:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// ensureSlot creates the slot for key and starts its goroutine. ADS has
+// one slot opened at start; per-type slots open when their type first gets
+// a watch.
+func (c *Client) ensureSlot(typ string) {
+	if _, ok := c.slots[typ]; ok {
+		return
+	}
+	v := c.cfg.Variant
+	sl := &slot{typ: typ, delta: v.IsDelta()}
+	if typ == "" {
+		sl.method = wire.MethodFor(v, wire.Type{})
+		for _, t := range followed {
+			sl.types = append(sl.types, t.URL)
+		}
+	} else {
+		t, _ := wire.TypeByURL(typ)
+		sl.method = wire.MethodFor(v, t)
+		sl.types = []string{typ}
+	}
+	c.slots[typ] = sl
+	c.wg.Add(1)
+	go c.run(sl)
+}
+
+// run keeps a stream open in sl until the client stops: open, read until
+// the stream ends (with any status, RECONN-2), back off, reopen. The
+// backoff doubles while streams fail without a response and resets once a
+// response arrived (RECONN-1).
+func (c *Client) run(sl *slot) {
+	defer c.wg.Done()
+	var backoff time.Duration
+	opened := 0
+	for {
+		if backoff > 0 {
+			t := time.NewTimer(backoff)
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		if c.ctx.Err() != nil {
+			return
+		}
+		sctx, cancel := context.WithCancel(c.ctx)
+		cs, err := c.conn.NewStream(sctx, &streamDesc, sl.method)
+		if err != nil {
+			cancel()
+			backoff = nextBackoff(backoff)
+			continue
+		}
+		opened++
+		st := &stream{
+			slot: sl, gen: opened, ctx: sctx, cancel: cancel, cs: cs,
+			qnotify:    make(chan struct{}, 1),
+			nonces:     map[string]string{},
+			prevNonces: map[string]string{},
+			sent:       map[string]bool{},
+			sentNames:  map[string]map[string]bool{},
+		}
+		c.wg.Add(1)
+		go c.write(st)
+		if !c.emit(evOpened{st}) {
+			cancel()
+			return
+		}
+		got := false
+		for {
+			ev := evResponse{st: st}
+			var m proto.Message
+			if sl.delta {
+				ev.delta = &discovery.DeltaDiscoveryResponse{}
+				m = ev.delta
+			} else {
+				ev.sotw = &discovery.DiscoveryResponse{}
+				m = ev.sotw
+			}
+			if err = cs.RecvMsg(m); err != nil {
+				break
+			}
+			got = true
+			if !c.emit(ev) {
+				break
+			}
+		}
+		cancel()
+		if !c.emit(evEnded{st, err}) {
+			return
+		}
+		if got {
+			backoff = minBackoff
+		} else {
+			backoff = nextBackoff(backoff)
+		}
+	}
+}
+
+func nextBackoff(b time.Duration) time.Duration {
+	if b < minBackoff {
+		return minBackoff
+	}
+	return min(2*b, maxBackoff)
+}
+
+// write sends the stream's queued requests in order until the stream ends.
+// Sending outside the loop means a server that stops reading can never
+// block the client.
+func (c *Client) write(st *stream) {
+	defer c.wg.Done()
+	for {
+		st.qmu.Lock()
+		q := st.queue
+		st.queue = nil
+		st.qmu.Unlock()
+		for _, m := range q {
+			if err := st.cs.SendMsg(m); err != nil {
+				return // the reader sees the stream's real status
+			}
+		}
+		if len(q) > 0 {
+			continue
+		}
+		select {
+		case <-st.ctx.Done():
+			return
+		case <-st.qnotify:
+		}
+	}
+}
+
+// enqueue queues a request built by the loop; flush releases it at the end
+// of the event.
+func (c *Client) enqueue(st *stream, m proto.Message) {
+	st.pending = append(st.pending, m)
+	if c.fault(FaultReconnectOnSilence) {
+		// UPD-5, NONCE-10 broken: silence after a request is taken as failure.
+		k := timerKey{kind: silenceTimer, st: st}
+		if _, ok := c.deadlines[k]; !ok {
+			c.deadlines[k] = time.Now().Add(silenceTimeout)
+		}
+	}
+}
+
+// flush hands every stream's pending requests to its writer.
+func (c *Client) flush() {
+	for _, sl := range c.slots {
+		st := sl.cur
+		if st == nil || st.held || len(st.pending) == 0 {
+			continue
+		}
+		st.qmu.Lock()
+		st.queue = append(st.queue, st.pending...)
+		st.qmu.Unlock()
+		st.pending = nil
+		select {
+		case st.qnotify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Timers are deadlines kept by the loop and served by its one time.Timer,
+// so no goroutine outlives the client.
+const (
+	dneTimer = iota
+	silenceTimer
+)
+
+type timerKey struct {
+	kind int
+	typ  string
+	name string
+	st   *stream
+}
+
+func (c *Client) nextDeadline() (time.Time, bool) {
+	var first time.Time
+	for _, d := range c.deadlines {
+		if first.IsZero() || d.Before(first) {
+			first = d
+		}
+	}
+	return first, !first.IsZero()
+}
+
+func (c *Client) fireTimers(now time.Time) {
+	for k, d := range c.deadlines {
+		if d.After(now) {
+			continue
+		}
+		delete(c.deadlines, k)
+		switch k.kind {
+		case dneTimer:
+			// DNE-1, DNE-6: the resource never came.
+			if s := c.state(k.typ, k.name); s != nil && s.any == nil && s.status == statusRequested {
+				s.status = statusDoesNotExist
+			}
+		case silenceTimer:
+			if k.st.slot.cur == k.st {
+				k.st.cancel() // the slot goroutine reopens the stream
+			}
+		}
+	}
+}
+
+// startDNE starts the does-not-exist timer of a name just requested on a
+// connected stream (DNE-7), unless it is running or the resource is known.
+func (c *Client) startDNE(typ, name string) {
+	if c.fault(FaultNoDneTimer) { // DNE-1 broken
+		return
+	}
+	s := c.state(typ, name)
+	if s == nil || s.any != nil || s.status != statusRequested {
+		return
+	}
+	k := timerKey{kind: dneTimer, typ: typ, name: name}
+	if _, ok := c.deadlines[k]; !ok {
+		c.deadlines[k] = time.Now().Add(c.cfg.DNETimeout)
+	}
+}
+
+func (c *Client) stopDNE(typ, name string) {
+	delete(c.deadlines, timerKey{kind: dneTimer, typ: typ, name: name})
+}
+
+// onOpened makes st its slot's current stream, with fresh per-stream state
+// (NONCE-5), and applies the reconnect faults before the regular sync sends
+// the initial requests.
+func (c *Client) onOpened(st *stream) {
+	sl := st.slot
+	sl.cur = st
+	st.held = c.fault(FaultWaitsForServer) // STREAM-1 broken
+	if c.fault(FaultReuseNonceAfterReconnect) && sl.oldNonces != nil {
+		// NONCE-5 broken: the old stream's nonces live on.
+		for k, v := range sl.oldNonces {
+			st.nonces[k] = v
+		}
+	}
+	if st.gen == 1 {
+		return
+	}
+	if c.fault(FaultForgetSubscriptionsOnReconnect) {
+		// RECONN-3, DELTA-7 broken: the client behaves as if the server
+		// still knew every subscription but the listener's.
+		for _, t := range sl.types {
+			if t != wire.Listener.URL {
+				st.sent[t] = true
+				st.sentNames[t] = setOf(c.requested(t))
+			}
+		}
+	}
+	if c.fault(FaultEmptyLdsOnReconnect) && sl.carries(wire.Listener.URL) && len(c.requested(wire.Listener.URL)) > 0 {
+		// RES-1 broken: the first LDS request names nothing.
+		c.subscribe(st, wire.Listener.URL, nil, nil)
+		st.sentNames[wire.Listener.URL] = setOf(c.requested(wire.Listener.URL))
+	}
+}
+
+// onEnded forgets a stream that ended. Resources stay cached (RECONN-4);
+// running does-not-exist timers stop and restart when the names are sent on
+// the next stream (DNE-7).
+func (c *Client) onEnded(st *stream) {
+	sl := st.slot
+	sl.cur = nil
+	sl.oldNonces = st.nonces
+	for k := range c.deadlines {
+		if (k.kind == dneTimer && sl.carries(k.typ)) || k.st == st {
+			delete(c.deadlines, k)
+		}
+	}
+	if c.fault(FaultDropCacheOnDisconnect) {
+		// RECONN-4 broken: the cache goes with the stream. The references
+		// are kept so the client keeps asking for the same names.
+		for _, byName := range c.res {
+			for _, s := range byName {
+				s.any, s.version, s.errDetails, s.errVersion = nil, "", "", ""
+				s.status = statusRequested
+			}
+		}
+	}
+}

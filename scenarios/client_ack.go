@@ -1,0 +1,171 @@
+package scenarios
+
+import (
+	"strconv"
+
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// xds_protocol#ack-nack-and-resource-type-instance-version
+var clientAckScenarios = []*engine.Scenario{
+	{
+		ID:           "client/ack/version-and-nonce",
+		Title:        "An ACK carries the accepted response's version and nonce, no error, and the full name set",
+		Requirements: []string{"ACK-2"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Run: cli(func(c *C) {
+			c.Chain(LDS)
+			n := c.Respond(LDS, "2", c.Hop(LDS, 2))
+			ack := c.ExpectAck(LDS, n, "2")
+			require.Equal(c, []string{c.L}, ack.Names(), "%s should keep asking for the listener", ack)
+		}),
+	},
+	{
+		ID:           "client/ack/every-response",
+		Title:        "The client ACKs every response, one after another",
+		Requirements: []string{"ACK-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			for rev := 2; rev <= 5; rev++ {
+				c.Update(CDS, strconv.Itoa(rev), rev)
+			}
+		}),
+	},
+	{
+		ID:           "client/ack/versions-per-type",
+		Title:        "Each type's ACK carries that type's own version",
+		Requirements: []string{"VER-2", "ADS-1"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Run: cli(func(c *C) {
+			for i, hop := range c.hops(1) {
+				c.ExpectSubscribed(hop.t, hop.name)
+				v := []string{"lds-1", "rds-1", "cds-1", "eds-1"}[i]
+				c.ExpectAck(hop.t, c.Respond(hop.t, v, hop.res), v)
+			}
+			c.ExpectAck(EDS, c.Respond(EDS, "eds-2", c.Hop(EDS, 2)), "eds-2")
+			c.ExpectAck(CDS, c.Respond(CDS, "cds-2", c.Hop(CDS, 2)), "cds-2")
+		}),
+	},
+	{
+		ID:           "client/nack/error-detail",
+		Title:        "A NACK carries the rejected nonce and an error_detail with a message; nothing accepted means an empty version",
+		Requirements: []string{"ACK-3", "ACK-4"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.ExpectSubscribed(LDS, c.L)
+			n := c.Respond(LDS, "1", wire.InvalidListener(c.L, 1))
+			nack := c.ExpectNack(LDS, n)
+			require.NotEmpty(c, nack.ErrorDetail().GetMessage(), "%s should say in error_detail.message why it rejected the listener", nack)
+			require.Empty(c, nack.Version(), "%s: nothing was accepted yet, so the NACK's version must be empty", nack)
+		}),
+	},
+	{
+		ID:           "client/nack/last-accepted-version",
+		Title:        "A NACK carries the version last accepted, not the rejected one",
+		Requirements: []string{"ACK-3"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Run: cli(func(c *C) {
+			c.Chain(LDS)
+			n := c.Respond(LDS, "2", wire.InvalidListener(c.L, 2))
+			nack := c.ExpectNack(LDS, n)
+			require.Equal(c, "1", nack.Version(), "%s should carry version 1, the last accepted", nack)
+		}),
+	},
+	{
+		ID:           "client/nack/keeps-previous",
+		Title:        "After a NACK the client keeps using the last accepted resource",
+		Requirements: []string{"ACK-7", "ERR-5"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.ExpectNack(CDS, c.Respond(CDS, "2", wire.InvalidCluster(c.CL, 2)))
+			c.Never(CDS, c.CL, "using the rejected cluster", func(r observer.Resource) bool { return r.Version != "1" })
+			c.RequireConfig(c.Await(CDS, c.CL, "still at version 1", 0, func(r observer.Resource) bool { return r.Version == "1" }), c.Hop(CDS, 1))
+		}),
+	},
+	{
+		ID:           "client/nack/reported-in-status",
+		Title:        "The client's status view shows the rejected resource as NACKED, with the error",
+		Requirements: []string{"ERR-12", "OBS-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.ExpectNack(CDS, c.Respond(CDS, "2", wire.InvalidCluster(c.CL, 2)))
+			r := c.AwaitState(CDS, c.CL, observer.Nacked)
+			require.NotEmpty(c, r.Error, "the NACKED cluster should come with the error the client found")
+		}),
+	},
+	{
+		ID:           "client/nack/recovery",
+		Title:        "After a NACK, the next valid response is ACKed",
+		Requirements: []string{"ACK-6"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(LDS)
+			c.ExpectNack(LDS, c.Respond(LDS, "2", wire.InvalidListener(c.L, 2)))
+			c.Update(LDS, "3", 3)
+		}),
+	},
+	{
+		ID:           "client/nack/duplicate-names",
+		Title:        "A response naming one resource twice is NACKed",
+		Requirements: []string{"DUP-2"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.ExpectNack(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), c.Hop(CDS, 3)))
+		}),
+	},
+	{
+		ID:           "client/nack/empty-name",
+		Title:        "A resource with an empty name is NACKed and the client carries on",
+		Requirements: []string{"ACK-7"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.ExpectNack(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster("", 2)))
+			c.Alive("a resource with an empty name must be rejected, not crash the client")
+			c.Update(CDS, "3", 3)
+		}),
+	},
+	{
+		ID:           "client/nack/type-mismatch",
+		Title:        "A resource whose type differs from the response's type_url is NACKed",
+		Requirements: []string{"STREAM-8"},
+		Level:        results.Should,
+		Variants:     sotw,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			// A listener under the cluster type: a server mixing up its types.
+			wrong, err := anypb.New(wire.ClientListener(c.CL, c.R, 2))
+			require.NoError(c, err)
+			good, err := anypb.New(c.Hop(CDS, 2).(*cluster.Cluster))
+			require.NoError(c, err)
+			st := c.Stream(CDS)
+			resp := &discovery.DiscoveryResponse{TypeUrl: CDS.URL, VersionInfo: "2", Resources: []*anypb.Any{good, wrong}, Nonce: st.NewNonce()}
+			c.Send(CDS, resp)
+			c.ExpectNack(CDS, resp.Nonce)
+		}),
+	},
+}

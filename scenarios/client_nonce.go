@@ -1,0 +1,98 @@
+package scenarios
+
+import (
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// xds_protocol#ack-nack-and-resource-type-instance-version (nonces), #how-the-client-specifies-what-resources-to-return
+var clientNonceScenarios = []*engine.Scenario{
+	{
+		ID:           "client/nonce/latest-echoed",
+		Title:        "A request echoes the nonce of the latest response of its type",
+		Requirements: []string{"NONCE-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(LDS)
+			c.Update(LDS, "2", 2)
+			c.Update(LDS, "3", 3)
+		}),
+	},
+	{
+		ID:           "client/nonce/per-type-on-ads",
+		Title:        "On ADS a request echoes its own type's latest nonce, not the stream's",
+		Requirements: []string{"NONCE-3", "ADS-1"},
+		Level:        results.Must,
+		// Delta subscription changes carry no nonce at all (NONCE-11).
+		Variants: []wire.Variant{wire.SotWADS},
+		Run: cli(func(c *C) {
+			nonces := c.Chain(EDS)
+			// Point the route at a second cluster: the RDS response is the
+			// stream's latest, but the CDS request it causes answers CDS.
+			other := c.Name("cluster-2")
+			n := c.Respond(RDS, "2", wire.ClientRoute(c.R, other, 2))
+			c.ExpectAck(RDS, n, "2")
+			r := c.Expect(CDS)
+			require.Contains(c, r.Names(), other, "%s should ask for the new cluster", r)
+			require.Equal(c, nonces[CDS.URL], r.Nonce(), "%s should carry the latest CDS nonce", r)
+		}),
+	},
+	{
+		ID:           "client/nonce/empty-only-before-first-response",
+		Title:        "Only the first request of a type on a stream has an empty nonce",
+		Requirements: []string{"NONCE-4"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			c.Update(LDS, "2", 2)
+			c.Update(EDS, "2", 2)
+			for _, st := range c.Srv.Streams() {
+				for _, r := range st.Requests() {
+					if r.Answered > 0 {
+						require.NotEmpty(c, r.Nonce(), "%s follows a response of its type: its nonce must not be empty", r)
+					} else {
+						require.Empty(c, r.Nonce(), "%s precedes every response of its type: its nonce must be empty", r)
+					}
+				}
+			}
+		}),
+	},
+	{
+		ID:           "client/nonce/fresh-after-reconnect",
+		Title:        "After a reconnect no request carries a nonce from the old stream",
+		Requirements: []string{"NONCE-5"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			c.Restart(codes.Unavailable)
+			for _, t := range chainTypes {
+				r := c.Expect(t)
+				require.Empty(c, r.Nonce(), "%s is the first %s request on a new stream: its nonce must be empty", r, t.Short)
+			}
+		}),
+	},
+	{
+		ID:           "client/nonce/kept-after-unsubscribe-all",
+		Title:        "A type's nonce is kept after its last resource is dropped, so re-subscribing is not stale",
+		Requirements: []string{"NONCE-6"},
+		Level:        results.Should,
+		Variants:     []wire.Variant{wire.SotWADS},
+		Run: cli(func(c *C) {
+			nonces := c.Chain(EDS)
+			// A DNS cluster needs no endpoints: the client drops its last EDS name.
+			c.ExpectAck(CDS, c.Respond(CDS, "2", wire.ClientDNSCluster(c.CL, 2)), "2")
+			drop := c.Expect(EDS)
+			require.Empty(c, drop.Names(), "%s should drop the endpoints", drop)
+			c.ExpectAck(CDS, c.Respond(CDS, "3", wire.ClientCluster(c.CL, 3)), "3")
+			again := c.ExpectSubscribed(EDS, c.CL)
+			require.Equal(c, nonces[EDS.URL], again.Nonce(), "%s re-subscribes endpoints: it should carry the last EDS nonce of the stream", again)
+		}),
+	},
+}

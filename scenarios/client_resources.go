@@ -1,0 +1,90 @@
+package scenarios
+
+import (
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// xds_protocol#how-the-client-specifies-what-resources-to-return, #unsubscribing-from-resources
+var clientResourceScenarios = []*engine.Scenario{
+	{
+		ID:           "client/unsubscribe/last-resource",
+		Title:        "Dropping the last resource of a type still sends a request",
+		Requirements: []string{"UNSUB-1", "UNSUB-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			// A DNS cluster needs no endpoints: the client loses interest in its only EDS name.
+			c.ExpectAck(CDS, c.Respond(CDS, "2", wire.ClientDNSCluster(c.CL, 2)), "2")
+			r := c.Expect(EDS)
+			if r.Delta != nil {
+				require.Equal(c, []string{c.CL}, r.Delta.GetResourceNamesUnsubscribe(), "%s should unsubscribe the endpoints", r)
+			} else {
+				require.Empty(c, r.Names(), "%s should ask for no endpoints at all", r)
+			}
+		}),
+	},
+	{
+		ID:           "client/resources/full-name-set",
+		Title:        "When the route adds a cluster, the SotW request names every cluster wanted, not only the new one",
+		Requirements: []string{"RES-1"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			other := c.Name("cluster-2")
+			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "2")
+			r := c.Expect(CDS)
+			require.ElementsMatch(c, []string{c.CL, other}, r.Names(), "%s should carry the full set of clusters the route uses", r)
+		}),
+	},
+	{
+		ID:           "client/resources/unrequested-ignored",
+		Title:        "A resource the client did not ask for is ignored, not NACKed",
+		Requirements: []string{"RES-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(c.Name("unrequested"), 1)), "2")
+		}),
+	},
+	{
+		ID:           "client/resources/unsolicited-push",
+		Title:        "An update the server pushes on its own is applied",
+		Requirements: []string{"UPD-6", "GRP-4"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.Update(CDS, "2", 2)
+			c.RequireConfig(c.AwaitAcked(CDS, c.CL, "2"), c.Hop(CDS, 2))
+		}),
+	},
+	{
+		ID:           "client/resources/silence-tolerated",
+		Title:        "No reply to an ACK is normal: the client keeps its stream and its configuration",
+		Requirements: []string{"UPD-5", "NONCE-10"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			last := c.Srv.Streams()
+			if st := c.Srv.ExpectNoStream(c.Context(), last[len(last)-1].ID); st != nil {
+				c.Fatalf("the server stayed silent after the ACKs and the client opened a new stream %s", st.Name)
+			}
+			for _, st := range last {
+				require.NoError(c, st.Err(), "the client should keep %s open while the server is silent", st.Name)
+			}
+			c.AwaitAcked(LDS, c.L, "1")
+		}),
+	},
+}
+

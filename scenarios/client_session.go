@@ -1,0 +1,429 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// RDS is the route type, in the spec's notation.
+var RDS = wire.Route
+
+// C is a client-role scenario in progress: the engine's T, the fake
+// management server the client under test connects to, the launched
+// client, and Must-style steps. The client is pointed at listener L; the
+// scenario serves the chain L → route R → cluster CL → endpoints CL.
+type C struct {
+	*engine.T
+	// Srv is the fake management server; scenarios reach for its streams
+	// to send deliberately wrong messages.
+	Srv *fakeserver.Server
+	// Client is the launched client under test.
+	Client targets.Running
+	// L, R and CL are the listener, route and cluster names of the chain;
+	// the cluster's endpoints are named CL too.
+	L, R, CL string
+
+	target *targets.Clients
+	after  map[string]int // per type URL: streams up to this ID are gone
+}
+
+// client starts a client-role scenario: a fake management server for this
+// pair, a fresh client pointed at it, and the server's invariants checked
+// after the body.
+func client(t *engine.T) *C {
+	target, ok := t.Env.(*targets.Clients)
+	if !ok {
+		t.Abortf("client scenario run without a client target (env %T)", t.Env)
+	}
+	srv, err := fakeserver.Start(fakeserver.Options{
+		Addr: target.Options().Listen, Variant: t.Variant,
+		Timeout: t.Timeouts.Expect, Quiet: t.Timeouts.Quiet, Transcript: t.Transcript,
+	})
+	if err != nil {
+		t.Abortf("%v", err)
+	}
+	t.Cleanup(srv.Close)
+	c := &C{T: t, Srv: srv, target: target, after: map[string]int{},
+		L: t.Name("listener"), R: t.Name("route"), CL: t.Name("cluster")}
+	if l := target.Options().Listener; l != "" {
+		c.L = l
+	}
+	t.AfterRun(func(t *engine.T) {
+		for _, v := range srv.Violations() {
+			t.Errorf("%s", v)
+		}
+	})
+	run, err := target.Launch(t.Context(), targets.LaunchSpec{
+		ServerAddr: srv.Addr(), NodeID: t.NodeID, Cluster: "xdsconform", Listener: c.L, Variant: t.Variant,
+	})
+	if err != nil {
+		t.Abortf("%v", err)
+	}
+	c.Client = run
+	t.Cleanup(run.Stop) // runs before srv.Close: last registered first
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	if _, err := srv.FirstStream(ctx, target.Options().StartTimeout); err != nil {
+		c.abortIfExited()
+		t.Abortf("the client never connected to the management server at %s within %v: %v\n%v", srv.Addr(), target.Options().StartTimeout, err, run.Err())
+	}
+	return c
+}
+
+// untilExit is the scenario's context, also cancelled when the client
+// process stops: a wait on a dead client ends at once.
+func (c *C) untilExit() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(c.Context())
+	go func() {
+		select {
+		case <-c.Client.Exited():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// abortIfExited turns a client that stopped into an error outcome... unless
+// the scenario is about staying alive, which checks Alive itself.
+func (c *C) abortIfExited() {
+	select {
+	case <-c.Client.Exited():
+		c.Abortf("the client stopped: %v", c.Client.Err())
+	default:
+	}
+}
+
+// fail reports err from a step and stops: a client that stopped is named
+// as the cause.
+func (c *C) fail(format string, args ...any) {
+	select {
+	case <-c.Client.Exited():
+		c.Fatalf(format+" (the client stopped: %v)", append(args, c.Client.Err())...)
+	default:
+		c.Fatalf(format, args...)
+	}
+}
+
+// Alive fails the scenario if the client process stopped.
+func (c *C) Alive(why string) {
+	select {
+	case <-c.Client.Exited():
+		c.Fatalf("%s, but the client stopped: %v", why, c.Client.Err())
+	default:
+	}
+}
+
+// Stream returns the live stream carrying t: the ADS stream, or t's own
+// stream on per-type variants, waiting for the client to open it.
+func (c *C) Stream(t wire.Type) *fakeserver.Stream {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	var gone *fakeserver.Stream
+	for {
+		st, err := c.Srv.StreamFor(ctx, t, c.after[t.URL])
+		if err != nil {
+			if gone != nil {
+				c.fail("expected the client to open a stream for %s: %v; its last one, %s, ended: %v", t.Short, err, gone.Name, gone.Err())
+			}
+			c.fail("expected the client to open a stream for %s: %v", t.Short, err)
+		}
+		if st.Err() == nil {
+			return st
+		}
+		gone = st
+		c.after[t.URL] = st.ID // it came and went: look at the next one
+	}
+}
+
+// Expect returns the next request of type t; none within the expect
+// timeout, or the stream ending, fails the scenario.
+func (c *C) Expect(t wire.Type) *fakeserver.Request {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(t).Next(ctx, t)
+	if err != nil {
+		c.fail("expected a %s request: %v", t.Short, err)
+	}
+	return r
+}
+
+// ExpectNone fails if a request of type t arrives within the quiet window.
+func (c *C) ExpectNone(t wire.Type, why string) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(t).None(ctx, t)
+	switch {
+	case err != nil:
+		c.fail("%s: %v", why, err)
+	case r != nil:
+		c.Fatalf("%s, but the client sent %s", why, r)
+	}
+}
+
+// ExpectSubscribed returns the next request of t, which must ask for
+// exactly names (SotW: its resource_names; delta: its subscriptions).
+func (c *C) ExpectSubscribed(t wire.Type, names ...string) *fakeserver.Request {
+	r := c.Expect(t)
+	require.ElementsMatch(c, names, r.Names(), "%s should ask for exactly %v", r, names)
+	return r
+}
+
+// Respond sends a response of type t at version: SotW with every resource,
+// delta with every resource at that version. It returns the nonce.
+func (c *C) Respond(t wire.Type, version string, resources ...proto.Message) string {
+	st := c.Stream(t)
+	var nonce string
+	var err error
+	if st.Delta {
+		resp, e := st.RespondDelta(c.Context(), t, version, resources)
+		nonce, err = resp.GetNonce(), e
+	} else {
+		resp, e := st.Respond(c.Context(), t, version, resources...)
+		nonce, err = resp.GetNonce(), e
+	}
+	if err != nil {
+		c.fail("sending a %s response: %v", t.Short, err)
+	}
+	return nonce
+}
+
+// Remove sends a delta response removing names and returns its nonce.
+func (c *C) Remove(t wire.Type, version string, names ...string) string {
+	resp, err := c.Stream(t).RespondDelta(c.Context(), t, version, nil, names...)
+	if err != nil {
+		c.fail("sending a %s removal: %v", t.Short, err)
+	}
+	return resp.GetNonce()
+}
+
+// Send sends a raw response on the stream carrying t.
+func (c *C) Send(t wire.Type, m proto.Message) {
+	if err := c.Stream(t).Send(c.Context(), m); err != nil {
+		c.fail("sending a %s response: %v", t.Short, err)
+	}
+}
+
+// ExpectAck returns the next request of t, which must ACK the response
+// with nonce (and, in SotW, carry its version): ACK-2, DELTA-1.
+func (c *C) ExpectAck(t wire.Type, nonce, version string) *fakeserver.Request {
+	r := c.Expect(t)
+	require.Nil(c, r.ErrorDetail(), "%s should ACK nonce %q, but it is a NACK", r, nonce)
+	require.Equal(c, nonce, r.Nonce(), "%s should ACK the response with nonce %q", r, nonce)
+	if r.SotW != nil {
+		require.Equal(c, version, r.Version(), "%s should ACK version %q", r, version)
+	}
+	return r
+}
+
+// ExpectNack returns the next request of t, which must NACK the response
+// with nonce: it carries that nonce and an error_detail (ACK-3, DELTA-1).
+func (c *C) ExpectNack(t wire.Type, nonce string) *fakeserver.Request {
+	r := c.Expect(t)
+	require.Equal(c, nonce, r.Nonce(), "%s should answer the response with nonce %q", r, nonce)
+	require.NotNil(c, r.ErrorDetail(), "%s should NACK the invalid response with nonce %q: it has no error_detail", r, nonce)
+	return r
+}
+
+// Chain serves the chain from the listener down to upTo (LDS, RDS, CDS or
+// EDS) at version "1" and revision 1, checking that the client asks for
+// each hop and ACKs it. It returns the nonces by type URL.
+func (c *C) Chain(upTo wire.Type) map[string]string {
+	nonces := map[string]string{}
+	for _, hop := range c.hops(1) {
+		c.ExpectSubscribed(hop.t, hop.name)
+		n := c.Respond(hop.t, "1", hop.res)
+		c.ExpectAck(hop.t, n, "1")
+		nonces[hop.t.URL] = n
+		if hop.t.URL == upTo.URL {
+			break
+		}
+	}
+	return nonces
+}
+
+type hop struct {
+	t    wire.Type
+	name string
+	res  proto.Message
+}
+
+// hops are the chain's resources at revision rev.
+func (c *C) hops(rev int) []hop {
+	return []hop{
+		{LDS, c.L, wire.ClientListener(c.L, c.R, rev)},
+		{RDS, c.R, wire.ClientRoute(c.R, c.CL, rev)},
+		{CDS, c.CL, wire.ClientCluster(c.CL, rev)},
+		{EDS, c.CL, wire.ClientEndpoints(c.CL, rev)},
+	}
+}
+
+// Hop returns the chain's resource of type t at revision rev.
+func (c *C) Hop(t wire.Type, rev int) proto.Message {
+	for _, h := range c.hops(rev) {
+		if h.t.URL == t.URL {
+			return h.res
+		}
+	}
+	panic("no chain hop of type " + t.Short)
+}
+
+// Restart ends every live stream with code, as a restarting management
+// server does, so the client has to reconnect; later steps talk to the new
+// streams.
+func (c *C) Restart(code codes.Code) {
+	for _, st := range c.Srv.Streams() {
+		if st.Err() != nil {
+			continue
+		}
+		if err := st.End(c.Context(), status.Error(code, "xdsconform: management server restarting")); err != nil {
+			c.Abortf("%v", err)
+		}
+	}
+	for _, st := range c.Srv.Streams() {
+		for _, t := range wire.AllTypes {
+			if st.ID > c.after[t.URL] {
+				c.after[t.URL] = st.ID
+			}
+		}
+	}
+}
+
+// observer returns the client's status view; scenarios using it declare
+// NeedObserver, so a target without one never gets here.
+func (c *C) observer() observer.Observer {
+	o := c.Client.Observer()
+	if o == nil {
+		c.Abortf("the client offers no status view")
+	}
+	return o
+}
+
+// pollEvery is how often the client's status view is read while waiting
+// for a state: the view has no push, so waiting means reading it again.
+const pollEvery = 10 * time.Millisecond
+
+// Await reads the client's status view until resource (t, name) satisfies
+// ok, within the expect timeout plus extra, and returns it.
+func (c *C) Await(t wire.Type, name, what string, extra time.Duration, ok func(observer.Resource) bool) observer.Resource {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	deadline := time.NewTimer(c.Timeouts.Expect + extra)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	var last observer.Resource
+	var seen bool
+	var lastErr error
+	for {
+		rs, err := c.observer().Observe(ctx)
+		if err == nil {
+			last, seen = observer.Find(rs, t.URL, name)
+			if seen && ok(last) {
+				return last
+			}
+		}
+		lastErr = err
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			switch {
+			case lastErr != nil:
+				c.fail("the client's status view should show %s %s %s, but it could not be read: %v", t.Short, name, what, lastErr)
+			case !seen:
+				c.fail("the client's status view should show %s %s %s, but it does not list it", t.Short, name, what)
+			default:
+				c.fail("the client's status view should show %s %s %s, but shows %s", t.Short, name, what, describe(last))
+			}
+		case <-ctx.Done():
+			c.fail("waiting for %s %s %s: %v", t.Short, name, what, ctx.Err())
+		}
+	}
+}
+
+// AwaitState waits for the client to report (t, name) in state.
+func (c *C) AwaitState(t wire.Type, name string, state observer.State) observer.Resource {
+	return c.Await(t, name, "as "+string(state), 0, func(r observer.Resource) bool { return r.State == state })
+}
+
+// AwaitAcked waits for the client to report (t, name) ACKED at version.
+func (c *C) AwaitAcked(t wire.Type, name, version string) observer.Resource {
+	return c.Await(t, name, "ACKED at version "+version, 0, func(r observer.Resource) bool {
+		return r.State == observer.Acked && r.Version == version
+	})
+}
+
+// Never reads the status view for the quiet window and fails if resource
+// (t, name) ever satisfies bad.
+func (c *C) Never(t wire.Type, name, what string, bad func(observer.Resource) bool) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	window := time.NewTimer(c.Timeouts.Quiet)
+	defer window.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		rs, err := c.observer().Observe(ctx)
+		if err == nil {
+			if r, ok := observer.Find(rs, t.URL, name); ok && bad(r) {
+				c.Fatalf("the client's status view shows %s %s %s: %s", t.Short, name, what, describe(r))
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-window.C:
+			return
+		case <-ctx.Done():
+			c.fail("while watching %s %s: %v", t.Short, name, ctx.Err())
+		}
+	}
+}
+
+func describe(r observer.Resource) string {
+	s := fmt.Sprintf("%s at version %q", r.State, r.Version)
+	if r.Error != "" {
+		s += fmt.Sprintf(" with error %q", r.Error)
+	}
+	return s
+}
+
+// RequireConfig checks that the client uses exactly want for r (when the
+// status view shows resource contents).
+func (c *C) RequireConfig(r observer.Resource, want proto.Message) {
+	if r.Config == nil {
+		c.Logf("the status view does not show %s's contents; only its version was checked", r.Name)
+		return
+	}
+	got, err := r.Config.UnmarshalNew()
+	if err != nil {
+		c.Fatalf("the status view shows %s with contents that do not decode: %v", r.Name, err)
+	}
+	requireSameMessage(c, want, got, "the client should use exactly the resource last accepted")
+}
+
+// Update sends the chain's resource of type t at revision rev as version
+// and expects the client to ACK it.
+func (c *C) Update(t wire.Type, version string, rev int) {
+	n := c.Respond(t, version, c.Hop(t, rev))
+	c.ExpectAck(t, n, version)
+}
+
+// cli adapts a client-role body to the engine.
+func cli(body func(c *C)) func(*engine.T) {
+	return func(t *engine.T) { body(client(t)) }
+}
+
+// observed says the scenario reads the client's status view.
+var observed = []engine.Need{targets.NeedObserver}

@@ -1,0 +1,424 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/xdsconform/xdsconform/bootstrap"
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/grpcgoclient"
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Built-in client targets.
+const (
+	// BuiltinGRPCGo is grpc-go's own xDS client, run as a child process of
+	// this binary (BuiltinReference names the reference client in the client
+	// role).
+	BuiltinGRPCGo = "builtin:grpc-go"
+)
+
+// BuiltinClients lists the built-in client targets.
+var BuiltinClients = []string{BuiltinReference, BuiltinGRPCGo}
+
+// NeedObserver: the scenario reads the client's status view (CSDS or
+// /config_dump) to see what it accepted, rejected or considers absent.
+const NeedObserver engine.Need = "observer"
+
+// Observer kinds for external clients.
+const (
+	ObserveCSDS  = "csds"
+	ObserveAdmin = "admin"
+	ObserveNone  = "none"
+)
+
+// DefaultDNETimer is the does-not-exist timer real clients use (DNE-1).
+const DefaultDNETimer = 15 * time.Second
+
+// ClientOptions describe the client under test. Exactly one of Target,
+// Command and Wait is set.
+type ClientOptions struct {
+	// Target is a built-in client (BuiltinClients).
+	Target string
+	// Command is a shell command starting one fresh client per scenario;
+	// see CommandVars for the template variables it may use.
+	Command string
+	// Wait means the client is started elsewhere and connects on its own to
+	// Listen; scenarios then run one at a time on that address.
+	Wait bool
+	// Listen is the fake management server's address (default 127.0.0.1:0,
+	// a fresh port per scenario). Required with Wait.
+	Listen string
+	// Listener is the name the client is pointed at. With Wait it must be
+	// the name the client was configured with; otherwise each scenario
+	// picks its own.
+	Listener string
+	// Variants the client speaks; default all four for the reference
+	// client, SotW ADS otherwise.
+	Variants []wire.Variant
+	// Observer is how to read the client's status: ObserveCSDS (default),
+	// ObserveAdmin (Envoy /config_dump) or ObserveNone.
+	Observer string
+	// ObserverAddr is the status endpoint's address, for Wait only (a
+	// launched client gets a fresh port per scenario).
+	ObserverAddr string
+	// Faults switch on faults of the reference client.
+	Faults []string
+	// DNETimer is the client's does-not-exist timer the scenarios expect
+	// (default 15 s). The reference client is configured with it.
+	DNETimer time.Duration
+	// StartTimeout bounds how long a launched client may take to open its
+	// first stream (default 10 s).
+	StartTimeout time.Duration
+}
+
+// Clients is a client target: it launches a fresh client per scenario and
+// is the client role's engine.Env.
+type Clients struct {
+	opts     ClientOptions
+	name     string
+	faults   []refclient.Fault
+	variants []wire.Variant
+}
+
+// NewClients validates opts. Errors are configuration errors (exit 2).
+func NewClients(opts ClientOptions) (*Clients, error) {
+	set := 0
+	for _, b := range []bool{opts.Target != "", opts.Command != "", opts.Wait} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return nil, errors.New("give exactly one of --target, --client-cmd and --client-wait")
+	}
+	c := &Clients{opts: opts}
+	if c.opts.DNETimer <= 0 {
+		c.opts.DNETimer = DefaultDNETimer
+	}
+	if c.opts.StartTimeout <= 0 {
+		c.opts.StartTimeout = 10 * time.Second
+	}
+	if c.opts.Observer == "" {
+		c.opts.Observer = ObserveCSDS
+	}
+	if !slices.Contains([]string{ObserveCSDS, ObserveAdmin, ObserveNone}, c.opts.Observer) {
+		return nil, fmt.Errorf("unknown observer %q (want csds, admin or none)", c.opts.Observer)
+	}
+	if len(opts.Faults) > 0 && opts.Target != BuiltinReference {
+		return nil, errors.New("--fault only applies to --target builtin:reference")
+	}
+	for _, f := range opts.Faults {
+		pf, err := refclient.ParseFault(f)
+		if err != nil {
+			return nil, err
+		}
+		c.faults = append(c.faults, pf)
+	}
+	switch {
+	case opts.Target == BuiltinReference:
+		c.name = BuiltinReference
+		c.variants = wire.AllVariants
+		if len(c.faults) > 0 {
+			c.name += " (faults: " + strings.Join(opts.Faults, ",") + ")"
+		}
+	case opts.Target == BuiltinGRPCGo:
+		c.name = BuiltinGRPCGo
+		c.variants = []wire.Variant{wire.SotWADS} // grpc-go speaks SotW ADS only
+	case opts.Target != "":
+		return nil, fmt.Errorf("unknown client target %q (built-in clients: %s; external clients: --client-cmd or --client-wait)", opts.Target, strings.Join(BuiltinClients, ", "))
+	case opts.Command != "":
+		c.name = "client-cmd: " + opts.Command
+		if err := checkTemplate(opts.Command); err != nil {
+			return nil, err
+		}
+	case opts.Wait:
+		c.name = "client-wait on " + opts.Listen
+		if opts.Listen == "" || opts.Listener == "" {
+			return nil, errors.New("--client-wait needs --listen (the address the client connects to) and --listener (the name it was pointed at)")
+		}
+		if opts.Observer != ObserveNone && opts.ObserverAddr == "" {
+			return nil, errors.New("--client-wait needs --observer-addr (its CSDS or admin address), or --observer none")
+		}
+	}
+	if c.variants == nil {
+		c.variants = []wire.Variant{wire.SotWADS}
+	}
+	if len(opts.Variants) > 0 {
+		for _, v := range opts.Variants {
+			if !slices.Contains(c.variants, v) && opts.Target != "" {
+				return nil, fmt.Errorf("%s does not speak %s", opts.Target, v)
+			}
+		}
+		c.variants = opts.Variants
+	}
+	if opts.Listen != "" {
+		if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
+			return nil, fmt.Errorf("--listen %q: %w", opts.Listen, err)
+		}
+	}
+	return c, nil
+}
+
+// Name describes the target in reports.
+func (c *Clients) Name() string { return c.name }
+
+// Options returns the options with defaults filled in.
+func (c *Clients) Options() ClientOptions { return c.opts }
+
+// Sequential reports whether scenarios must run one at a time: a client
+// started elsewhere connects to one address only.
+func (c *Clients) Sequential() bool { return c.opts.Wait }
+
+// Lacks implements engine.Env.
+func (c *Clients) Lacks(s *engine.Scenario, v wire.Variant) string {
+	if !slices.Contains(c.variants, v) {
+		return "the client does not speak " + v.String()
+	}
+	for _, n := range s.Needs {
+		if n == NeedObserver && c.opts.Observer == ObserveNone {
+			return "needs the client's status view (CSDS or /config_dump), which the target does not offer"
+		}
+	}
+	return ""
+}
+
+// LaunchSpec says what one scenario needs from its client.
+type LaunchSpec struct {
+	// ServerAddr is the fake management server's address.
+	ServerAddr string
+	// NodeID and Cluster identify the client.
+	NodeID, Cluster string
+	// Listener is the name the client is pointed at (xds:///Listener).
+	Listener string
+	// Variant is the variant under test.
+	Variant wire.Variant
+}
+
+// Running is one launched client.
+type Running interface {
+	// Observer reads the client's status view; nil when it offers none.
+	Observer() observer.Observer
+	// Exited is closed when the client stopped on its own.
+	Exited() <-chan struct{}
+	// Err says why it stopped, with its output tail when it has one.
+	Err() error
+	// Stop stops the client; afterwards no process of it is left.
+	Stop()
+}
+
+// Launch starts a fresh client for one scenario. Errors are the target's
+// (the scenario ends with an error outcome naming them).
+func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) {
+	switch {
+	case c.opts.Target == BuiltinReference:
+		rc, err := refclient.Start(ctx, refclient.Config{
+			ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster,
+			Variant: spec.Variant, Listener: spec.Listener, DNETimeout: c.opts.DNETimer, Faults: c.faults,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("starting the reference client: %w", err)
+		}
+		obs, err := observer.DialCSDS(rc.CSDSAddr())
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("connecting to the reference client's CSDS: %w", err)
+		}
+		return &builtinRunning{obs: obs, done: rc.Done(), err: rc.Err, stop: rc.Close}, nil
+	case c.opts.Target == BuiltinGRPCGo:
+		b, err := bootstrap.GRPC(bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant})
+		if err != nil {
+			return nil, fmt.Errorf("rendering the gRPC bootstrap: %w", err)
+		}
+		gc, err := grpcgoclient.Launch(ctx, b, spec.Listener)
+		if err != nil {
+			return nil, fmt.Errorf("starting grpc-go's xDS client: %w", err)
+		}
+		obs, err := observer.DialCSDS(gc.CSDSAddr())
+		if err != nil {
+			gc.Stop()
+			return nil, fmt.Errorf("connecting to grpc-go's CSDS: %w", err)
+		}
+		return &builtinRunning{obs: obs, done: gc.Exited(), err: gc.Err, stop: gc.Stop}, nil
+	case c.opts.Command != "":
+		return c.launchCommand(ctx, spec)
+	default: // Wait: the client runs elsewhere.
+		obs, err := c.observerAt(c.opts.ObserverAddr)
+		if err != nil {
+			return nil, err
+		}
+		return &builtinRunning{obs: obs, done: make(chan struct{}), err: func() error { return nil }, stop: func() {}}, nil
+	}
+}
+
+func (c *Clients) observerAt(addr string) (observer.Observer, error) {
+	switch c.opts.Observer {
+	case ObserveCSDS:
+		o, err := observer.DialCSDS(addr)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to the client's CSDS at %s: %w", addr, err)
+		}
+		return o, nil
+	case ObserveAdmin:
+		return observer.NewConfigDump(addr), nil
+	}
+	return nil, nil
+}
+
+// builtinRunning adapts the built-in clients and the waited-for one.
+type builtinRunning struct {
+	obs  observer.Observer
+	done <-chan struct{}
+	err  func() error
+	stop func()
+}
+
+func (r *builtinRunning) Observer() observer.Observer { return r.obs }
+func (r *builtinRunning) Exited() <-chan struct{}     { return r.done }
+func (r *builtinRunning) Err() error                  { return r.err() }
+func (r *builtinRunning) Stop() {
+	if r.obs != nil {
+		_ = r.obs.Close()
+	}
+	r.stop()
+}
+
+// CommandVars are the template variables a --client-cmd may use, e.g.
+// `my-client --bootstrap {{.Bootstrap}} --csds {{.CSDS}}`. Values are
+// shell-quoted when substituted.
+var CommandVars = map[string]string{
+	"Bootstrap":      "path of the gRPC bootstrap JSON (also in $GRPC_XDS_BOOTSTRAP)",
+	"EnvoyBootstrap": "path of the Envoy v3 bootstrap (YAML)",
+	"Server":         "host:port of the harness's management server",
+	"NodeID":         "the node id the client must use",
+	"Cluster":        "the node cluster",
+	"Listener":       "the listener name the client must ask for",
+	"Target":         "xds:///<Listener>, the gRPC dial target",
+	"CSDS":           "host:port the client should serve CSDS on (also $XDSCONFORM_CSDS_ADDR)",
+	"Admin":          "host:port for Envoy's admin interface (also $XDSCONFORM_ADMIN_ADDR)",
+	"Dir":            "a scratch directory for this scenario, removed afterwards",
+}
+
+func checkTemplate(cmd string) error {
+	vars := map[string]string{}
+	for k := range CommandVars {
+		vars[k] = "x"
+	}
+	if _, err := process.Expand(cmd, vars); err != nil {
+		return fmt.Errorf("--client-cmd: %w", err)
+	}
+	return nil
+}
+
+func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, error) {
+	dir, err := os.MkdirTemp("", "xdsconform-client-")
+	if err != nil {
+		return nil, fmt.Errorf("making a scratch directory: %w", err)
+	}
+	fail := func(err error) (Running, error) {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	csds, err := freeAddr()
+	if err != nil {
+		return fail(err)
+	}
+	admin, err := freeAddr()
+	if err != nil {
+		return fail(err)
+	}
+	p := bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant, AdminAddr: admin}
+	// A gRPC bootstrap cannot ask for delta or per-type streams: gRPC
+	// clients speak SotW ADS, whatever variant an Envoy is given.
+	gp := p
+	gp.Variant = wire.SotWADS
+	grpcJSON, err := bootstrap.GRPC(gp)
+	if err != nil {
+		return fail(fmt.Errorf("rendering the gRPC bootstrap: %w", err))
+	}
+	envoyYAML, err := bootstrap.Envoy(p)
+	if err != nil {
+		return fail(fmt.Errorf("rendering the Envoy bootstrap: %w", err))
+	}
+	vars := map[string]string{
+		"Bootstrap": filepath.Join(dir, "bootstrap.json"), "EnvoyBootstrap": filepath.Join(dir, "envoy.yaml"),
+		"Server": spec.ServerAddr, "NodeID": spec.NodeID, "Cluster": spec.Cluster, "Listener": spec.Listener,
+		"Target": "xds:///" + spec.Listener, "CSDS": csds, "Admin": admin, "Dir": dir,
+	}
+	if err := os.WriteFile(vars["Bootstrap"], grpcJSON, 0o600); err != nil {
+		return fail(fmt.Errorf("writing the bootstrap: %w", err))
+	}
+	if err := os.WriteFile(vars["EnvoyBootstrap"], envoyYAML, 0o600); err != nil {
+		return fail(fmt.Errorf("writing the Envoy bootstrap: %w", err))
+	}
+	cmd, err := process.Expand(c.opts.Command, vars)
+	if err != nil {
+		return fail(fmt.Errorf("--client-cmd: %w", err))
+	}
+	proc, err := process.StartShell(ctx, cmd, process.Options{Env: []string{
+		"GRPC_XDS_BOOTSTRAP=" + vars["Bootstrap"],
+		"XDSCONFORM_CSDS_ADDR=" + csds,
+		"XDSCONFORM_ADMIN_ADDR=" + admin,
+		"XDSCONFORM_TARGET=" + vars["Target"],
+	}, Dir: dir})
+	if err != nil {
+		return fail(fmt.Errorf("starting --client-cmd: %w", err))
+	}
+	addr := csds
+	if c.opts.Observer == ObserveAdmin {
+		addr = admin
+	}
+	obs, err := c.observerAt(addr)
+	if err != nil {
+		_ = proc.Stop(time.Second)
+		return fail(err)
+	}
+	return &commandRunning{proc: proc, obs: obs, dir: dir}, nil
+}
+
+// commandRunning is one --client-cmd process.
+type commandRunning struct {
+	proc *process.Process
+	obs  observer.Observer
+	dir  string
+}
+
+func (r *commandRunning) Observer() observer.Observer { return r.obs }
+func (r *commandRunning) Exited() <-chan struct{}     { return r.proc.Exited() }
+func (r *commandRunning) Err() error {
+	select {
+	case <-r.proc.Exited():
+		return fmt.Errorf("client command exited (%v); its output ends with:\n%s", r.proc.ExitErr(), r.proc.Tail())
+	default:
+		return fmt.Errorf("client command still running; its output ends with:\n%s", r.proc.Tail())
+	}
+}
+func (r *commandRunning) Stop() {
+	if r.obs != nil {
+		_ = r.obs.Close()
+	}
+	_ = r.proc.Stop(2 * time.Second)
+	_ = os.RemoveAll(r.dir)
+}
+
+// freeAddr picks a free loopback port for a launched client's status
+// endpoint. The port is free when picked; a client racing another process
+// for it fails to start, which the scenario reports.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("picking a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
