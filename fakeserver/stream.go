@@ -47,7 +47,7 @@ type Stream struct {
 	nonces   map[string]bool // every nonce sent on this stream
 	nonceSeq int
 	sent     map[string]int // responses handed to gRPC, per type URL
-	err      error // why the stream ended; nil while open
+	err      error          // why the stream ended; nil while open
 }
 
 type sendOp struct {

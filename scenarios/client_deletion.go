@@ -135,4 +135,3 @@ var clientMissingScenarios = []*engine.Scenario{
 		}),
 	},
 }
-

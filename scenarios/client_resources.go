@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
@@ -87,4 +86,3 @@ var clientResourceScenarios = []*engine.Scenario{
 		}),
 	},
 }
-
