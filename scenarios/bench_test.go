@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
@@ -40,3 +41,47 @@ func BenchmarkServerSuiteReference(b *testing.B) { benchSuite(b, targets.Builtin
 // BenchmarkServerSuiteGoControlPlane is what `xdsconform run` costs; its
 // known failures wait out the expect timeout, which dominates.
 func BenchmarkServerSuiteGoControlPlane(b *testing.B) { benchSuite(b, targets.BuiltinGoControlPlane) }
+
+// benchClientSuite runs the client suite against a built-in client with
+// the CLI's default timeouts. skipDNE leaves out the scenarios that wait on
+// the client's does-not-exist timer, which set a floor of their own.
+func benchClientSuite(b *testing.B, opts targets.ClientOptions, skipDNE bool) {
+	clients, err := targets.NewClients(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sel := engine.Selection{}
+	if skipDNE {
+		sel.Skip = []string{"client/dne/timer", "client/dne/late-resource-accepted"}
+	}
+	pairs, err := engine.Expand(Client(), sel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		rs, _ := engine.Run(context.Background(), pairs, engine.Config{Env: clients, Timeouts: engine.DefaultTimeouts})
+		if s := results.Summarize(rs); opts.Target == targets.BuiltinReference && !s.OK() {
+			b.Fatalf("reference run not clean: %+v", s)
+		}
+	}
+	b.ReportMetric(float64(len(pairs)), "pairs/op")
+}
+
+// BenchmarkClientSuiteReference is the bar of issue 3: the client suite
+// against builtin:reference, without the timer scenarios, under 5 s.
+func BenchmarkClientSuiteReference(b *testing.B) {
+	benchClientSuite(b, targets.ClientOptions{Target: targets.BuiltinReference}, true)
+}
+
+// BenchmarkClientSuiteReferenceWithDNE adds the timer scenarios, with the
+// reference client's timer set to 1 s.
+func BenchmarkClientSuiteReferenceWithDNE(b *testing.B) {
+	benchClientSuite(b, targets.ClientOptions{Target: targets.BuiltinReference, DNETimer: time.Second}, false)
+}
+
+// BenchmarkClientSuiteGRPCGo is the client half of `xdsconform run`:
+// grpc-go's fixed 15 s timer sets its length.
+func BenchmarkClientSuiteGRPCGo(b *testing.B) {
+	benchClientSuite(b, targets.ClientOptions{Target: targets.BuiltinGRPCGo}, false)
+}

@@ -58,7 +58,10 @@ func client(t *engine.T) *C {
 	c := &C{T: t, Srv: srv, target: target, after: map[string]int{},
 		L: t.Name("listener"), R: t.Name("route"), CL: t.Name("cluster")}
 	if l := target.Options().Listener; l != "" {
-		c.L = l
+		// A client started elsewhere keeps what it learnt in earlier
+		// scenarios and asks for it again on reconnecting: the chain's
+		// names stay the same from one scenario to the next.
+		c.L, c.R, c.CL = l, l+"-route", l+"-cluster"
 	}
 	t.AfterRun(func(t *engine.T) {
 		for _, v := range srv.Violations() {
@@ -66,7 +69,7 @@ func client(t *engine.T) *C {
 		}
 	})
 	run, err := target.Launch(t.Context(), targets.LaunchSpec{
-		ServerAddr: srv.Addr(), NodeID: t.NodeID, Cluster: "xdsconform", Listener: c.L, Variant: t.Variant,
+		ServerAddr: srv.Addr(), NodeID: t.NodeID, Cluster: clientCluster, Listener: c.L, Variant: t.Variant,
 	})
 	if err != nil {
 		t.Abortf("%v", err)
@@ -81,6 +84,14 @@ func client(t *engine.T) *C {
 	}
 	return c
 }
+
+// clientCluster is the node.cluster every launched client is given.
+const clientCluster = "xdsconform"
+
+// Configured reports whether the harness wrote the client's bootstrap (and
+// so knows its node), which a client started elsewhere (--client-wait) has
+// not.
+func (c *C) Configured() bool { return !c.target.Options().Wait }
 
 // untilExit is the scenario's context, also cancelled when the client
 // process stops: a wait on a dead client ends at once.

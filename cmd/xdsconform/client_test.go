@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/mem"
 
 	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/refclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -157,4 +158,20 @@ func TestMisbehavingClientFails(t *testing.T) {
 			assert.Contains(t, r.Message, map[string]string{"wrong-service": "STREAM-9", "garbage": "ended"}[mode])
 		})
 	}
+}
+
+// --client-wait runs scenarios one at a time against a client started
+// elsewhere, which reconnects to --listen for each.
+func TestClientWait(t *testing.T) {
+	listen := closedPort(t)
+	rc, err := refclient.Start(t.Context(), refclient.Config{
+		ServerAddr: listen, NodeID: "started-elsewhere", Variant: wire.SotWADS, Listener: "waited-listener",
+	})
+	require.NoError(t, err)
+	defer rc.Close()
+	code, rep, out := clientReport(t, "client", "--client-wait", "--listen", listen, "--listener", "waited-listener",
+		"--observer-addr", rc.CSDSAddr(), "--variant", "sotw-ads",
+		"--run", "client/nack/recovery,client/stream/node-on-first-request,client/nack/keeps-previous")
+	assert.Equal(t, exitOK, code, out)
+	assert.Len(t, rep.Results, 3)
 }
