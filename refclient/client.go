@@ -244,8 +244,14 @@ func (c *Client) baseNode() *core.Node {
 		Cluster:              c.cfg.Cluster,
 		UserAgentName:        UserAgentName,
 		UserAgentVersionType: &core.Node_UserAgentVersion{UserAgentVersion: userAgentVersion},
+		// Resource wrappers in SotW (TTL-6), spelled as gRPC clients do.
+		ClientFeatures: []string{ResourceInSotWFeature},
 	}
 }
+
+// ResourceInSotWFeature is the client feature saying the client accepts
+// Resource wrappers in SotW responses.
+const ResourceInSotWFeature = "xds.config.resource-in-sotw"
 
 // current returns the latest published CSDS view.
 func (c *Client) current() *statuspb.ClientConfig {

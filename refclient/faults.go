@@ -99,6 +99,9 @@ const (
 	// FaultOnlyNewNames sends SotW subscription changes naming only the
 	// names added, as if SotW were incremental (RES-1).
 	FaultOnlyNewNames Fault = "only-new-names"
+	// FaultNoUnwrap advertises resource-in-sotw but rejects Resource
+	// wrappers in SotW responses (TTL-6).
+	FaultNoUnwrap Fault = "no-unwrap"
 )
 
 // wrongListenerSuffix is appended to the listener name by the
@@ -148,6 +151,7 @@ var AllFaults = []Fault{
 	FaultWrongListenerName,
 	FaultNackSticky,
 	FaultOnlyNewNames,
+	FaultNoUnwrap,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -191,6 +195,7 @@ var faultDescriptions = map[Fault]string{
 	FaultWrongListenerName:              "RES-1: the client watches \"<listener>-wrong\" instead of the listener it was pointed at",
 	FaultNackSticky:                     "ACK-6: once a response of a type was NACKed, every later response of the type is NACKed too",
 	FaultOnlyNewNames:                   "RES-1: a SotW subscription change names only the added resources, not the full set",
+	FaultNoUnwrap:                       "TTL-6: advertises resource-in-sotw but NACKs SotW responses with Resource wrappers",
 }
 
 // Description returns one line naming the rule the fault breaks.

@@ -11,6 +11,8 @@ import (
 	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -354,6 +356,16 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return fmt.Sprint(h.next(wire.Cluster).Names)
 		}, "[C C2]", "[C2]"},
 
+		{FaultNoUnwrap, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			w, err := anypb.New(&discovery.Resource{Name: "L", Version: "2", Resource: mustAnyMsg(wire.ClientListener("L", "R", 2))})
+			if err != nil {
+				panic(err)
+			}
+			h.sendAnys(wire.Listener, "2", "l2", w)
+			return nacked(h.next(wire.Listener))
+		}, "false", "true"},
+
 		{FaultNackSticky, wire.DeltaADS, 0, func(h *harness) string {
 			acceptListener(h)
 			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
@@ -386,4 +398,12 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 	for _, f := range AllFaults {
 		assert.True(t, covered[f], "fault %s has no case", f)
 	}
+}
+
+func mustAnyMsg(m proto.Message) *anypb.Any {
+	a, err := anypb.New(m)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }

@@ -85,7 +85,7 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	c.noteNonce(st, u, r.GetNonce())
 	raws := make([]raw, len(r.GetResources()))
 	for i, a := range r.GetResources() {
-		raws[i] = raw{any: a, version: r.GetVersionInfo()}
+		raws[i] = c.unwrap(u, a, r.GetVersionInfo())
 	}
 	items, probs, crash := c.decode(st, u, raws)
 	if crash != nil {
@@ -383,4 +383,25 @@ func (c *Client) remove(s *resState) {
 	s.status = statusDoesNotExist
 	s.errDetails, s.errVersion = "", ""
 	c.stopDNE(s.typ, s.name)
+}
+
+// unwrap reads one SotW resource. The client advertises resource-in-sotw,
+// so a Resource wrapper is unwrapped (TTL-6); a wrapper without a body is a
+// heartbeat, which keeps the resource held as it is (for LDS and CDS it
+// still counts as present). Anything else is read as it is.
+func (c *Client) unwrap(u string, a *anypb.Any, version string) raw {
+	if a.GetTypeUrl() != wire.ResourceWrapperURL || c.fault(FaultNoUnwrap) {
+		return raw{any: a, version: version} // with no-unwrap: TTL-6 broken, the wrapper is invalid
+	}
+	w := &discovery.Resource{}
+	if err := a.UnmarshalTo(w); err != nil {
+		return raw{any: a, version: version} // decode reports it
+	}
+	if w.GetResource() == nil {
+		if s := c.state(u, w.GetName()); s != nil && s.any != nil {
+			return raw{any: s.any, version: s.version, name: w.GetName()}
+		}
+		return raw{name: w.GetName(), version: version} // a heartbeat for nothing held: no body
+	}
+	return raw{any: w.GetResource(), version: version, name: w.GetName()}
 }

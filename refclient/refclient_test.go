@@ -116,7 +116,9 @@ func TestNack(t *testing.T) {
 // TestRejections lists what makes a response invalid; every one is NACKed
 // and leaves the previous config in place.
 func TestRejections(t *testing.T) {
-	wrapped := mustAny(t, &discovery.Resource{Name: "L", Version: "2", Resource: mustAny(t, wire.ClientListener("L", "R", 2))})
+	// A wrapper is fine (the client advertises resource-in-sotw), but not
+	// one holding another type.
+	wrapped := mustAny(t, &discovery.Resource{Name: "L", Version: "2", Resource: mustAny(t, wire.ClientCluster("L", 2))})
 	cases := []struct {
 		name string
 		typ  wire.Type
@@ -134,7 +136,7 @@ func TestRejections(t *testing.T) {
 		{"empty name", wire.Listener, func(t *testing.T) []*anypb.Any {
 			return []*anypb.Any{mustAny(t, wire.ClientListener("", "R", 2))}
 		}},
-		{"resource wrapper in SotW", wire.Listener, func(t *testing.T) []*anypb.Any {
+		{"resource wrapper of the wrong type in SotW", wire.Listener, func(t *testing.T) []*anypb.Any {
 			return []*anypb.Any{wrapped}
 		}},
 		{"listener without HttpConnectionManager", wire.Listener, func(t *testing.T) []*anypb.Any {

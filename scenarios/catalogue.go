@@ -25,7 +25,7 @@ func Client() []*engine.Scenario {
 	var all []*engine.Scenario
 	for _, area := range [][]*engine.Scenario{
 		clientStreamScenarios, clientAckScenarios, clientNonceScenarios,
-		clientResourceScenarios, clientDeletionScenarios, clientMissingScenarios,
+		clientResourceScenarios, clientWrapperScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios,
 	} {
 		all = append(all, area...)

@@ -1,7 +1,13 @@
 package scenarios
 
 import (
+	"slices"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/require"
+	"github.com/xdsconform/xdsconform/observer"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
@@ -85,4 +91,72 @@ var clientResourceScenarios = []*engine.Scenario{
 			c.AwaitAcked(LDS, c.L, "1")
 		}),
 	},
+}
+
+// xds_protocol#time-to-live (Resource wrappers in SotW)
+var clientWrapperScenarios = []*engine.Scenario{
+	{
+		ID:           "client/resources/wrapped-in-sotw",
+		Title:        "A client advertising resource-in-sotw unwraps Resource wrappers in SotW responses",
+		Requirements: []string{"TTL-6"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.requireResourceInSotW()
+			c.ExpectAck(CDS, c.sendWrapped(CDS, "2", &discovery.Resource{Name: c.CL, Version: "2", Resource: mustAny(c, c.Hop(CDS, 2))}), "2")
+			c.RequireConfig(c.AwaitAcked(CDS, c.CL, "2"), c.Hop(CDS, 2))
+		}),
+	},
+	{
+		ID:           "client/resources/heartbeat-keeps-resource",
+		Title:        "A heartbeat (a Resource wrapper without a body) keeps the resource as it is",
+		Requirements: []string{"TTL-6"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.requireResourceInSotW()
+			c.ExpectAck(CDS, c.sendWrapped(CDS, "2", &discovery.Resource{Name: c.CL, Version: "2", Resource: mustAny(c, c.Hop(CDS, 2))}), "2")
+			// The heartbeat names the resource at its version, without a body.
+			c.ExpectAck(CDS, c.sendWrapped(CDS, "3", &discovery.Resource{Name: c.CL, Version: "2"}), "3")
+			c.Never(CDS, c.CL, "deleted by a heartbeat", func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
+			c.RequireConfig(c.AwaitState(CDS, c.CL, observer.Acked), c.Hop(CDS, 2))
+		}),
+	},
+}
+
+// requireResourceInSotW skips the scenario unless the client advertised
+// Resource wrappers in SotW (either spelling in use).
+func (c *C) requireResourceInSotW() {
+	first, err := c.Stream(CDS).First(c.Context())
+	if err != nil {
+		c.Fatalf("%v", err)
+	}
+	features := first.Node().GetClientFeatures()
+	if !slices.Contains(features, "xds.config.resource-in-sotw") && !slices.Contains(features, "xds.config.supports-resource-in-sotw") {
+		c.Skipf("the client does not advertise resource-in-sotw (client_features %q)", features)
+	}
+}
+
+// sendWrapped sends a SotW response of type t whose resources are the
+// given Resource wrappers, and returns its nonce.
+func (c *C) sendWrapped(t wire.Type, version string, wrappers ...*discovery.Resource) string {
+	st := c.Stream(t)
+	resp := &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: version, Nonce: st.NewNonce()}
+	for _, w := range wrappers {
+		resp.Resources = append(resp.Resources, mustAny(c, w))
+	}
+	c.Send(t, resp)
+	return resp.Nonce
+}
+
+func mustAny(c *C, m proto.Message) *anypb.Any {
+	a, err := anypb.New(m)
+	if err != nil {
+		c.Abortf("packing %T: %v", m, err)
+	}
+	return a
 }

@@ -231,7 +231,9 @@ func (c *C) Send(t wire.Type, m proto.Message) {
 // with nonce (and, in SotW, carry its version): ACK-2, DELTA-1.
 func (c *C) ExpectAck(t wire.Type, nonce, version string) *fakeserver.Request {
 	r := c.Expect(t)
-	require.Nil(c, r.ErrorDetail(), "%s should ACK nonce %q, but it is a NACK", r, nonce)
+	if d := r.ErrorDetail(); d != nil {
+		c.Fatalf("%s should ACK the response with nonce %q, but NACKs it: code %d, %q", r, nonce, d.GetCode(), d.GetMessage())
+	}
 	require.Equal(c, nonce, r.Nonce(), "%s should ACK the response with nonce %q", r, nonce)
 	if r.SotW != nil {
 		require.Equal(c, version, r.Version(), "%s should ACK version %q", r, version)

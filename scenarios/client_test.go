@@ -91,6 +91,7 @@ var mustCatchClient = map[string]refclient.Fault{
 	"client/nonce/fresh-after-reconnect":            refclient.FaultReuseNonceAfterReconnect,
 	"client/nonce/kept-after-unsubscribe-all":       refclient.FaultForgetNonceOnUnsubscribe,
 	"client/unsubscribe/last-resource":              refclient.FaultSilentLastUnsubscribe,
+	"client/resources/wrapped-in-sotw":              refclient.FaultNoUnwrap,
 	"client/resources/full-name-set":                refclient.FaultOnlyNewNames,
 	"client/resources/unrequested-ignored":          refclient.FaultNackUnrequested,
 	"client/resources/unsolicited-push":             refclient.FaultIgnoreUpdates,
