@@ -102,6 +102,12 @@ const (
 	// FaultNoUnwrap advertises resource-in-sotw but rejects Resource
 	// wrappers in SotW responses (TTL-6).
 	FaultNoUnwrap Fault = "no-unwrap"
+	// FaultADSStreamPerType opens one ADS stream per type instead of one
+	// for all (ADS-3).
+	FaultADSStreamPerType Fault = "ads-stream-per-type"
+	// FaultAnyConfigSource accepts RDS and EDS config sources that are not
+	// ADS (STREAM-11).
+	FaultAnyConfigSource Fault = "any-config-source"
 )
 
 // wrongListenerSuffix is appended to the listener name by the
@@ -152,6 +158,8 @@ var AllFaults = []Fault{
 	FaultNackSticky,
 	FaultOnlyNewNames,
 	FaultNoUnwrap,
+	FaultADSStreamPerType,
+	FaultAnyConfigSource,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -196,6 +204,8 @@ var faultDescriptions = map[Fault]string{
 	FaultNackSticky:                     "ACK-6: once a response of a type was NACKed, every later response of the type is NACKed too",
 	FaultOnlyNewNames:                   "RES-1: a SotW subscription change names only the added resources, not the full set",
 	FaultNoUnwrap:                       "TTL-6: advertises resource-in-sotw but NACKs SotW responses with Resource wrappers",
+	FaultADSStreamPerType:               "ADS-3: opens one aggregated stream per type instead of one for all",
+	FaultAnyConfigSource:                "STREAM-11: accepts a listener or cluster whose RDS/EDS config source is not ADS",
 }
 
 // Description returns one line naming the rule the fault breaks.

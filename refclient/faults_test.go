@@ -366,6 +366,18 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return nacked(h.next(wire.Listener))
 		}, "false", "true"},
 
+		{FaultADSStreamPerType, wire.DeltaADS, 0, func(h *harness) string {
+			acceptListener(h)
+			// The route's watch would open a second aggregated stream.
+			return fmt.Sprint(h.newStreamWithin(wire.Route, 300*time.Millisecond))
+		}, "false", "true"},
+
+		{FaultAnyConfigSource, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.NonADSListener("L", "R", 1))
+			return nacked(h.next(wire.Listener))
+		}, "true", "false"},
+
 		{FaultNackSticky, wire.DeltaADS, 0, func(h *harness) string {
 			acceptListener(h)
 			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))

@@ -256,7 +256,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %q carries a %s named %q", r.name, t.Short, name)})
 			continue
 		}
-		refs, err := check(m)
+		refs, err := check(m, c.fault(FaultAnyConfigSource))
 		if err != nil {
 			probs = append(probs, problem{name, err.Error()})
 		}

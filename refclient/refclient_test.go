@@ -192,7 +192,7 @@ func TestCheckBuilders(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := check(tc.m)
+			_, err := check(tc.m, false)
 			if tc.valid {
 				assert.NoError(t, err)
 			} else {

@@ -86,7 +86,7 @@ func (c *Client) reconcile() {
 	}
 	c.watched = want
 
-	if c.cfg.Variant.IsADS() {
+	if c.cfg.Variant.IsADS() && !c.fault(FaultADSStreamPerType) {
 		c.ensureSlot("")
 	} else {
 		for _, t := range followed {

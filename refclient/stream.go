@@ -103,7 +103,7 @@ func (c *Client) ensureSlot(typ string) {
 		}
 	} else {
 		t, _ := wire.TypeByURL(typ)
-		sl.method = wire.MethodFor(v, t)
+		sl.method = wire.MethodFor(v, t) // with ads-stream-per-type: the ADS method (ADS-3 broken)
 		sl.types = []string{typ}
 	}
 	c.slots[typ] = sl

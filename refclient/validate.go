@@ -37,17 +37,19 @@ var knownLbPolicies = map[cluster.Cluster_LbPolicy]bool{
 // check validates a decoded resource of the gRPC client profile and returns
 // what it references. Types the client does not follow (SDS, RTDS, ...) only
 // need to decode: they are never watched, so they are ignored anyway (RES-3).
-func check(m proto.Message) ([]ref, error) {
+// anySource accepts config sources other than ADS (the any-config-source
+// fault).
+func check(m proto.Message, anySource bool) ([]ref, error) {
 	switch r := m.(type) {
 	case *listener.Listener:
-		return checkListener(r)
+		return checkListener(r, anySource)
 	case *route.RouteConfiguration:
 		if r.GetName() == "" {
 			return nil, fmt.Errorf("route configuration has no name")
 		}
 		return routeRefs(r), nil
 	case *cluster.Cluster:
-		return checkCluster(r)
+		return checkCluster(r, anySource)
 	case *endpoint.ClusterLoadAssignment:
 		if r.GetClusterName() == "" {
 			return nil, fmt.Errorf("cluster load assignment has no cluster_name")
@@ -59,7 +61,7 @@ func check(m proto.Message) ([]ref, error) {
 
 // checkListener accepts only API listeners holding an HttpConnectionManager
 // whose routes come over ADS or inline (STREAM-11).
-func checkListener(l *listener.Listener) ([]ref, error) {
+func checkListener(l *listener.Listener, anySource bool) ([]ref, error) {
 	al := l.GetApiListener().GetApiListener()
 	if al == nil {
 		return nil, fmt.Errorf("listener %q: no api_listener", l.GetName())
@@ -73,7 +75,7 @@ func checkListener(l *listener.Listener) ([]ref, error) {
 	}
 	switch rs := h.GetRouteSpecifier().(type) {
 	case *hcm.HttpConnectionManager_Rds:
-		if rs.Rds.GetConfigSource().GetAds() == nil {
+		if rs.Rds.GetConfigSource().GetAds() == nil && !anySource { // else STREAM-11 broken
 			return nil, fmt.Errorf("listener %q: rds config_source is not ADS", l.GetName())
 		}
 		if rs.Rds.GetRouteConfigName() == "" {
@@ -110,7 +112,7 @@ func routeRefs(rc *route.RouteConfiguration) []ref {
 
 // checkCluster accepts EDS clusters over ADS and the discovery types that
 // need no EDS, with a load-balancing policy the client knows.
-func checkCluster(c *cluster.Cluster) ([]ref, error) {
+func checkCluster(c *cluster.Cluster, anySource bool) ([]ref, error) {
 	if !knownLbPolicies[c.GetLbPolicy()] {
 		return nil, fmt.Errorf("cluster %q: unsupported lb_policy %v", c.GetName(), c.GetLbPolicy())
 	}
@@ -119,7 +121,7 @@ func checkCluster(c *cluster.Cluster) ([]ref, error) {
 	}
 	switch c.GetType() {
 	case cluster.Cluster_EDS:
-		if c.GetEdsClusterConfig().GetEdsConfig().GetAds() == nil {
+		if c.GetEdsClusterConfig().GetEdsConfig().GetAds() == nil && !anySource { // else STREAM-11 broken
 			return nil, fmt.Errorf("cluster %q: eds_config is not ADS", c.GetName())
 		}
 		name := c.GetEdsClusterConfig().GetServiceName()

@@ -24,7 +24,7 @@ func Server() []*engine.Scenario {
 func Client() []*engine.Scenario {
 	var all []*engine.Scenario
 	for _, area := range [][]*engine.Scenario{
-		clientStreamScenarios, clientAckScenarios, clientNonceScenarios,
+		clientStreamScenarios, clientProfileScenarios, clientAckScenarios, clientNonceScenarios,
 		clientResourceScenarios, clientWrapperScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios,
 	} {

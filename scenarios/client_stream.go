@@ -1,11 +1,15 @@
 package scenarios
 
 import (
+	"strings"
+
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/refclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -106,6 +110,58 @@ var clientStreamScenarios = []*engine.Scenario{
 			}
 		}),
 	},
+}
+
+// clientProfileScenarios check rules about aggregated streams and the
+// gRPC client profile.
+var clientProfileScenarios = []*engine.Scenario{
+	{
+		ID:           "client/stream/one-ads-stream",
+		Title:        "A client on ADS carries every type on one aggregated stream",
+		Requirements: []string{"ADS-3"},
+		Level:        results.Must,
+		Variants:     ads,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			opened := c.Srv.Streams()
+			require.Len(c, opened, 1, "the client opened %d streams for four types: %s", len(opened), streamNames(opened))
+		}),
+	},
+	{
+		ID:           "client/nack/non-ads-config-source",
+		Title:        "A gRPC client NACKs a listener whose routes come from a config source other than ADS",
+		Requirements: []string{"STREAM-11"},
+		Level:        results.Must,
+		Variants:     []wire.Variant{wire.SotWADS},
+		Run: cli(func(c *C) {
+			c.ExpectSubscribed(LDS, c.L)
+			c.requireGRPCProfile()
+			c.ExpectNack(LDS, c.Respond(LDS, "1", wire.NonADSListener(c.L, c.R, 1)))
+		}),
+	},
+}
+
+// requireGRPCProfile skips the scenario unless the client is a gRPC client
+// (gRPC libraries name themselves "gRPC <language>" in node.user_agent_name)
+// or the reference client, which follows the gRPC profile: the rule binds
+// gRPC clients only.
+func (c *C) requireGRPCProfile() {
+	first, err := c.Stream(LDS).First(c.Context())
+	if err != nil {
+		c.Fatalf("%v", err)
+	}
+	ua := first.Node().GetUserAgentName()
+	if !strings.HasPrefix(strings.ToLower(ua), "grpc") && ua != refclient.UserAgentName {
+		c.Skipf("the rule binds gRPC clients only, and this client calls itself %q", ua)
+	}
+}
+
+func streamNames(sts []*fakeserver.Stream) string {
+	var names []string
+	for _, st := range sts {
+		names = append(names, st.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // chainTypes are the types of the chain in the order a client asks for them.

@@ -120,6 +120,29 @@ func InvalidListener(name string, rev int) *listener.Listener {
 	return &listener.Listener{Name: name, StatPrefix: fmt.Sprintf("invalid-rev-%d", rev)}
 }
 
+// NonADSListener is ClientListener with its RDS config source pointing at
+// a gRPC API config source instead of ADS: valid for Envoy, invalid for a
+// gRPC client (STREAM-11).
+func NonADSListener(name, route string, rev int) *listener.Listener {
+	l := ClientListener(name, route, rev)
+	m := &hcm.HttpConnectionManager{}
+	if err := l.ApiListener.ApiListener.UnmarshalTo(m); err != nil {
+		panic(fmt.Sprintf("wire: %v", err)) // cannot happen: packed above
+	}
+	m.GetRds().ConfigSource = &core.ConfigSource{
+		ResourceApiVersion: core.ApiVersion_V3,
+		ConfigSourceSpecifier: &core.ConfigSource_ApiConfigSource{ApiConfigSource: &core.ApiConfigSource{
+			ApiType:             core.ApiConfigSource_GRPC,
+			TransportApiVersion: core.ApiVersion_V3,
+			GrpcServices: []*core.GrpcService{{TargetSpecifier: &core.GrpcService_EnvoyGrpc_{
+				EnvoyGrpc: &core.GrpcService_EnvoyGrpc{ClusterName: "some-other-server"},
+			}}},
+		}},
+	}
+	l.ApiListener.ApiListener = mustAny(m)
+	return l
+}
+
 // InvalidCluster is a cluster every gRPC-style client must reject: its
 // EDS config points at a non-ADS config source (STREAM-11) and it names
 // an unknown load-balancing policy.
