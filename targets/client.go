@@ -176,9 +176,23 @@ func (c *Clients) Name() string { return c.name }
 // Options returns the options with defaults filled in.
 func (c *Clients) Options() ClientOptions { return c.opts }
 
-// Sequential reports whether scenarios must run one at a time: a client
-// started elsewhere connects to one address only.
-func (c *Clients) Sequential() bool { return c.opts.Wait }
+// MaxParallel caps the pairs run at once (0: no cap). A client started
+// elsewhere connects to one address only, so its scenarios run one at a
+// time; launched processes are capped at ProcessParallel, because starting
+// dozens of processes at once on a small machine delays every client and
+// a slow start is not what the scenarios measure.
+func (c *Clients) MaxParallel() int {
+	switch {
+	case c.opts.Wait:
+		return 1
+	case c.opts.Target == BuiltinReference:
+		return 0
+	}
+	return ProcessParallel
+}
+
+// ProcessParallel is how many client processes run at once.
+const ProcessParallel = 8
 
 // Lacks implements engine.Env.
 func (c *Clients) Lacks(s *engine.Scenario, v wire.Variant) string {

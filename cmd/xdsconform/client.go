@@ -131,7 +131,7 @@ func (f *clientFlags) clientSuite() (suiteRun, error) {
 		return suiteRun{}, err
 	}
 	f.suite.extraOptions = map[string]string{"dne_timer": f.opts.DNETimer.String()}
-	return suiteRun{role: "client", target: clients.Name(), catalogue: scenarios.Client(), env: clients, known: known, sequential: clients.Sequential()}, nil
+	return suiteRun{role: "client", target: clients.Name(), catalogue: scenarios.Client(), env: clients, known: known, maxParallel: clients.MaxParallel()}, nil
 }
 
 func runClient(c *cobra.Command, out io.Writer, f *clientFlags) error {

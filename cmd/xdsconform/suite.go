@@ -94,8 +94,8 @@ type suiteRun struct {
 	catalogue    []*engine.Scenario
 	env          engine.Env
 	known        *engine.KnownFailing
-	// sequential runs one pair at a time (a client started elsewhere).
-	sequential bool
+	// maxParallel caps --parallel for this suite (0: no cap).
+	maxParallel int
 }
 
 // runSuite expands, runs and reports one suite and returns the exit code
@@ -163,8 +163,8 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		go func() {
 			defer wg.Done()
 			parallel := f.parallel
-			if s.sequential {
-				parallel = 1
+			if s.maxParallel > 0 {
+				parallel = min(parallel, s.maxParallel)
 			}
 			perSuite[i], interrupted[i] = engine.Run(ctx, pairs[i], engine.Config{
 				Env:          s.env,
