@@ -47,7 +47,8 @@ var ErrServerClosed = errors.New("fake server closed")
 
 // Violation is a global invariant the client broke.
 type Violation struct {
-	// Rule is the catalogue ID, e.g. "STREAM-6".
+	// Rule is the catalogue ID, e.g. "STREAM-6", or "variant" for a stream
+	// opened on a method of another variant than the one under test.
 	Rule string
 	// Stream names the stream, as in the transcript.
 	Stream string
@@ -206,6 +207,6 @@ func (s *Server) addStream(st *Stream) {
 	s.mu.Unlock()
 	s.opts.Transcript.Event(st.Name, "opened by client")
 	if want := s.opts.Variant; (want.Protocol == wire.Delta) != st.Delta || (want.Transport == wire.ADS) != (st.Service == nil) {
-		s.violate(st, "STREAM-9", "client opened %s, but the variant under test is %s", st.method(), want)
+		s.violate(st, "variant", "the client opened %s, but the variant under test is %s (does the client speak it?)", st.method(), want)
 	}
 }

@@ -302,11 +302,13 @@ func (st *Stream) received(m proto.Message) {
 	}
 	sentNonce := r.Nonce() == "" || st.nonces[r.Nonce()]
 	r.Answered = st.sent[r.TypeURL()]
+	// Checked before anyone can see the request: a scenario that ends on
+	// it must find its violations recorded.
+	st.check(r, sentNonce)
 	st.all = append(st.all, r)
 	st.queues[r.TypeURL()] = append(st.queues[r.TypeURL()], r)
 	st.wake()
 	st.mu.Unlock()
-	st.check(r, sentNonce)
 }
 
 // check applies the invariants every request of every scenario must meet.
@@ -419,9 +421,14 @@ func (st *Stream) End(ctx context.Context, err error) error {
 	case st.end <- err:
 	default: // already asked
 	}
+	// The handler may be stuck sending to a client that does not read.
+	timer := time.NewTimer(st.srv.opts.Timeout)
+	defer timer.Stop()
 	select {
 	case <-st.gone:
 		return nil
+	case <-timer.C:
+		return fmt.Errorf("ending %s: its handler is still sending after %v (the client does not read): %w", st.Name, st.srv.opts.Timeout, ErrTimeout)
 	case <-ctx.Done():
 		return fmt.Errorf("ending %s: %w", st.Name, ctx.Err())
 	}

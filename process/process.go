@@ -260,11 +260,15 @@ func (p *Process) Tail() string { return p.tail.String() }
 // stdout reaches EOF.
 func (p *Process) Lines() <-chan string { return p.lines }
 
+// ErrKilled is returned (wrapped) by Stop when the group ignored SIGTERM
+// and had to be killed: it is gone, but it did not stop cleanly.
+var ErrKilled = errors.New("killed with SIGKILL")
+
 // Stop sends SIGTERM to the whole process group, SIGKILL after grace, and
 // returns once the leader has been reaped and no live member of the group
 // remains. It is idempotent and safe to call concurrently; every caller
-// waits for the first to finish. The error says only whether the group
-// could be stopped; the exit status is ExitErr.
+// waits for the first to finish. The error says whether the group had to
+// be killed (ErrKilled) or could not be stopped; the exit status is ExitErr.
 func (p *Process) Stop(grace time.Duration) error {
 	p.stopOnce.Do(func() { p.stopErr = p.stop(grace) })
 	return p.stopErr
@@ -289,7 +293,7 @@ func (p *Process) stop(grace time.Duration) error {
 		return err
 	}
 	if p.waitGone(killWait) {
-		return nil
+		return fmt.Errorf("%w: it was still running %v after SIGTERM", ErrKilled, grace)
 	}
 	return fmt.Errorf("process group %d still alive %v after SIGKILL", p.pgid, killWait)
 }

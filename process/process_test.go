@@ -76,7 +76,7 @@ func TestStopKillsGroup(t *testing.T) {
 	require.True(t, groupAlive(p.Pid()))
 
 	start := time.Now()
-	require.NoError(t, p.Stop(200*time.Millisecond))
+	require.ErrorIs(t, p.Stop(200*time.Millisecond), ErrKilled, "it ignored SIGTERM")
 	assert.Less(t, time.Since(start), 5*time.Second)
 	select {
 	case <-p.Exited():
@@ -88,7 +88,7 @@ func TestStopKillsGroup(t *testing.T) {
 	// Alive does not count.
 	assert.False(t, Alive(child), "child sleep survived Stop")
 	assert.False(t, groupAlive(p.Pid()))
-	require.NoError(t, p.Stop(time.Second), "idempotent")
+	require.ErrorIs(t, p.Stop(time.Second), ErrKilled, "idempotent")
 }
 
 func TestStopGraceful(t *testing.T) {

@@ -101,6 +101,7 @@ type Client struct {
 	respCount     map[string]int                  // responses seen per type (skip-acks)
 	nackedTypes   map[string]bool                 // types with a NACKed response (nack-sticky)
 	slots         map[string]*slot                // "" for ADS, else the type URL
+	firstVersions map[string]map[string]string    // first accepted version per type and name (a fault's memory)
 	deadlines     map[timerKey]time.Time
 	timer         *time.Timer
 	nodeCounter   int
@@ -159,6 +160,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		respCount:     map[string]int{},
 		nackedTypes:   map[string]bool{},
 		slots:         map[string]*slot{},
+		firstVersions: map[string]map[string]string{},
 		deadlines:     map[timerKey]time.Time{},
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)

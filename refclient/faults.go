@@ -108,6 +108,16 @@ const (
 	// FaultAnyConfigSource accepts RDS and EDS config sources that are not
 	// ADS (STREAM-11).
 	FaultAnyConfigSource Fault = "any-config-source"
+	// FaultStaleInitialVersions lists, in initial_resource_versions, the
+	// first version accepted of each resource instead of the current one
+	// (DELTA-6).
+	FaultStaleInitialVersions Fault = "stale-initial-resource-versions"
+	// FaultNackEmptyMessage NACKs with an error_detail whose message is
+	// empty (ACK-4).
+	FaultNackEmptyMessage Fault = "nack-empty-message"
+	// FaultAbsenceIsProof takes a watched listener or cluster missing from
+	// one SotW response as not existing, though it never arrived (DNE-2).
+	FaultAbsenceIsProof Fault = "absence-is-proof"
 )
 
 // wrongListenerSuffix is appended to the listener name by the
@@ -160,6 +170,9 @@ var AllFaults = []Fault{
 	FaultNoUnwrap,
 	FaultADSStreamPerType,
 	FaultAnyConfigSource,
+	FaultStaleInitialVersions,
+	FaultNackEmptyMessage,
+	FaultAbsenceIsProof,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -206,6 +219,9 @@ var faultDescriptions = map[Fault]string{
 	FaultNoUnwrap:                       "TTL-6: advertises resource-in-sotw but NACKs SotW responses with Resource wrappers",
 	FaultADSStreamPerType:               "ADS-3: opens one aggregated stream per type instead of one for all",
 	FaultAnyConfigSource:                "STREAM-11: accepts a listener or cluster whose RDS/EDS config source is not ADS",
+	FaultStaleInitialVersions:           "DELTA-6: initial_resource_versions lists the first version accepted of each resource, not the current one",
+	FaultNackEmptyMessage:               "ACK-4: a NACK's error_detail has an empty message",
+	FaultAbsenceIsProof:                 "DNE-2: a watched listener or cluster never received is taken as not existing when one SotW response lacks it",
 }
 
 // Description returns one line naming the rule the fault breaks.

@@ -378,6 +378,31 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return nacked(h.next(wire.Listener))
 		}, "true", "false"},
 
+		{FaultStaleInitialVersions, wire.DeltaADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))
+			h.expectAck(wire.Listener, "", "l2")
+			h.closeStreams(nil)
+			return fmt.Sprint(h.next(wire.Listener).IRV)
+		}, "map[L:2]", "map[L:1]"},
+
+		{FaultNackEmptyMessage, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			return fmt.Sprint(h.next(wire.Listener).Err.GetMessage() == "")
+		}, "false", "true"},
+
+		{FaultAbsenceIsProof, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.expectSubscribe(wire.Route, "R")
+			h.send(wire.Route, "1", "r1", wire.ClientRoutes("R", 1, "C", "C2"))
+			h.expectAck(wire.Route, "1", "r1", "R")
+			h.expectSubscribe(wire.Cluster, "C", "C2")
+			h.send(wire.Cluster, "1", "c1", wire.ClientCluster("C", 1))
+			h.expectAck(wire.Cluster, "1", "c1", "C", "C2")
+			return csdsStatus(h, wire.Cluster, "C2")
+		}, "REQUESTED", "DOES_NOT_EXIST"},
+
 		{FaultNackSticky, wire.DeltaADS, 0, func(h *harness) string {
 			acceptListener(h)
 			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))

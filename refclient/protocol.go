@@ -107,7 +107,7 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 			req.VersionInfo = r.GetVersionInfo() // ACK-3 broken
 		}
 		if !c.fault(FaultNackWithoutErrorDetail) { // else ACK-3, ACK-4 broken
-			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: msg}
+			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: c.nackMessage(msg)}
 		}
 		if c.fault(FaultNoTypeURL) {
 			req.TypeUrl = "" // STREAM-6 broken
@@ -179,7 +179,7 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 			return sv
 		}, probs)
 		if !c.fault(FaultNackWithoutErrorDetail) { // else DELTA-1, ACK-4 broken
-			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: msg}
+			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: c.nackMessage(msg)}
 		}
 	} else {
 		c.applyDelta(u, items, r.GetRemovedResources())
@@ -337,7 +337,9 @@ func (c *Client) applySotW(u string, items []item) {
 		case s.any != nil:
 			c.remove(s)
 		case !t.Wildcard:
-			c.remove(s) // DEL-5, DNE-2 broken: even a name never received is given up
+			c.remove(s) // DEL-5 broken: even a name never received is given up
+		case c.fault(FaultAbsenceIsProof):
+			c.remove(s) // DNE-2 broken: one response without it is taken as proof
 		}
 	}
 }
@@ -370,6 +372,12 @@ func (c *Client) store(s *resState, it item) {
 	}
 	if s.any != nil && c.fault(FaultIgnoreUpdates) {
 		return // UPD-6, GRP-4 broken
+	}
+	if c.firstVersions[s.typ] == nil {
+		c.firstVersions[s.typ] = map[string]string{}
+	}
+	if _, ok := c.firstVersions[s.typ][s.name]; !ok {
+		c.firstVersions[s.typ][s.name] = it.version // for stale-initial-resource-versions
 	}
 	s.any, s.version, s.refs = it.any, it.version, it.refs
 	s.status = statusAcked
@@ -404,4 +412,12 @@ func (c *Client) unwrap(u string, a *anypb.Any, version string) raw {
 		return raw{name: w.GetName(), version: version} // a heartbeat for nothing held: no body
 	}
 	return raw{any: w.GetResource(), version: version, name: w.GetName()}
+}
+
+// nackMessage is the error_detail message of a NACK (ACK-4).
+func (c *Client) nackMessage(msg string) string {
+	if c.fault(FaultNackEmptyMessage) {
+		return "" // ACK-4 broken
+	}
+	return msg
 }

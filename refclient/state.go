@@ -284,6 +284,9 @@ func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discov
 	}
 	if (first && !c.fault(FaultForgetInitialResourceVersions)) || c.fault(FaultIrvOnEveryRequest) {
 		req.InitialResourceVersions = c.held(u)
+		if c.fault(FaultStaleInitialVersions) {
+			req.InitialResourceVersions = maps.Clone(c.firstVersions[u]) // DELTA-6 broken
+		}
 	}
 	if first && c.fault(FaultReuseNonceAfterReconnect) {
 		req.ResponseNonce = st.nonces[u] // NONCE-5 broken

@@ -36,6 +36,7 @@ func Client() []*engine.Scenario {
 // Shorthands that keep scenario bodies close to the spec's own notation.
 var (
 	LDS = wire.Listener
+	RDS = wire.Route
 	CDS = wire.Cluster
 	EDS = wire.Endpoint
 )

@@ -60,16 +60,27 @@ var clientAckScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "client/nack/error-detail",
-		Title:        "A NACK carries the rejected nonce and an error_detail with a message; nothing accepted means an empty version",
-		Requirements: []string{"ACK-3", "ACK-4"},
+		Title:        "A NACK carries the rejected nonce and an error_detail; nothing accepted yet means an empty version",
+		Requirements: []string{"ACK-3", "DELTA-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
+		Needs:        fresh,
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
-			n := c.Respond(LDS, "1", wire.InvalidListener(c.L, 1))
-			nack := c.ExpectNack(LDS, n)
-			require.NotEmpty(c, nack.ErrorDetail().GetMessage(), "%s should say in error_detail.message why it rejected the listener", nack)
+			nack := c.ExpectNack(LDS, c.Respond(LDS, "1", wire.InvalidListener(c.L, 1)))
 			require.Empty(c, nack.Version(), "%s: nothing was accepted yet, so the NACK's version must be empty", nack)
+		}),
+	},
+	{
+		ID:           "client/nack/error-message",
+		Title:        "A NACK's error_detail says in its message what was wrong",
+		Requirements: []string{"ACK-4"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(LDS)
+			nack := c.ExpectNack(LDS, c.Respond(LDS, "2", wire.InvalidListener(c.L, 2)))
+			require.NotEmpty(c, nack.ErrorDetail().GetMessage(), "%s should say in error_detail.message why it rejected the listener", nack)
 		}),
 	},
 	{

@@ -4,6 +4,8 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // xds_protocol#deleting-resources, #knowing-when-a-requested-resource-does-not-exist
@@ -34,34 +36,8 @@ var clientDeletionScenarios = []*engine.Scenario{
 			c.AwaitState(CDS, c.CL, observer.DoesNotExist)
 		}),
 	},
-	{
-		ID:           "client/deletion/sotw-route-absence-kept",
-		Title:        "In SotW a route missing from an RDS response is not deleted",
-		Requirements: []string{"DEL-5", "GRP-3"},
-		Level:        results.Must,
-		Variants:     sotw,
-		Needs:        observed,
-		Run: cli(func(c *C) {
-			c.Chain(RDS)
-			c.ExpectAck(RDS, c.Respond(RDS, "2"), "2")
-			c.Never(RDS, c.R, "deleted by omission", func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
-			c.RequireConfig(c.AwaitState(RDS, c.R, observer.Acked), c.Hop(RDS, 1))
-		}),
-	},
-	{
-		ID:           "client/deletion/sotw-endpoints-absence-kept",
-		Title:        "In SotW endpoints missing from an EDS response are not deleted",
-		Requirements: []string{"DEL-5", "GRP-3"},
-		Level:        results.Must,
-		Variants:     sotw,
-		Needs:        observed,
-		Run: cli(func(c *C) {
-			c.Chain(EDS)
-			c.ExpectAck(EDS, c.Respond(EDS, "2"), "2")
-			c.Never(EDS, c.CL, "deleted by omission", func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
-			c.RequireConfig(c.AwaitState(EDS, c.CL, observer.Acked), c.Hop(EDS, 1))
-		}),
-	},
+	absenceKept("route", RDS, "In SotW a route missing from an RDS response is not deleted"),
+	absenceKept("endpoints", EDS, "In SotW endpoints missing from an EDS response are not deleted"),
 	{
 		ID:           "client/deletion/delta-removed",
 		Title:        "A resource in removed_resources is deleted",
@@ -84,7 +60,7 @@ var clientDeletionScenarios = []*engine.Scenario{
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
-			c.ExpectAck(CDS, c.Remove(CDS, "2", c.Name("never-sent")), "")
+			c.ExpectAck(CDS, c.Remove(CDS, "2", c.Extra("never-sent")), "")
 			c.AwaitAcked(CDS, c.CL, "1")
 		}),
 	},
@@ -94,30 +70,37 @@ var clientDeletionScenarios = []*engine.Scenario{
 var clientMissingScenarios = []*engine.Scenario{
 	{
 		ID:           "client/dne/timer",
-		Title:        "A requested resource the server never sends is reported as not existing after the client's timer",
+		Title:        "A requested resource the server never sends is reported as not existing after the client's timer, not before",
 		Requirements: []string{"DNE-1", "DNE-6"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        observed,
+		Needs:        with(observed, targets.NeedFreshClient),
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
-			c.Await(LDS, c.L, "as DOES_NOT_EXIST", c.target.Options().DNETimer, func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
+			timer := c.target.Options().DNETimer
+			c.NeverWithin(timer/2, LDS, c.L, "as not existing long before the timer", isMissing)
+			c.Await(LDS, c.L, "as DOES_NOT_EXIST", timer, isMissing)
 		}),
 	},
 	{
 		ID:           "client/dne/absence-not-proof",
-		Title:        "In SotW a route missing from one RDS response is not taken as not existing",
+		Title:        "In SotW a cluster missing from one CDS response, before it ever arrived, is not taken as not existing",
 		Requirements: []string{"DNE-2"},
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			c.Chain(LDS)
+			other := c.Extra("cluster-2")
 			c.ExpectSubscribed(RDS, c.R)
-			c.ExpectAck(RDS, c.Respond(RDS, "1"), "1")
-			c.Never(RDS, c.R, "as not existing after one response without it", func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
-			c.ExpectAck(RDS, c.Respond(RDS, "2", c.Hop(RDS, 2)), "2")
-			c.AwaitAcked(RDS, c.R, "2")
+			c.ExpectAck(RDS, c.Respond(RDS, "1", wire.ClientRoutes(c.R, 1, c.CL, other)), "1")
+			c.AwaitSubscribed(CDS, c.CL, other)
+			// This response may answer a request made before the client
+			// wanted the second cluster: its absence proves nothing.
+			c.ExpectAck(CDS, c.Respond(CDS, "1", c.Hop(CDS, 1)), "1")
+			c.Never(CDS, other, "as not existing after one response without it", isMissing)
+			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(other, 2)), "2")
+			c.AwaitAcked(CDS, other, "2")
 		}),
 	},
 	{
@@ -126,12 +109,38 @@ var clientMissingScenarios = []*engine.Scenario{
 		Requirements: []string{"DNE-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        observed,
+		Needs:        with(observed, targets.NeedFreshClient),
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
-			c.Await(LDS, c.L, "as DOES_NOT_EXIST", c.target.Options().DNETimer, func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
+			c.Await(LDS, c.L, "as DOES_NOT_EXIST", c.target.Options().DNETimer, isMissing)
 			c.ExpectAck(LDS, c.Respond(LDS, "1", c.Hop(LDS, 1)), "1")
 			c.AwaitAcked(LDS, c.L, "1")
 		}),
 	},
+}
+
+// isMissing is the client reporting a resource as not existing.
+func isMissing(r observer.Resource) bool { return r.State == observer.DoesNotExist }
+
+// absenceKept is the scenario for a SotW type whose absence from a response
+// is not a deletion (RDS, EDS): the resource stays in use as it was.
+func absenceKept(what string, t wire.Type, title string) *engine.Scenario {
+	return &engine.Scenario{
+		ID:           "client/deletion/sotw-" + what + "-absence-kept",
+		Title:        title,
+		Requirements: []string{"DEL-5", "GRP-3"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(t)
+			c.ExpectAck(t, c.Respond(t, "2"), "2")
+			name := c.R
+			if t.URL == EDS.URL {
+				name = c.CL
+			}
+			c.Never(t, name, "deleted by omission", isMissing)
+			c.RequireConfig(c.AwaitState(t, name, observer.Acked), c.Hop(t, 1))
+		}),
+	}
 }

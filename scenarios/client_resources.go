@@ -2,12 +2,14 @@ package scenarios
 
 import (
 	"slices"
+	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/require"
 	"github.com/xdsconform/xdsconform/observer"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
@@ -42,7 +44,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Variants:     sotw,
 		Run: cli(func(c *C) {
 			c.Chain(EDS)
-			other := c.Name("cluster-2")
+			other := c.Extra("cluster-2")
 			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "2")
 			r := c.Expect(CDS)
 			require.ElementsMatch(c, []string{c.CL, other}, r.Names(), "%s should carry the full set of clusters the route uses", r)
@@ -56,7 +58,11 @@ var clientResourceScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Run: cli(func(c *C) {
 			c.Chain(EDS)
-			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(c.Name("unrequested"), 1)), "2")
+			unrequested := c.Extra("unrequested")
+			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(unrequested, 1)), "2")
+			if c.Observable() {
+				c.Never(CDS, unrequested, "as in use", func(r observer.Resource) bool { return r.State == observer.Acked })
+			}
 		}),
 	},
 	{
@@ -119,9 +125,11 @@ var clientWrapperScenarios = []*engine.Scenario{
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			c.requireResourceInSotW()
-			c.ExpectAck(CDS, c.sendWrapped(CDS, "2", &discovery.Resource{Name: c.CL, Version: "2", Resource: mustAny(c, c.Hop(CDS, 2))}), "2")
-			// The heartbeat names the resource at its version, without a body.
-			c.ExpectAck(CDS, c.sendWrapped(CDS, "3", &discovery.Resource{Name: c.CL, Version: "2"}), "3")
+			// A resource with a TTL, then a heartbeat that renews it: the
+			// wrapper names the resource at its version, without a body.
+			ttl := durationpb.New(time.Minute)
+			c.ExpectAck(CDS, c.sendWrapped(CDS, "2", &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl, Resource: mustAny(c, c.Hop(CDS, 2))}), "2")
+			c.ExpectAck(CDS, c.sendWrapped(CDS, "3", &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl}), "3")
 			c.Never(CDS, c.CL, "deleted by a heartbeat", func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
 			c.RequireConfig(c.AwaitState(CDS, c.CL, observer.Acked), c.Hop(CDS, 2))
 		}),

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -16,9 +17,6 @@ import (
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
 )
-
-// RDS is the route type, in the spec's notation.
-var RDS = wire.Route
 
 // C is a client-role scenario in progress: the engine's T, the fake
 // management server the client under test connects to, the launched
@@ -75,7 +73,13 @@ func client(t *engine.T) *C {
 		t.Abortf("%v", err)
 	}
 	c.Client = run
-	t.Cleanup(run.Stop) // runs before srv.Close: last registered first
+	// Runs before srv.Close (last registered first), so the client does not
+	// see its server go away.
+	t.Cleanup(func() {
+		if err := run.Stop(); err != nil {
+			t.Logf("%v", err)
+		}
+	})
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	if _, err := srv.FirstStream(ctx, target.Options().StartTimeout); err != nil {
@@ -83,6 +87,16 @@ func client(t *engine.T) *C {
 		t.Abortf("the client never connected to the management server at %s within %v: %v\n%v", srv.Addr(), target.Options().StartTimeout, err, run.Err())
 	}
 	return c
+}
+
+// Extra returns the name of a resource beyond the chain (a second cluster,
+// say): unique to the pair, or, for a client started elsewhere, the same
+// in every scenario, like the chain's names.
+func (c *C) Extra(base string) string {
+	if !c.Configured() {
+		return c.L + "-" + base
+	}
+	return c.Name(base)
 }
 
 // clientCluster is the node.cluster every launched client is given.
@@ -192,6 +206,34 @@ func (c *C) ExpectSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 	return r
 }
 
+// AwaitSubscribed reads requests of t until one asks for exactly names,
+// within the expect timeout: a client may add names one request at a time.
+func (c *C) AwaitSubscribed(t wire.Type, names ...string) *fakeserver.Request {
+	deadline := time.Now().Add(c.Timeouts.Expect)
+	for {
+		r := c.Expect(t)
+		if r.SotW == nil || sameSet(names, r.Names()) {
+			require.ElementsMatch(c, names, r.Names(), "%s should ask for exactly %v", r, names)
+			return r
+		}
+		if time.Now().After(deadline) {
+			c.Fatalf("the client should come to ask for exactly %v; its last %s request, %s, asks for %v", names, t.Short, r, r.Names())
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && len(a) == len(union(a, b))
+}
+
+func union(a, b []string) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range append(slices.Clone(a), b...) {
+		m[s] = true
+	}
+	return m
+}
+
 // Respond sends a response of type t at version: SotW with every resource,
 // delta with every resource at that version. It returns the nonce.
 func (c *C) Respond(t wire.Type, version string, resources ...proto.Message) string {
@@ -256,7 +298,9 @@ func (c *C) ExpectNack(t wire.Type, nonce string) *fakeserver.Request {
 func (c *C) Chain(upTo wire.Type) map[string]string {
 	nonces := map[string]string{}
 	for _, hop := range c.hops(1) {
-		c.ExpectSubscribed(hop.t, hop.name)
+		// A client may reach the name in steps (or, started elsewhere,
+		// first ask again for what it knew).
+		c.AwaitSubscribed(hop.t, hop.name)
 		n := c.Respond(hop.t, "1", hop.res)
 		c.ExpectAck(hop.t, n, "1")
 		nonces[hop.t.URL] = n
@@ -297,19 +341,20 @@ func (c *C) Hop(t wire.Type, rev int) proto.Message {
 // server does, so the client has to reconnect; later steps talk to the new
 // streams.
 func (c *C) Restart(code codes.Code) {
-	for _, st := range c.Srv.Streams() {
+	// The streams to end, and so the last old stream, are fixed before the
+	// first is ended: the client may reconnect before the others end.
+	old := c.Srv.Streams()
+	for _, st := range old {
+		for _, t := range wire.AllTypes {
+			c.after[t.URL] = max(c.after[t.URL], st.ID)
+		}
+	}
+	for _, st := range old {
 		if st.Err() != nil {
 			continue
 		}
 		if err := st.End(c.Context(), status.Error(code, "xdsconform: management server restarting")); err != nil {
-			c.Abortf("%v", err)
-		}
-	}
-	for _, st := range c.Srv.Streams() {
-		for _, t := range wire.AllTypes {
-			if st.ID > c.after[t.URL] {
-				c.after[t.URL] = st.ID
-			}
+			c.fail("%v", err)
 		}
 	}
 }
@@ -322,6 +367,14 @@ func (c *C) observer() observer.Observer {
 		c.Abortf("the client offers no status view")
 	}
 	return o
+}
+
+// observe reads the status view once, within d: a status endpoint that
+// accepts the call and never answers cannot hold the scenario.
+func (c *C) observe(ctx context.Context, d time.Duration) ([]observer.Resource, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return c.observer().Observe(ctx)
 }
 
 // pollEvery is how often the client's status view is read while waiting
@@ -341,7 +394,7 @@ func (c *C) Await(t wire.Type, name, what string, extra time.Duration, ok func(o
 	var seen bool
 	var lastErr error
 	for {
-		rs, err := c.observer().Observe(ctx)
+		rs, err := c.observe(ctx, c.Timeouts.Expect+extra)
 		if err == nil {
 			last, seen = observer.Find(rs, t.URL, name)
 			if seen && ok(last) {
@@ -381,14 +434,19 @@ func (c *C) AwaitAcked(t wire.Type, name, version string) observer.Resource {
 // Never reads the status view for the quiet window and fails if resource
 // (t, name) ever satisfies bad.
 func (c *C) Never(t wire.Type, name, what string, bad func(observer.Resource) bool) {
+	c.NeverWithin(c.Timeouts.Quiet, t, name, what, bad)
+}
+
+// NeverWithin is Never over an explicit window.
+func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, bad func(observer.Resource) bool) {
 	ctx, cancel := c.untilExit()
 	defer cancel()
-	window := time.NewTimer(c.Timeouts.Quiet)
-	defer window.Stop()
+	windowEnd := time.NewTimer(window)
+	defer windowEnd.Stop()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
-		rs, err := c.observer().Observe(ctx)
+		rs, err := c.observe(ctx, window)
 		if err == nil {
 			if r, ok := observer.Find(rs, t.URL, name); ok && bad(r) {
 				c.Fatalf("the client's status view shows %s %s %s: %s", t.Short, name, what, describe(r))
@@ -396,7 +454,7 @@ func (c *C) Never(t wire.Type, name, what string, bad func(observer.Resource) bo
 		}
 		select {
 		case <-tick.C:
-		case <-window.C:
+		case <-windowEnd.C:
 			return
 		case <-ctx.Done():
 			c.fail("while watching %s %s: %v", t.Short, name, ctx.Err())
@@ -440,3 +498,10 @@ func cli(body func(c *C)) func(*engine.T) {
 
 // observed says the scenario reads the client's status view.
 var observed = []engine.Need{targets.NeedObserver}
+
+// fresh says the scenario needs a client that has learnt nothing yet.
+var fresh = []engine.Need{targets.NeedFreshClient}
+
+// Observable reports whether the client offers a status view; scenarios
+// whose main check is on the wire use it for extra checks when it does.
+func (c *C) Observable() bool { return c.Client.Observer() != nil }

@@ -35,6 +35,11 @@ var BuiltinClients = []string{BuiltinReference, BuiltinGRPCGo}
 // /config_dump) to see what it accepted, rejected or considers absent.
 const NeedObserver engine.Need = "observer"
 
+// NeedFreshClient: the scenario assumes a client that has learnt nothing
+// yet (a does-not-exist timer, a first NACK), which a client started
+// elsewhere and reused across scenarios (--client-wait) is not.
+const NeedFreshClient engine.Need = "fresh-client"
+
 // Observer kinds for external clients.
 const (
 	ObserveCSDS  = "csds"
@@ -200,8 +205,11 @@ func (c *Clients) Lacks(s *engine.Scenario, v wire.Variant) string {
 		return "the client does not speak " + v.String()
 	}
 	for _, n := range s.Needs {
-		if n == NeedObserver && c.opts.Observer == ObserveNone {
+		switch {
+		case n == NeedObserver && c.opts.Observer == ObserveNone:
 			return "needs the client's status view (CSDS or /config_dump), which the target does not offer"
+		case n == NeedFreshClient && c.opts.Wait:
+			return "needs a fresh client, and --client-wait reuses one across scenarios"
 		}
 	}
 	return ""
@@ -227,8 +235,9 @@ type Running interface {
 	Exited() <-chan struct{}
 	// Err says why it stopped, with its output tail when it has one.
 	Err() error
-	// Stop stops the client; afterwards no process of it is left.
-	Stop()
+	// Stop stops the client; afterwards no process of it is left. The
+	// error says when it did not stop cleanly (it had to be killed).
+	Stop() error
 }
 
 // Launch starts a fresh client for one scenario. Errors are the target's
@@ -248,13 +257,17 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 			rc.Close()
 			return nil, fmt.Errorf("connecting to the reference client's CSDS: %w", err)
 		}
-		return &builtinRunning{obs: obs, done: rc.Done(), err: rc.Err, stop: rc.Close}, nil
+		return &builtinRunning{obs: obs, done: rc.Done(), err: rc.Err, stop: func() error { rc.Close(); return nil }}, nil
 	case c.opts.Target == BuiltinGRPCGo:
 		b, err := bootstrap.GRPC(bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant})
 		if err != nil {
 			return nil, fmt.Errorf("rendering the gRPC bootstrap: %w", err)
 		}
-		gc, err := grpcgoclient.Launch(ctx, b, spec.Listener)
+		// Launch waits for the child's CSDS address: bounded by the start
+		// timeout, not by the scenario's.
+		startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+		defer cancel()
+		gc, err := grpcgoclient.Launch(startCtx, b, spec.Listener)
 		if err != nil {
 			return nil, fmt.Errorf("starting grpc-go's xDS client: %w", err)
 		}
@@ -263,7 +276,7 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 			gc.Stop()
 			return nil, fmt.Errorf("connecting to grpc-go's CSDS: %w", err)
 		}
-		return &builtinRunning{obs: obs, done: gc.Exited(), err: gc.Err, stop: gc.Stop}, nil
+		return &builtinRunning{obs: obs, done: gc.Exited(), err: gc.Err, stop: func() error { gc.Stop(); return nil }}, nil
 	case c.opts.Command != "":
 		return c.launchCommand(ctx, spec)
 	default: // Wait: the client runs elsewhere.
@@ -271,7 +284,7 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 		if err != nil {
 			return nil, err
 		}
-		return &builtinRunning{obs: obs, done: make(chan struct{}), err: func() error { return nil }, stop: func() {}}, nil
+		return &builtinRunning{obs: obs, done: make(chan struct{}), err: func() error { return nil }, stop: func() error { return nil }}, nil
 	}
 }
 
@@ -294,17 +307,17 @@ type builtinRunning struct {
 	obs  observer.Observer
 	done <-chan struct{}
 	err  func() error
-	stop func()
+	stop func() error
 }
 
 func (r *builtinRunning) Observer() observer.Observer { return r.obs }
 func (r *builtinRunning) Exited() <-chan struct{}     { return r.done }
 func (r *builtinRunning) Err() error                  { return r.err() }
-func (r *builtinRunning) Stop() {
+func (r *builtinRunning) Stop() error {
 	if r.obs != nil {
 		_ = r.obs.Close()
 	}
-	r.stop()
+	return r.stop()
 }
 
 // CommandVars are the template variables a --client-cmd may use, e.g.
@@ -417,12 +430,16 @@ func (r *commandRunning) Err() error {
 		return fmt.Errorf("client command still running; its output ends with:\n%s", r.proc.Tail())
 	}
 }
-func (r *commandRunning) Stop() {
+func (r *commandRunning) Stop() error {
 	if r.obs != nil {
 		_ = r.obs.Close()
 	}
-	_ = r.proc.Stop(2 * time.Second)
+	err := r.proc.Stop(2 * time.Second)
 	_ = os.RemoveAll(r.dir)
+	if err != nil {
+		return fmt.Errorf("stopping the client command: %w; its output ends with:\n%s", err, r.proc.Tail())
+	}
+	return nil
 }
 
 // freeAddr picks a free loopback port for a launched client's status

@@ -122,6 +122,14 @@ func (f *clientFlags) clientSuite() (suiteRun, error) {
 	if f.opts.StartTimeout <= 0 {
 		return suiteRun{}, usageError("--start-timeout must be positive")
 	}
+	// A quiet window as long as the timer would watch the timer itself; a
+	// scenario bound shorter than the timer would cut the timer scenarios.
+	if f.suite.quiet >= f.opts.DNETimer {
+		return suiteRun{}, usageError("--quiet (%v) must be shorter than --dne-timer (%v)", f.suite.quiet, f.opts.DNETimer)
+	}
+	if need := f.opts.DNETimer + 2*f.suite.timeout; f.suite.scenarioTimeout < need {
+		return suiteRun{}, usageError("--scenario-timeout (%v) must be at least --dne-timer + 2 × --timeout (%v)", f.suite.scenarioTimeout, need)
+	}
 	clients, err := targets.NewClients(f.opts)
 	if err != nil {
 		return suiteRun{}, usageError("%v", err)

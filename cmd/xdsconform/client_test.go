@@ -40,6 +40,8 @@ func TestClientExitCodes(t *testing.T) {
 		{"wait without listen", []string{"client", "--client-wait"}, exitUsage, "--listen"},
 		{"bad observer", []string{"client", "--target", "builtin:reference", "--observer", "psychic"}, exitUsage, "unknown observer"},
 		{"bad dne timer", []string{"client", "--target", "builtin:reference", "--dne-timer", "0s"}, exitUsage, "--dne-timer"},
+		{"quiet outlasts timer", []string{"client", "--target", "builtin:reference", "--dne-timer", "1s", "--quiet", "1s"}, exitUsage, "--quiet"},
+		{"scenario bound below timer", []string{"client", "--target", "builtin:reference", "--scenario-timeout", "10s"}, exitUsage, "--scenario-timeout"},
 		{"reference passes", []string{"client", "--target", "builtin:reference", "--run", "client/nack/*"}, exitOK, ""},
 		{"fault fails", []string{"client", "--target", "builtin:reference", "--fault", "ack-duplicates", "--run", "client/nack/duplicate-names", "--timeout", "1s"}, exitFailures, ""},
 	} {
@@ -155,7 +157,7 @@ func TestMisbehavingClientFails(t *testing.T) {
 			r := rep.Results[0]
 			assert.Equal(t, results.Fail, r.Outcome, r.Message)
 			assert.NotEmpty(t, r.Transcript)
-			assert.Contains(t, r.Message, map[string]string{"wrong-service": "STREAM-9", "garbage": "ended"}[mode])
+			assert.Contains(t, r.Message, map[string]string{"wrong-service": "variant under test", "garbage": "ended"}[mode])
 		})
 	}
 }
