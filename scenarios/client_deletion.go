@@ -10,34 +10,10 @@ import (
 
 // xds_protocol#deleting-resources, #knowing-when-a-requested-resource-does-not-exist
 var clientDeletionScenarios = []*engine.Scenario{
-	{
-		ID:           "client/deletion/sotw-listener-absence",
-		Title:        "In SotW a listener missing from an LDS response is deleted",
-		Requirements: []string{"DEL-4"},
-		Level:        results.Must,
-		Variants:     sotw,
-		Needs:        observed,
-		Run: cli(func(c *C) {
-			c.Chain(LDS)
-			c.ExpectAck(LDS, c.Respond(LDS, "2"), "2")
-			c.AwaitState(LDS, c.L, observer.DoesNotExist)
-		}),
-	},
-	{
-		ID:           "client/deletion/sotw-cluster-absence",
-		Title:        "In SotW a cluster missing from a CDS response is deleted",
-		Requirements: []string{"DEL-4"},
-		Level:        results.Must,
-		Variants:     sotw,
-		Needs:        observed,
-		Run: cli(func(c *C) {
-			c.Chain(CDS)
-			c.ExpectAck(CDS, c.Respond(CDS, "2"), "2")
-			c.AwaitState(CDS, c.CL, observer.DoesNotExist)
-		}),
-	},
-	absenceKept("route", RDS, "In SotW a route missing from an RDS response is not deleted"),
-	absenceKept("endpoints", EDS, "In SotW endpoints missing from an EDS response are not deleted"),
+	sotwAbsence("listener", LDS, true, "In SotW a listener missing from an LDS response is deleted"),
+	sotwAbsence("cluster", CDS, true, "In SotW a cluster missing from a CDS response is deleted"),
+	sotwAbsence("route", RDS, false, "In SotW a route missing from an RDS response is not deleted"),
+	sotwAbsence("endpoints", EDS, false, "In SotW endpoints missing from an EDS response are not deleted"),
 	{
 		ID:           "client/deletion/delta-removed",
 		Title:        "A resource in removed_resources is deleted",
@@ -122,25 +98,32 @@ var clientMissingScenarios = []*engine.Scenario{
 // isMissing is the client reporting a resource as not existing.
 func isMissing(r observer.Resource) bool { return r.State == observer.DoesNotExist }
 
-// absenceKept is the scenario for a SotW type whose absence from a response
-// is not a deletion (RDS, EDS): the resource stays in use as it was.
-func absenceKept(what string, t wire.Type, title string) *engine.Scenario {
-	return &engine.Scenario{
-		ID:           "client/deletion/sotw-" + what + "-absence-kept",
+// sotwAbsence is the scenario for a SotW response that leaves out a
+// resource the client holds: for LDS and CDS that deletes it (DEL-4), for
+// RDS and EDS it changes nothing (DEL-5, GRP-3).
+func sotwAbsence(what string, t wire.Type, deletes bool, title string) *engine.Scenario {
+	s := &engine.Scenario{
+		ID:           "client/deletion/sotw-" + what + "-absence",
 		Title:        title,
-		Requirements: []string{"DEL-5", "GRP-3"},
+		Requirements: []string{"DEL-4"},
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			c.Chain(t)
 			c.ExpectAck(t, c.Respond(t, "2"), "2")
-			name := c.R
-			if t.URL == EDS.URL {
-				name = c.CL
+			name := c.NameOf(t)
+			if deletes {
+				c.AwaitState(t, name, observer.DoesNotExist)
+				return
 			}
 			c.Never(t, name, "deleted by omission", isMissing)
 			c.RequireConfig(c.AwaitState(t, name, observer.Acked), c.Hop(t, 1))
 		}),
 	}
+	if !deletes {
+		s.ID += "-kept"
+		s.Requirements = []string{"DEL-5", "GRP-3"}
+	}
+	return s
 }

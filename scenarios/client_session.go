@@ -327,6 +327,16 @@ func (c *C) hops(rev int) []hop {
 	}
 }
 
+// NameOf returns the name of the chain's resource of type t.
+func (c *C) NameOf(t wire.Type) string {
+	for _, h := range c.hops(1) {
+		if h.t.URL == t.URL {
+			return h.name
+		}
+	}
+	panic("no chain hop of type " + t.Short)
+}
+
 // Hop returns the chain's resource of type t at revision rev.
 func (c *C) Hop(t wire.Type, rev int) proto.Message {
 	for _, h := range c.hops(rev) {
