@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,7 +246,9 @@ func knownOutcome(o results.Outcome) bool {
 func className(role, id string) string {
 	segs := strings.Split(id, "/")
 	segs = segs[:len(segs)-1]
-	if role != "" && (len(segs) == 0 || segs[0] != role) {
+	// A combined run's role is "server+client"; its IDs already start
+	// with their own role.
+	if role != "" && (len(segs) == 0 || !slices.Contains(strings.Split(role, "+"), segs[0])) {
 		segs = append([]string{role}, segs...)
 	}
 	if len(segs) == 0 {

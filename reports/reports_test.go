@@ -397,6 +397,8 @@ func TestClassName(t *testing.T) {
 		{"client", "client/ack/nack/deep", "client.ack.nack"},
 		{"server", "nonce/stale", "server.nonce"},
 		{"server", "lonely", "server"},
+		{"server+client", "client/ack/every-response", "client.ack"},
+		{"server+client", "server/nonce/stale", "server.nonce"},
 		{"", "lonely", "xdsconform"},
 	} {
 		if got := className(tt.role, tt.id); got != tt.want {
