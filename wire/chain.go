@@ -76,7 +76,9 @@ func ClientRoutes(name string, rev int, clusters ...string) *route.RouteConfigur
 }
 
 // ClientCluster is an EDS cluster over ADS; its endpoints are the
-// ClusterLoadAssignment of the same name.
+// ClusterLoadAssignment of the same name. rev shows in the circuit
+// breaker's max_requests, a field gRPC clients read: a client that keeps
+// only what it parsed (grpc-js) sees a change of revision as a change.
 func ClientCluster(name string, rev int) *cluster.Cluster {
 	return &cluster.Cluster{
 		Name:                 name,
@@ -84,7 +86,14 @@ func ClientCluster(name string, rev int) *cluster.Cluster {
 		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_EDS},
 		EdsClusterConfig:     &cluster.Cluster_EdsClusterConfig{EdsConfig: adsSource()},
 		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
+		CircuitBreakers:      maxRequests(rev),
 	}
+}
+
+func maxRequests(rev int) *cluster.CircuitBreakers {
+	return &cluster.CircuitBreakers{Thresholds: []*cluster.CircuitBreakers_Thresholds{{
+		MaxRequests: wrapperspb.UInt32(uint32(1000 + rev)),
+	}}}
 }
 
 // ClientDNSCluster is a LOGICAL_DNS cluster: it needs no EDS, so turning a
@@ -97,6 +106,7 @@ func ClientDNSCluster(name string, rev int) *cluster.Cluster {
 		ClusterDiscoveryType: &cluster.Cluster_Type{Type: cluster.Cluster_LOGICAL_DNS},
 		LbPolicy:             cluster.Cluster_ROUND_ROBIN,
 		LoadAssignment:       ClientEndpoints(name, rev),
+		CircuitBreakers:      maxRequests(rev),
 	}
 }
 
