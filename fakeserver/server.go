@@ -117,6 +117,12 @@ func (s *Server) Close() {
 	<-s.done
 }
 
+func (s *Server) stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // Violations returns the global invariants broken so far.
 func (s *Server) Violations() []Violation {
 	s.mu.Lock()

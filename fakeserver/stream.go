@@ -258,7 +258,13 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 				}
 			case <-grace.C:
 			}
-			st.finish(ctx.Err(), "cancelled: "+statusText(grpcstatus.FromContextError(ctx.Err()).Err()))
+			// The stream's context ends when the client cancels the call
+			// (or its connection goes) and when this server stops.
+			cause := grpcstatus.Error(codes.Canceled, "cancelled by the client")
+			if st.srv.stopping() {
+				cause = grpcstatus.Error(codes.Canceled, "the harness's server stopped")
+			}
+			st.finish(cause, "cancelled: "+statusText(cause))
 			return ctx.Err()
 		}
 	}
