@@ -3,7 +3,7 @@ GO ?= go
 export GOPROXY ?= https://proxy.golang.org
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test bench lint generate run clean
+.PHONY: all build test bench lint generate run clean e2e e2e-deps compat
 
 all: lint test build
 
@@ -29,6 +29,24 @@ generate:
 	cd requirements && $(GO) generate ./...
 	cd fixture/fixturepb && protoc -I. --go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative fixture.proto
+
+## e2e-deps: install the real peers the e2e suite drives (npm packages, Debian packages); cached
+GRPCJS := e2e/peers/grpc-js
+e2e-deps: $(GRPCJS)/node_modules/.installed
+	@/usr/bin/python3 -c 'import grpc' 2>/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-grpcio; }
+
+$(GRPCJS)/node_modules/.installed: $(GRPCJS)/package.json $(GRPCJS)/package-lock.json
+	cd $(GRPCJS) && npm ci --no-audit --no-fund
+	touch $@
+
+## e2e: both suites against real implementations, with ginkgo (LABELS=client, grpc-js, ... to select)
+LABELS ?=
+e2e: e2e-deps
+	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/ -ginkgo.v $(if $(LABELS),-ginkgo.label-filter='$(LABELS)')
+
+## compat: COMPATIBILITY.md from a fresh e2e run
+compat: e2e
+	$(GO) run ./e2e/compat -in e2e/out -out COMPATIBILITY.md
 
 ## run: the embedded default, as a newcomer would
 run: build

@@ -134,13 +134,22 @@ func (c *C) abortIfExited() {
 // fail reports err from a step and stops: a client that stopped is named
 // as the cause.
 func (c *C) fail(format string, args ...any) {
+	// A client that crashes usually shows first as a stream that ended:
+	// give its process a moment to be seen gone, so the report names the
+	// crash rather than the stream.
+	grace := time.NewTimer(exitGrace)
+	defer grace.Stop()
 	select {
 	case <-c.Client.Exited():
 		c.Fatalf(format+" (the client stopped: %v)", append(args, c.Client.Err())...)
-	default:
+	case <-grace.C:
 		c.Fatalf(format, args...)
 	}
 }
+
+// exitGrace is how long a failing step waits to see whether the client
+// process died; it only delays reports of failures.
+const exitGrace = 250 * time.Millisecond
 
 // Alive fails the scenario if the client process stopped.
 func (c *C) Alive(why string) {
