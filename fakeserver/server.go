@@ -56,6 +56,7 @@ type Violation struct {
 	Message string
 }
 
+// String renders the violation for reports.
 func (v Violation) String() string { return fmt.Sprintf("%s on %s: %s", v.Rule, v.Stream, v.Message) }
 
 // Server is one fake management server. Its methods are safe for

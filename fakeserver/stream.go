@@ -153,6 +153,7 @@ func (r *Request) Message() proto.Message {
 	return r.SotW
 }
 
+// String names the request in failure messages.
 func (r *Request) String() string {
 	return fmt.Sprintf("request #%d on %s (type %s, nonce %q)", r.Seq, r.Stream.Name, r.TypeURL(), r.Nonce())
 }
@@ -166,6 +167,7 @@ type ClosedError struct {
 	Err error
 }
 
+// Error says which stream ended and how.
 func (e *ClosedError) Error() string {
 	return fmt.Sprintf("stream %s ended: %v", e.Stream, e.Err)
 }
