@@ -182,14 +182,15 @@ func (c *Clients) Name() string { return c.name }
 func (c *Clients) Options() ClientOptions { return c.opts }
 
 // MaxParallel caps the pairs run at once (0: no cap). A client started
-// elsewhere connects to one address only, so its scenarios run one at a
-// time; launched processes are capped at ProcessParallel, because starting
+// elsewhere connects to one address only, and a fixed --listen address
+// serves one scenario at a time, so those scenarios run one by one;
+// launched processes are capped at ProcessParallel, because starting
 // dozens of processes at once on a small machine delays every client and
 // a slow start is not what the scenarios measure.
 func (c *Clients) MaxParallel() int {
 	switch {
-	case c.opts.Wait:
-		return 1
+	case c.opts.Wait, c.opts.Listen != "":
+		return 1 // one fixed address serves one scenario at a time
 	case c.opts.Target == BuiltinReference:
 		return 0
 	}
