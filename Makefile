@@ -23,6 +23,7 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/
 
 ## generate: regenerate the requirements catalogue and the fixture API code
 generate:
