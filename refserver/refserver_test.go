@@ -556,3 +556,16 @@ func TestDeltaFaults(t *testing.T) {
 		assert.Empty(t, r.Removed)
 	})
 }
+
+// In the name-generating mode every resource is served under a name of the
+// server's own, carried inside the resource too, and the fixture says so.
+func TestGeneratedNames(t *testing.T) {
+	ctx := context.Background()
+	fs := fixture.FromServer(New().GenerateNames().FixtureServer())
+	c, err := fs.Capabilities(ctx)
+	require.NoError(t, err)
+	assert.True(t, c.GetGeneratesNames())
+	served, err := fs.Set(ctx, "n", wire.Cluster, "c1", wire.BuildAny(wire.Cluster, "c1", 1))
+	require.NoError(t, err)
+	assert.Equal(t, GeneratedPrefix+"c1", served)
+}

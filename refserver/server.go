@@ -39,6 +39,11 @@ import (
 // xDS services with Register and drive its resources through FixtureServer.
 type Server struct {
 	faults map[Fault]bool
+	// generateNames serves every resource set through the fixture under a
+	// name of its own (GeneratedPrefix + the requested name), as servers
+	// that derive xDS names from their own config do (Consul, Envoy
+	// Gateway). Not a fault: it proves scenarios work with served names.
+	generateNames bool
 
 	mu       sync.Mutex
 	nodes    map[string]map[string]*typeStore      // node id -> type URL -> store
@@ -56,6 +61,16 @@ func New(faults ...Fault) *Server {
 	for _, f := range faults {
 		s.faults[f] = true
 	}
+	return s
+}
+
+// GeneratedPrefix starts every name a name-generating server serves.
+const GeneratedPrefix = "gen-"
+
+// GenerateNames switches on the name-generating mode (see Server) and
+// returns s; call it before serving.
+func (s *Server) GenerateNames() *Server {
+	s.generateNames = true
 	return s
 }
 

@@ -142,7 +142,7 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 		Server:           "xdsconform reference server",
 		LegacyWildcard:   true,
 		ExplicitWildcard: true,
-		GeneratesNames:   false,
+		GeneratesNames:   f.s.generateNames,
 		NodeScoped:       true,
 	}
 	for _, t := range wire.AllTypes {
@@ -168,15 +168,24 @@ func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRe
 		return nil, status.Errorf(codes.InvalidArgument, "resource type %q does not match type_url %q", r.GetResource().GetTypeUrl(), t.URL)
 	}
 	res := proto.Clone(r.GetResource()).(*anypb.Any)
+	name := r.GetName()
+	if f.s.generateNames {
+		name = GeneratedPrefix + name
+		renamed, err := wire.Renamed(res, name)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "renaming the resource: %v", err)
+		}
+		res = renamed
+	}
 	e := &entry{res: res, version: contentVersion(res)}
 	s := f.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.typeStoreLocked(r.GetNodeId(), t.URL)
-	ts.resources[r.GetName()] = e
+	ts.resources[name] = e
 	s.bumpLocked(r.GetNodeId(), ts)
 	s.notifyLocked(r.GetNodeId())
-	return &fixturepb.SetResourceResponse{Name: r.GetName()}, nil
+	return &fixturepb.SetResourceResponse{Name: name}, nil
 }
 
 func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {

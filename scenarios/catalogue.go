@@ -52,7 +52,7 @@ var (
 // fx says the scenario drives server state through the fixture and uses
 // the given types.
 func fx(types ...wire.Type) []engine.Need {
-	needs := []engine.Need{targets.NeedFixture, targets.NeedChosenNames}
+	needs := []engine.Need{targets.NeedFixture}
 	for _, t := range types {
 		needs = append(needs, targets.NeedType(t))
 	}

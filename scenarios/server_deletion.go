@@ -105,7 +105,9 @@ var missingScenarios = []*engine.Scenario{
 		Requirements: []string{"DNE-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
+		// It subscribes before the resource exists, so it must know the
+		// name the server will serve.
+		Needs: with(fx(EDS), targets.NeedChosenNames),
 		Run: srv(func(s *S) {
 			late, bar := s.Name("late"), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, late)

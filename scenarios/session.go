@@ -30,6 +30,10 @@ type S struct {
 	// wrong messages.
 	C      *fakeclient.Client
 	target *targets.Server
+	// served are the names the fixture said it serves this pair's
+	// resources under: a server that generates names may not keep the
+	// pair's prefix.
+	served map[string]bool
 }
 
 // server starts a server-role scenario: a fresh connection and fake client
@@ -41,7 +45,7 @@ func server(t *engine.T) *S {
 		t.Abortf("server scenario run without a server target (env %T)", t.Env)
 	}
 	c := connect(t, target)
-	s := &S{T: t, C: c, target: target}
+	s := &S{T: t, C: c, target: target, served: map[string]bool{}}
 	t.Cleanup(func() {
 		if target.Fixture != nil {
 			// Leave the shared server as we found it, even when the
@@ -72,6 +76,7 @@ func (s *S) Set(t wire.Type, base string, rev int) string {
 	if err != nil {
 		s.Abortf("%v", err)
 	}
+	s.served[served] = true
 	return served
 }
 
@@ -230,7 +235,7 @@ func (s *S) RequireResource(t wire.Type, r *fakeclient.Response, name string, re
 // Own returns the names in r made by this pair, sorted: on a server shared
 // with other pairs, wildcard responses also carry theirs.
 func (s *S) Own(r *fakeclient.Response) []string {
-	own := r.Filter(s.Owns)
+	own := r.Filter(func(name string) bool { return s.Owns(name) || s.served[name] })
 	slices.Sort(own)
 	return own
 }

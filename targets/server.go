@@ -89,6 +89,10 @@ type ServerOptions struct {
 	Faults []refserver.Fault
 	// ConnectTimeout bounds the reachability check.
 	ConnectTimeout time.Duration
+	// GenerateNames makes builtin:reference serve every resource under a
+	// name of its own, like servers that generate names (a harness
+	// self-test: scenarios must only need chosen names when they say so).
+	GenerateNames bool
 }
 
 // Server is a running or reachable management server under test. It is the
@@ -172,7 +176,11 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 	var impl xds
 	switch opts.Target {
 	case BuiltinReference:
-		impl = refserver.New(opts.Faults...)
+		ref := refserver.New(opts.Faults...)
+		if opts.GenerateNames {
+			ref.GenerateNames()
+		}
+		impl = ref
 	case BuiltinGoControlPlane, BuiltinGoControlPlaneLin:
 		if len(opts.Faults) > 0 {
 			return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)

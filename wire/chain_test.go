@@ -21,3 +21,13 @@ func TestChainRevisionsDifferWhereGRPCLooks(t *testing.T) {
 		assert.False(t, proto.Equal(pair[0], pair[1]), name)
 	}
 }
+
+func TestRenamed(t *testing.T) {
+	for _, typ := range AllTypes {
+		a, err := Renamed(BuildAny(typ, "old", 1), "new")
+		assert.NoError(t, err, typ.Short)
+		m, err := a.UnmarshalNew()
+		assert.NoError(t, err, typ.Short)
+		assert.Equal(t, "new", NameOf(m), typ.Short)
+	}
+}

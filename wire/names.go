@@ -5,6 +5,7 @@ import (
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -84,4 +85,24 @@ func AnyName(a *anypb.Any) (string, error) {
 		return "", nil
 	}
 	return NameOf(m), nil
+}
+
+// Renamed returns a copy of the packed resource a with its own name field
+// (cluster_name for a ClusterLoadAssignment) set to name: what a server
+// that generates names serves.
+func Renamed(a *anypb.Any, name string) (*anypb.Any, error) {
+	m, err := a.UnmarshalNew()
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", a.GetTypeUrl(), err)
+	}
+	fields := m.ProtoReflect().Descriptor().Fields()
+	f := fields.ByName("name")
+	if _, cla := m.(interface{ GetClusterName() string }); cla {
+		f = fields.ByName("cluster_name")
+	}
+	if f == nil || f.Kind() != protoreflect.StringKind {
+		return nil, fmt.Errorf("%s has no name field", a.GetTypeUrl())
+	}
+	m.ProtoReflect().Set(f, protoreflect.ValueOfString(name))
+	return anypb.New(m)
 }
