@@ -31,17 +31,7 @@ func Build(t Type, name string, rev int) proto.Message {
 			Address:    socketAddress(10000 + rev%50000),
 		}
 	case Route.URL:
-		return &route.RouteConfiguration{
-			Name: name,
-			VirtualHosts: []*route.VirtualHost{{
-				Name:    fmt.Sprintf("vh-rev-%d", rev),
-				Domains: []string{"*"},
-				Routes: []*route.Route{{
-					Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
-					Action: &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_Cluster{Cluster: "backend"}}},
-				}},
-			}},
-		}
+		return ClientRoute(name, "backend", rev)
 	case ScopedRoute.URL:
 		return &route.ScopedRouteConfiguration{
 			Name:                   name,
@@ -84,13 +74,7 @@ func Build(t Type, name string, rev int) proto.Message {
 }
 
 // BuildAny is Build packed into an Any.
-func BuildAny(t Type, name string, rev int) *anypb.Any {
-	a, err := anypb.New(Build(t, name, rev))
-	if err != nil {
-		panic(fmt.Sprintf("wire.BuildAny: %v", err)) // cannot happen for generated messages
-	}
-	return a
-}
+func BuildAny(t Type, name string, rev int) *anypb.Any { return mustAny(Build(t, name, rev)) }
 
 func socketAddress(port int) *core.Address {
 	return &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
