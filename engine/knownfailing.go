@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -84,14 +85,7 @@ func (k *KnownFailing) Unmatched(pairs []Pair) []string {
 	}
 	var out []string
 	for _, e := range k.entries {
-		hit := false
-		for _, p := range pairs {
-			if MatchPair(e.pattern, p.Scenario.ID, p.Variant.String()) {
-				hit = true
-				break
-			}
-		}
-		if !hit {
+		if !slices.ContainsFunc(pairs, func(p Pair) bool { return p.matches(e.pattern) }) {
 			out = append(out, e.pattern)
 		}
 	}

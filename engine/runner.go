@@ -51,9 +51,12 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		cfg.Timeouts = DefaultTimeouts
 	}
 	sem := make(chan struct{}, cfg.Parallel)
-	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, p := range pairs {
+	// Pairs start in order and none starts after an interrupt, so the pairs
+	// that ran are pairs[:started]; each writes the slot of its own index.
+	rs = make([]results.Result, len(pairs))
+	started := 0
+	for i, p := range pairs {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -61,6 +64,7 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		if ctx.Err() != nil {
 			break
 		}
+		started = i + 1
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -69,18 +73,11 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 			if cfg.Progress != nil {
 				cfg.Progress(r)
 			}
-			mu.Lock()
-			rs = append(rs, r)
-			mu.Unlock()
+			rs[i] = r
 		}()
 	}
 	wg.Wait()
-	order := map[string]int{}
-	for i, p := range pairs {
-		order[p.FullName()] = i
-	}
-	slices.SortFunc(rs, func(a, b results.Result) int { return order[a.FullName()] - order[b.FullName()] })
-	return rs, ctx.Err() != nil
+	return rs[:started], ctx.Err() != nil
 }
 
 // runPair runs one pair to an outcome. It never panics and never outlives

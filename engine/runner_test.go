@@ -67,14 +67,6 @@ func run(t *testing.T, ctx context.Context, ps []engine.Pair, cfg engine.Config)
 	}
 }
 
-func byName(rs []results.Result) map[string]results.Result {
-	m := map[string]results.Result{}
-	for _, r := range rs {
-		m[r.FullName()] = r
-	}
-	return m
-}
-
 func TestRunOutcomes(t *testing.T) {
 	var assertCarriedOn, afterFailNowRan, cleanupRan atomic.Bool
 	tests := []struct {
@@ -229,18 +221,15 @@ func TestRunBodyIgnoringItsContext(t *testing.T) {
 	fine := scenario("server/stuck/neighbour", func(*engine.T) {})
 	to := engine.Timeouts{Expect: 50 * time.Millisecond, Quiet: 10 * time.Millisecond, Scenario: 200 * time.Millisecond}
 
-	start := time.Now()
+	// run bounds the wait: the engine abandons the body instead of waiting
+	// for it.
 	rs, interrupted := run(t, context.Background(), pairsOf(t, blocked, fine), engine.Config{Env: fakeEnv{}, Timeouts: to})
-	elapsed := time.Since(start)
 	require.False(t, interrupted)
 	require.Len(t, rs, 2)
 	assert.Equal(t, results.Error, rs[0].Outcome)
 	assert.Contains(t, rs[0].Message, "did not finish")
 	assert.Contains(t, rs[0].Message, "200ms")
 	assert.Equal(t, results.Pass, rs[1].Outcome)
-	// The scenario timeout plus the engine's grace period for unwinding,
-	// with generous room for a loaded machine.
-	assert.Less(t, elapsed, 8*time.Second)
 }
 
 func TestRunBodyHonouringTimeoutWithFailure(t *testing.T) {
@@ -338,38 +327,27 @@ func TestRunInterrupted(t *testing.T) {
 	for i := range 4 {
 		ss = append(ss, scenario(fmt.Sprintf("server/interrupt/s%d", i), body))
 	}
-	type out struct {
-		rs          []results.Result
-		interrupted bool
-	}
-	done := make(chan out, 1)
+	// Ctrl-C once the first two pairs (the parallel cap) are running.
 	go func() {
-		rs, in := engine.Run(ctx, pairsOf(t, ss...), engine.Config{Env: fakeEnv{}, Timeouts: quick, Parallel: 2})
-		done <- out{rs, in}
-	}()
-	for range 2 {
-		select {
-		case <-started:
-		case <-time.After(bounded):
-			t.Fatal("pairs did not start")
+		for range 2 {
+			select {
+			case <-started:
+			case <-ctx.Done():
+				return
+			}
 		}
-	}
-	cancel() // Ctrl-C
-	var o out
-	select {
-	case o = <-done:
-	case <-time.After(bounded):
-		t.Fatal("Run did not return after the interrupt")
-	}
-	assert.True(t, o.interrupted)
+		cancel()
+	}()
+	rs, interrupted := run(t, ctx, pairsOf(t, ss...), engine.Config{Env: fakeEnv{}, Timeouts: quick, Parallel: 2})
+	assert.True(t, interrupted)
 	assert.Equal(t, int32(2), ran.Load(), "pairs not started before the interrupt are dropped")
-	require.Len(t, o.rs, 2)
-	for _, r := range o.rs {
+	require.Len(t, rs, 2)
+	for _, r := range rs {
 		assert.Equal(t, results.Error, r.Outcome, r.FullName())
 		assert.Contains(t, r.Message, "interrupted")
 	}
 	assert.Equal(t, []string{"server/interrupt/s0[sotw-ads]", "server/interrupt/s1[sotw-ads]"},
-		[]string{o.rs[0].FullName(), o.rs[1].FullName()})
+		[]string{rs[0].FullName(), rs[1].FullName()})
 }
 
 func TestRunAlreadyInterrupted(t *testing.T) {

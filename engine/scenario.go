@@ -38,6 +38,9 @@ type Scenario struct {
 
 var idPattern = regexp.MustCompile(`^(server|client)/[a-z0-9-]+/[a-z0-9-]+$`)
 
+// levels are the levels a scenario may have.
+var levels = []results.Level{results.Must, results.Should, results.May}
+
 // Validate checks a catalogue: well-formed unique IDs, known requirement
 // IDs, a level, at least one variant and a body.
 func Validate(cat []*Scenario) error {
@@ -52,7 +55,7 @@ func Validate(cat []*Scenario) error {
 			return fmt.Errorf("scenario %s has no title", s.ID)
 		case len(s.Requirements) == 0:
 			return fmt.Errorf("scenario %s cites no requirement", s.ID)
-		case !slices.Contains([]results.Level{results.Must, results.Should, results.May}, s.Level):
+		case !slices.Contains(levels, s.Level):
 			return fmt.Errorf("scenario %s has level %q", s.ID, s.Level)
 		case len(s.Variants) == 0:
 			return fmt.Errorf("scenario %s runs in no variant", s.ID)
@@ -75,3 +78,8 @@ type Pair struct {
 
 // FullName is "ID[variant]".
 func (p Pair) FullName() string { return p.Scenario.ID + "[" + p.Variant.String() + "]" }
+
+// matches reports whether the selection pattern selects p (see MatchPair).
+func (p Pair) matches(pattern string) bool {
+	return MatchPair(pattern, p.Scenario.ID, p.Variant.String())
+}

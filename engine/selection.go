@@ -53,14 +53,7 @@ func Expand(cat []*Scenario, sel Selection) ([]Pair, error) {
 	return out, nil
 }
 
-func matchAny(patterns []string, p Pair) bool {
-	for _, pat := range patterns {
-		if MatchPair(pat, p.Scenario.ID, p.Variant.String()) {
-			return true
-		}
-	}
-	return false
-}
+func matchAny(patterns []string, p Pair) bool { return slices.ContainsFunc(patterns, p.matches) }
 
 // MatchPair reports whether pattern selects scenario id in variant. A
 // pattern is a glob in which "*" matches any run of characters (slashes
@@ -109,7 +102,7 @@ func ParseLevels(s string) ([]results.Level, error) {
 	var out []results.Level
 	for _, f := range strings.Split(s, ",") {
 		l := results.Level(strings.ToUpper(strings.TrimSpace(f)))
-		if !slices.Contains([]results.Level{results.Must, results.Should, results.May}, l) {
+		if !slices.Contains(levels, l) {
 			return nil, fmt.Errorf("unknown level %q (want MUST, SHOULD or MAY)", f)
 		}
 		out = append(out, l)

@@ -75,9 +75,7 @@ func TestStopKillsGroup(t *testing.T) {
 	require.True(t, Alive(child))
 	require.True(t, groupAlive(p.Pid()))
 
-	start := time.Now()
 	require.ErrorIs(t, p.Stop(200*time.Millisecond), ErrKilled, "it ignored SIGTERM")
-	assert.Less(t, time.Since(start), 5*time.Second)
 	select {
 	case <-p.Exited():
 	default:
