@@ -177,19 +177,8 @@ func ParseConfigDump(body []byte) ([]Resource, error) {
 				out = append(out, listenerResource(e))
 			}
 		case clustersDumpURL:
-			active := map[string]bool{}
-			for _, e := range d.DynamicActiveClusters {
-				r := entryResource(clusterURL, e, e.Cluster, Acked)
-				active[r.Name] = true
-				out = append(out, r)
-			}
-			// A warming cluster that also has an active version is an
-			// update in progress: the active one is what is in use.
-			for _, e := range d.DynamicWarmingClusters {
-				if r := entryResource(clusterURL, e, e.Cluster, Requested); !active[r.Name] {
-					out = append(out, r)
-				}
-			}
+			out = append(out, activeAndWarming(clusterURL, d.DynamicActiveClusters, d.DynamicWarmingClusters,
+				func(e dynamicEntry) *named { return e.Cluster })...)
 		case routesDumpURL:
 			for _, e := range d.DynamicRouteConfigs {
 				out = append(out, entryResource(routeURL, e, e.RouteConfig, Acked))
@@ -206,20 +195,31 @@ func ParseConfigDump(body []byte) ([]Resource, error) {
 				out = append(out, entryResource(endpointURL, e, e.EndpointConfig, Acked))
 			}
 		case secretsDumpURL:
-			active := map[string]bool{}
-			for _, e := range d.DynamicActiveSecrets {
-				r := entryResource(secretURL, e, e.Secret, Acked)
-				active[r.Name] = true
-				out = append(out, r)
-			}
-			for _, e := range d.DynamicWarmingSecrets {
-				if r := entryResource(secretURL, e, e.Secret, Requested); !active[r.Name] {
-					out = append(out, r)
-				}
-			}
+			out = append(out, activeAndWarming(secretURL, d.DynamicActiveSecrets, d.DynamicWarmingSecrets,
+				func(e dynamicEntry) *named { return e.Secret })...)
 		}
 	}
 	return out, nil
+}
+
+// activeAndWarming maps a dump that lists active and warming entries
+// apart (clusters, secrets): active ones are Acked, warming ones Requested.
+// A warming entry that also has an active version is an update in
+// progress: the active one is what is in use, so only it is listed.
+func activeAndWarming(typeURL string, active, warming []dynamicEntry, res func(dynamicEntry) *named) []Resource {
+	var out []Resource
+	inUse := map[string]bool{}
+	for _, e := range active {
+		r := entryResource(typeURL, e, res(e), Acked)
+		inUse[r.Name] = true
+		out = append(out, r)
+	}
+	for _, e := range warming {
+		if r := entryResource(typeURL, e, res(e), Requested); !inUse[r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // listenerResource maps a DynamicListener, whose versions live in its

@@ -5,6 +5,7 @@
 package process
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -183,19 +184,19 @@ func (p *Process) readStdout(r *os.File) {
 		chunk := buf[:n]
 		_, _ = p.tail.Write(chunk)
 		for len(chunk) > 0 {
-			i := indexByte(chunk, '\n')
+			i := bytes.IndexByte(chunk, '\n')
 			if i < 0 {
 				line, overlong = appendCapped(line, chunk, overlong)
 				break
 			}
 			line, overlong = appendCapped(line, chunk[:i], overlong)
-			p.emit(string(trimCR(line)))
+			p.emit(string(bytes.TrimSuffix(line, []byte("\r"))))
 			line, overlong = line[:0], false
 			chunk = chunk[i+1:]
 		}
 		if err != nil {
 			if len(line) > 0 {
-				p.emit(string(trimCR(line)))
+				p.emit(string(bytes.TrimSuffix(line, []byte("\r"))))
 			}
 			return
 		}
@@ -218,22 +219,6 @@ func (p *Process) emit(s string) {
 	}
 }
 
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func trimCR(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\r' {
-		return b[:n-1]
-	}
-	return b
-}
-
 // Pid is the process id of the leader, which is also the process group id.
 func (p *Process) Pid() int { return p.pgid }
 
@@ -244,12 +229,10 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 // ExitErr is the leader's exit status once Exited is closed: nil for exit
 // code 0, an *exec.ExitError otherwise. Before that it is nil.
 func (p *Process) ExitErr() error {
-	select {
-	case <-p.exited:
-		return p.exitErr
-	default:
+	if !p.done() {
 		return nil
 	}
+	return p.exitErr
 }
 
 // Tail returns the last bytes the process wrote to stderr and stdout.

@@ -238,18 +238,22 @@ func (c *Console) writeDetails(b *strings.Builder, r results.Result) {
 	if c.opts.TranscriptTail < 0 {
 		return
 	}
-	entries := r.Transcript
-	if len(entries) == 0 {
+	if len(r.Transcript) == 0 {
 		b.WriteString("    transcript: (empty)\n")
 		return
 	}
-	if n := c.opts.TranscriptTail; len(entries) > n {
-		fmt.Fprintf(b, "    transcript (last %d of %d entries):\n", n, len(entries))
-		entries = entries[len(entries)-n:]
-	} else {
-		fmt.Fprintf(b, "    transcript (%d entries):\n", len(entries))
-	}
+	entries, heading := transcriptTail(r.Transcript, c.opts.TranscriptTail)
+	fmt.Fprintf(b, "    transcript (%s):\n", heading)
 	writeIndented(b, transcript.Format(entries), "      ")
+}
+
+// transcriptTail returns the last n entries and how many of how many they
+// are: "last 12 of 40 entries", or "3 entries" when that is all of them.
+func transcriptTail(entries []transcript.Entry, n int) ([]transcript.Entry, string) {
+	if len(entries) > n {
+		return entries[len(entries)-n:], fmt.Sprintf("last %d of %d entries", n, len(entries))
+	}
+	return entries, fmt.Sprintf("%d entries", len(entries))
 }
 
 // label is the progress-line label. Known-failing status only changes the
@@ -308,14 +312,7 @@ func formatDuration(d time.Duration) string {
 }
 
 // firstLine returns the first non-empty line of s, cleaned for the terminal.
-func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return clean(l)
-		}
-	}
-	return ""
-}
+func firstLine(s string) string { return clean(firstLineRaw(s)) }
 
 // writeIndented writes every line of s with prefix, dropping trailing
 // newlines so blocks end cleanly.
@@ -349,9 +346,9 @@ func isUnsafe(r rune) bool {
 	return r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029')
 }
 
-// sortedResults returns a copy of rs ordered by ID then variant. Run results
-// are documented as sorted already; sorting again keeps the summary stable
-// even for a hand-built or partial (interrupted) run.
+// sortedResults returns a copy of rs ordered by ID then variant. Runs hold
+// their results in pair order (catalogue order, suite by suite); the
+// reports sort them so that they read the same whatever that order.
 func sortedResults(rs []results.Result) []results.Result {
 	out := append([]results.Result(nil), rs...)
 	sort.SliceStable(out, func(i, j int) bool {

@@ -269,16 +269,14 @@ func problemBody(r results.Result) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(r.Message, "\n"))
 	b.WriteString("\n")
-	entries := r.Transcript
-	if len(entries) == 0 {
+	if len(r.Transcript) == 0 {
 		return b.String()
 	}
-	if len(entries) > DefaultTranscriptTail {
-		fmt.Fprintf(&b, "\ntranscript (last %d of %d entries; full transcript in system-out):\n", DefaultTranscriptTail, len(entries))
-		entries = entries[len(entries)-DefaultTranscriptTail:]
-	} else {
-		fmt.Fprintf(&b, "\ntranscript (%d entries):\n", len(entries))
+	entries, heading := transcriptTail(r.Transcript, DefaultTranscriptTail)
+	if len(entries) < len(r.Transcript) {
+		heading += "; full transcript in system-out"
 	}
+	fmt.Fprintf(&b, "\ntranscript (%s):\n", heading)
 	b.WriteString(transcript.Format(entries))
 	return b.String()
 }

@@ -82,7 +82,9 @@ type Run struct {
 	// Interrupted is true when the run was cut short (Ctrl-C); Results then
 	// hold what finished.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Results are sorted by ID then variant.
+	// Results are in pair order (catalogue order, suite by suite), as
+	// engine.Run returns them; the report writers sort them by ID then
+	// variant.
 	Results []Result `json:"results"`
 }
 
