@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"sync"
@@ -20,7 +19,6 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/transcript"
@@ -176,22 +174,15 @@ func (c *Client) receive(s *stream) {
 	defer close(s.done)
 	for {
 		var r *Response
+		var err error
 		if c.variant.IsDelta() {
-			m := &discovery.DeltaDiscoveryResponse{}
-			if err := s.cs.RecvMsg(m); err != nil {
-				c.ended(s, err)
-				return
-			}
-			c.opts.Transcript.Record(s.name, transcript.Received, m)
-			r = decodeDelta(s.name, m)
+			r, err = recv(c, s, &discovery.DeltaDiscoveryResponse{}, decodeDelta)
 		} else {
-			m := &discovery.DiscoveryResponse{}
-			if err := s.cs.RecvMsg(m); err != nil {
-				c.ended(s, err)
-				return
-			}
-			c.opts.Transcript.Record(s.name, transcript.Received, m)
-			r = decodeSotW(s.name, m)
+			r, err = recv(c, s, &discovery.DiscoveryResponse{}, decodeSotW)
+		}
+		if err != nil {
+			c.ended(s, err)
+			return
 		}
 		c.mu.Lock()
 		c.violations = append(c.violations, checkResponse(r, s.expected, s.nonces, c.resourceInSotW())...)
@@ -211,20 +202,26 @@ func (c *Client) receive(s *stream) {
 	}
 }
 
-func (c *Client) resourceInSotW() bool {
-	for _, f := range c.opts.ClientFeatures {
-		if f == "xds.config.resource-in-sotw" || f == "xds.config.supports-resource-in-sotw" {
-			return true
-		}
+// recv reads the next message of s into m, records it and decodes it.
+func recv[M proto.Message](c *Client, s *stream, m M, decode func(string, M) *Response) (*Response, error) {
+	if err := s.cs.RecvMsg(m); err != nil {
+		return nil, err
 	}
-	return false
+	c.opts.Transcript.Record(s.name, transcript.Received, m)
+	return decode(s.name, m), nil
+}
+
+func (c *Client) resourceInSotW() bool {
+	return slices.ContainsFunc(c.opts.ClientFeatures, func(f string) bool {
+		return f == "xds.config.resource-in-sotw" || f == "xds.config.supports-resource-in-sotw"
+	})
 }
 
 func (c *Client) ended(s *stream, err error) {
 	c.mu.Lock()
 	byHarness := s.closing || c.ctx.Err() != nil
 	c.mu.Unlock()
-	note := "closed by target: " + statusText(err)
+	note := "closed by target: " + transcript.StatusNote(err)
 	if byHarness {
 		note = "closed by harness"
 	}
@@ -245,21 +242,13 @@ type ClosedError struct {
 }
 
 func (e *ClosedError) Error() string {
-	return fmt.Sprintf("stream %s closed by target: %s", e.Stream, statusText(e.Err))
+	return fmt.Sprintf("stream %s closed by target: %s", e.Stream, transcript.StatusNote(e.Err))
 }
 
 // Unwrap returns the stream's own error.
 func (e *ClosedError) Unwrap() error { return e.Err }
 
 func closedError(s *stream) error { return &ClosedError{Stream: s.name, Err: s.err} }
-
-func statusText(err error) string {
-	if errors.Is(err, io.EOF) {
-		return "OK (end of stream)"
-	}
-	st := grpcstatus.Convert(err)
-	return fmt.Sprintf("%s: %s", st.Code(), st.Message())
-}
 
 // wake tells waiters something arrived; c.mu must be held.
 func (c *Client) wake() {

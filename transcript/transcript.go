@@ -5,7 +5,10 @@ package transcript
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +16,7 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -85,6 +89,16 @@ func (t *Transcript) Record(stream string, dir Direction, m proto.Message) {
 		e.Message = compact(b)
 	}
 	t.append(e)
+}
+
+// StatusNote renders how a stream ended, for an event note: the gRPC
+// status code and message, or "OK (end of stream)" for io.EOF.
+func StatusNote(err error) string {
+	if errors.Is(err, io.EOF) {
+		return "OK (end of stream)"
+	}
+	st := grpcstatus.Convert(err)
+	return fmt.Sprintf("%s: %s", st.Code(), st.Message())
 }
 
 // Event appends a stream event such as "opened" or "closed: Unavailable".
@@ -172,7 +186,7 @@ const RedactedSecret = "[redacted]"
 func Redact(m proto.Message) proto.Message {
 	switch msg := m.(type) {
 	case *discovery.DiscoveryResponse:
-		if !hasSecret(msg.GetResources()) {
+		if !slices.ContainsFunc(msg.GetResources(), isSecret) {
 			return m
 		}
 		c := proto.Clone(msg).(*discovery.DiscoveryResponse)
@@ -181,11 +195,7 @@ func Redact(m proto.Message) proto.Message {
 		}
 		return c
 	case *discovery.DeltaDiscoveryResponse:
-		need := false
-		for _, r := range msg.GetResources() {
-			need = need || hasSecret([]*anypb.Any{r.GetResource()})
-		}
-		if !need {
+		if !slices.ContainsFunc(msg.GetResources(), func(r *discovery.Resource) bool { return isSecret(r.GetResource()) }) {
 			return m
 		}
 		c := proto.Clone(msg).(*discovery.DeltaDiscoveryResponse)
@@ -197,13 +207,9 @@ func Redact(m proto.Message) proto.Message {
 	return m
 }
 
-func hasSecret(as []*anypb.Any) bool {
-	for _, a := range as {
-		if a != nil && (a.GetTypeUrl() == wire.Secret.URL || wire.InnerTypeURL(a) == wire.Secret.URL) {
-			return true
-		}
-	}
-	return false
+// isSecret reports whether a is a Secret, bare or in a Resource wrapper.
+func isSecret(a *anypb.Any) bool {
+	return a != nil && (a.GetTypeUrl() == wire.Secret.URL || wire.InnerTypeURL(a) == wire.Secret.URL)
 }
 
 func redactAny(a *anypb.Any) *anypb.Any {
