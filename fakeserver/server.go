@@ -101,9 +101,6 @@ func Start(opts Options) (*Server, error) {
 // Addr is the host:port clients connect to.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
-// Options returns the options the server runs with (defaults filled in).
-func (s *Server) Options() Options { return s.opts }
-
 // Close ends every stream (clients see Unavailable) and stops listening.
 func (s *Server) Close() {
 	s.mu.Lock()

@@ -120,9 +120,8 @@ func TestViolations(t *testing.T) {
 
 func TestWrongMethodIsAViolation(t *testing.T) {
 	ctx := t.Context()
-	srv, c, _ := start(t, wire.DeltaADS)
+	srv, _, _ := start(t, wire.DeltaADS)
 	// The client under test speaks SotW where delta is expected.
-	_ = c
 	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()

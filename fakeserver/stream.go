@@ -145,14 +145,6 @@ func (r *Request) Names() []string {
 	return r.SotW.GetResourceNames()
 }
 
-// Message is the request as received.
-func (r *Request) Message() proto.Message {
-	if r.Delta != nil {
-		return r.Delta
-	}
-	return r.SotW
-}
-
 // String names the request in failure messages.
 func (r *Request) String() string {
 	return fmt.Sprintf("request #%d on %s (type %s, nonce %q)", r.Seq, r.Stream.Name, r.TypeURL(), r.Nonce())
@@ -221,7 +213,7 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 		close(st.gone)
 		note := "ended by the harness"
 		if err != nil {
-			note += ": " + statusText(err)
+			note += ": " + transcript.StatusNote(err)
 		}
 		st.finish(ErrEnded, note)
 	}()
@@ -245,7 +237,7 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 				st.finish(err, "closed by client")
 				return nil
 			}
-			st.finish(err, "broken: "+statusText(err))
+			st.finish(err, "broken: "+transcript.StatusNote(err))
 			return err
 		case <-ctx.Done():
 			// gRPC cancels the stream when a request does not decode: the
@@ -255,7 +247,7 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 			select {
 			case err := <-recvDone:
 				if !errors.Is(err, io.EOF) && grpcstatus.Code(err) != codes.Canceled {
-					st.finish(err, "broken: "+statusText(err))
+					st.finish(err, "broken: "+transcript.StatusNote(err))
 					return err
 				}
 			case <-grace.C:
@@ -266,18 +258,10 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 			if st.srv.stopping() {
 				cause = grpcstatus.Error(codes.Canceled, "the harness's server stopped")
 			}
-			st.finish(cause, "cancelled: "+statusText(cause))
+			st.finish(cause, "cancelled: "+transcript.StatusNote(cause))
 			return ctx.Err()
 		}
 	}
-}
-
-func statusText(err error) string {
-	if errors.Is(err, io.EOF) {
-		return "OK (end of stream)"
-	}
-	s := grpcstatus.Convert(err)
-	return fmt.Sprintf("%s: %s", s.Code(), s.Message())
 }
 
 // finish records how the stream ended, once.
@@ -357,12 +341,7 @@ func (st *Stream) Requests() []*Request {
 // Next returns the oldest request of type t not yet taken, waiting up to
 // the server's Timeout for one.
 func (st *Stream) Next(ctx context.Context, t wire.Type) (*Request, error) {
-	return st.NextWithin(ctx, t, st.srv.opts.Timeout)
-}
-
-// NextWithin is Next with an explicit bound.
-func (st *Stream) NextWithin(ctx context.Context, t wire.Type, within time.Duration) (*Request, error) {
-	return st.wait(ctx, within, func() *Request { return st.pop(t) }, true)
+	return st.wait(ctx, st.srv.opts.Timeout, func() *Request { return st.pop(t) }, true)
 }
 
 // None watches t for the quiet window and returns the first request of t
@@ -417,9 +396,6 @@ func (st *Stream) Err() error {
 	defer st.mu.Unlock()
 	return st.err
 }
-
-// Ended is closed once the stream's handler returned.
-func (st *Stream) Ended() <-chan struct{} { return st.gone }
 
 // End ends the stream with err as its gRPC status (nil: OK), as a server
 // does when it restarts or sheds load, so the client has to reconnect. It
@@ -495,6 +471,35 @@ func (st *Stream) Send(ctx context.Context, m proto.Message) error {
 // Respond sends a SotW response of type t at version carrying resources,
 // with a fresh nonce, and returns it.
 func (st *Stream) Respond(ctx context.Context, t wire.Type, version string, resources ...proto.Message) (*discovery.DiscoveryResponse, error) {
+	anys, err := pack(resources)
+	if err != nil {
+		return nil, err
+	}
+	return st.RespondAnys(ctx, t, version, anys...)
+}
+
+// RespondAnys is Respond with resources the caller packed, sent as they
+// are: of another type than t, in Resource wrappers, or broken.
+func (st *Stream) RespondAnys(ctx context.Context, t wire.Type, version string, resources ...*anypb.Any) (*discovery.DiscoveryResponse, error) {
+	resp := &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: version, Resources: resources, Nonce: st.NewNonce()}
+	return resp, st.Send(ctx, resp)
+}
+
+// RespondDelta sends an incremental response of type t with a fresh nonce:
+// every resource at version (also the system_version_info), and removed.
+func (st *Stream) RespondDelta(ctx context.Context, t wire.Type, version string, resources []proto.Message, removed ...string) (*discovery.DeltaDiscoveryResponse, error) {
+	anys, err := pack(resources)
+	if err != nil {
+		return nil, err
+	}
+	resp := &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: version, RemovedResources: removed, Nonce: st.NewNonce()}
+	for i, a := range anys {
+		resp.Resources = append(resp.Resources, &discovery.Resource{Name: wire.NameOf(resources[i]), Version: version, Resource: a})
+	}
+	return resp, st.Send(ctx, resp)
+}
+
+func pack(resources []proto.Message) ([]*anypb.Any, error) {
 	anys := make([]*anypb.Any, len(resources))
 	for i, m := range resources {
 		a, err := anypb.New(m)
@@ -503,22 +508,7 @@ func (st *Stream) Respond(ctx context.Context, t wire.Type, version string, reso
 		}
 		anys[i] = a
 	}
-	resp := &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: version, Resources: anys, Nonce: st.NewNonce()}
-	return resp, st.Send(ctx, resp)
-}
-
-// RespondDelta sends an incremental response of type t with a fresh nonce:
-// every resource at version (also the system_version_info), and removed.
-func (st *Stream) RespondDelta(ctx context.Context, t wire.Type, version string, resources []proto.Message, removed ...string) (*discovery.DeltaDiscoveryResponse, error) {
-	resp := &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: version, RemovedResources: removed, Nonce: st.NewNonce()}
-	for _, m := range resources {
-		a, err := anypb.New(m)
-		if err != nil {
-			return nil, fmt.Errorf("packing %T: %w", m, err)
-		}
-		resp.Resources = append(resp.Resources, &discovery.Resource{Name: wire.NameOf(m), Version: version, Resource: a})
-	}
-	return resp, st.Send(ctx, resp)
+	return anys, nil
 }
 
 func typeOf(m proto.Message) string {
