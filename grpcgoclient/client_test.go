@@ -162,14 +162,7 @@ func TestGRPCGoClientFollowsChain(t *testing.T) {
 	}
 
 	// The very first request subscribes to the listener, with the node.
-	var first *discovery.DiscoveryRequest
-	select {
-	case first = <-ads.reqs:
-		ads.seen = append(ads.seen, first)
-		t.Logf("first request: %s", prototext.Format(first))
-	case <-ctx.Done():
-		t.Fatal("no request on the ADS stream")
-	}
+	first := ads.await(ctx, t, "a request on the ADS stream", func(*discovery.DiscoveryRequest) bool { return true })
 	assert.Equal(t, wire.Listener.URL, first.GetTypeUrl())
 	assert.Equal(t, []string{"lis"}, first.GetResourceNames())
 	assert.Equal(t, "node-1", first.GetNode().GetId())

@@ -49,6 +49,9 @@ const clientExample = `  # grpc-go's xDS client, built in
   # the reference client with one rule deliberately broken
   xdsconform client --target builtin:reference --fault ack-duplicates --run 'client/nack/*'`
 
+// defaultStartTimeout is --start-timeout's default.
+const defaultStartTimeout = 10 * time.Second
+
 type clientFlags struct {
 	suite    suiteFlags
 	opts     targets.ClientOptions
@@ -83,17 +86,9 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four)")
 	fs.StringVar(&f.opts.Observer, "observer", targets.ObserveCSDS, "how to read the client's status: csds, admin (Envoy /config_dump) or none")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
-	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+clientFaultNames()+")")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refclient.AllFaults)+")")
 	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
-	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", 10*time.Second, "how long a launched client may take to connect")
-}
-
-func clientFaultNames() string {
-	var names []string
-	for _, f := range refclient.AllFaults {
-		names = append(names, string(f))
-	}
-	return strings.Join(names, ", ")
+	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
 }
 
 func commandVarsHelp() string {
@@ -138,8 +133,8 @@ func (f *clientFlags) clientSuite() (suiteRun, error) {
 	if err != nil {
 		return suiteRun{}, err
 	}
-	f.suite.extraOptions = map[string]string{"dne_timer": f.opts.DNETimer.String()}
-	return suiteRun{role: "client", target: clients.Name(), catalogue: scenarios.Client(), env: clients, known: known, maxParallel: clients.MaxParallel()}, nil
+	return suiteRun{role: "client", target: clients.Name(), catalogue: scenarios.Client(), env: clients, known: known,
+		maxParallel: clients.MaxParallel(), options: map[string]string{"dne_timer": f.opts.DNETimer.String()}}, nil
 }
 
 func runClient(c *cobra.Command, out io.Writer, f *clientFlags) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,12 +23,7 @@ import (
 )
 
 func TestClientExitCodes(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
-	}{
+	checkExitCodes(t, []exitCase{
 		{"no target", []string{"client"}, exitUsage, "exactly one of"},
 		{"two targets", []string{"client", "--target", "builtin:reference", "--client-cmd", "true"}, exitUsage, "exactly one of"},
 		{"unknown builtin", []string{"client", "--target", "builtin:nope"}, exitUsage, "unknown client target"},
@@ -44,16 +38,7 @@ func TestClientExitCodes(t *testing.T) {
 		{"scenario bound below timer", []string{"client", "--target", "builtin:reference", "--scenario-timeout", "10s"}, exitUsage, "--scenario-timeout"},
 		{"reference passes", []string{"client", "--target", "builtin:reference", "--run", "client/nack/*"}, exitOK, ""},
 		{"fault fails", []string{"client", "--target", "builtin:reference", "--fault", "ack-duplicates", "--run", "client/nack/duplicate-names", "--timeout", "1s"}, exitFailures, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := run(t, tc.args...)
-			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
-			assert.Contains(t, stderr, tc.stderr)
-			if tc.stderr != "" {
-				assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
-			}
-		})
-	}
+	})
 }
 
 // misbehavingClient is the test binary run as a --client-cmd client that
@@ -103,11 +88,8 @@ func clientReport(t *testing.T, args ...string) (int, results.Run, string) {
 	t.Helper()
 	js := filepath.Join(t.TempDir(), "r.json")
 	code, out, stderr := run(t, append(args, "--json", js)...)
-	var r results.Run
-	b, err := os.ReadFile(js)
-	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	require.NoError(t, json.Unmarshal(b, &r))
-	return code, r, out
+	require.FileExists(t, js, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	return code, readRun(t, js), out
 }
 
 // A --client-cmd that exits at once, never connects or ignores SIGTERM

@@ -36,6 +36,39 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// readRun reads a JSON report.
+func readRun(t *testing.T, path string) results.Run {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var run results.Run
+	require.NoError(t, json.Unmarshal(b, &run))
+	return run
+}
+
+// exitCase is one invocation and the exit code it must give; a non-empty
+// stderr must appear in the one line the CLI writes to stderr.
+type exitCase struct {
+	name   string
+	args   []string
+	code   int
+	stderr string
+}
+
+func checkExitCodes(t *testing.T, cases []exitCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
+			assert.Contains(t, stderr, tc.stderr)
+			if tc.stderr != "" {
+				assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
+			}
+		})
+	}
+}
+
 // closedPort returns a loopback address nothing listens on.
 func closedPort(t *testing.T) string {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,12 +91,7 @@ func TestExitCodes(t *testing.T) {
 	go func() { _ = g.Serve(lis) }()
 	defer g.Stop()
 	notFixture := lis.Addr().String()
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
-	}{
+	checkExitCodes(t, []exitCase{
 		{"unknown flag", []string{"server", "--target", "builtin:reference", "--bogus"}, exitUsage, "unknown flag: --bogus"},
 		{"missing target", []string{"server"}, exitUsage, "--target is required"},
 		{"bad target", []string{"server", "--target", "nonsense"}, exitUsage, "want HOST:PORT"},
@@ -78,16 +106,7 @@ func TestExitCodes(t *testing.T) {
 		{"not a fixture", []string{"server", "--target", notFixture, "--fixture", notFixture}, exitUsage, "--fixture " + notFixture},
 		{"reference passes", []string{"server", "--target", "builtin:reference", "--run", "server/nonce/*"}, exitOK, ""},
 		{"fault fails", []string{"server", "--target", "builtin:reference", "--fault", "empty-nonce", "--run", "server/nonce/non-empty", "--timeout", "1s"}, exitFailures, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := run(t, tc.args...)
-			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
-			assert.Contains(t, stderr, tc.stderr)
-			if tc.stderr != "" {
-				assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
-			}
-		})
-	}
+	})
 }
 
 func TestKnownFailingFile(t *testing.T) {
@@ -122,10 +141,7 @@ func TestReports(t *testing.T) {
 	require.NotEmpty(t, suites.Suites)
 	assert.Positive(t, suites.Suites[0].Failures)
 
-	var run results.Run
-	b, err = os.ReadFile(js)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &run))
+	run := readRun(t, js)
 	assert.Equal(t, "server", run.Role)
 	require.NotEmpty(t, run.Results)
 	for _, r := range run.Results {
@@ -164,10 +180,7 @@ func TestDefaultRun(t *testing.T) {
 	code, out, stderr := run(t, "run", "--quiet", "1s", "--json", js)
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Contains(t, out, "XFAIL")
-	var run results.Run
-	b, err := os.ReadFile(js)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &run))
+	run := readRun(t, js)
 	assert.Equal(t, "server+client", run.Role)
 	roles := map[string]bool{}
 	for _, r := range run.Results {
@@ -203,10 +216,7 @@ func TestInterruptWritesReport(t *testing.T) {
 	var errb bytes.Buffer
 	code := execute(ctx, []string{"server", "--target", "builtin:reference", "--parallel", "1", "--json", js}, out, &errb)
 	assert.Equal(t, exitInterrupted, code, errb.String())
-	var run results.Run
-	b, err := os.ReadFile(js)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &run))
+	run := readRun(t, js)
 	assert.True(t, run.Interrupted)
 	assert.NotEmpty(t, run.Results)
 	assert.Less(t, len(run.Results), 100, "the run stopped early")

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,20 +38,16 @@ func newRunCmd(out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv, err := targets.StartServer(c.Context(), targets.ServerOptions{Target: targets.BuiltinGoControlPlane})
+			srv, err := startServer(c.Context(), targets.ServerOptions{Target: targets.BuiltinGoControlPlane})
 			if err != nil {
-				if errors.Is(err, targets.ErrUnreachable) {
-					return &exitError{code: exitUnreachable, err: err}
-				}
-				return usageError("%v", err)
+				return err
 			}
 			defer srv.Close()
-			cf := &clientFlags{suite: *f, opts: targets.ClientOptions{Target: targets.BuiltinGRPCGo, DNETimer: targets.DefaultDNETimer, StartTimeout: 10 * time.Second}}
+			cf := &clientFlags{suite: *f, opts: targets.ClientOptions{Target: targets.BuiltinGRPCGo, DNETimer: targets.DefaultDNETimer, StartTimeout: defaultStartTimeout}}
 			client, err := cf.clientSuite()
 			if err != nil {
 				return err
 			}
-			f.extraOptions = cf.suite.extraOptions
 			return runSuites(c.Context(), out, f, []suiteRun{
 				{role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known},
 				client,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -74,17 +75,31 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.StringVar(&f.tls.KeyFile, "tls-key", "", "PEM client key for mutual TLS")
 	fs.StringVar(&f.tls.ServerName, "tls-server-name", "", "name to verify in the server certificate")
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
-	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+faultNames()+")")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refserver.AllFaults)+")")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
 	return c
 }
 
-func faultNames() string {
-	var names []string
-	for _, f := range refserver.AllFaults {
-		names = append(names, string(f))
+// joinNames lists fault names for a flag's help.
+func joinNames[S ~string](names []S) string {
+	ss := make([]string, len(names))
+	for i, n := range names {
+		ss[i] = string(n)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(ss, ", ")
+}
+
+// startServer starts a server target; one that cannot be reached exits
+// with exitUnreachable, any other failure is a configuration error.
+func startServer(ctx context.Context, opts targets.ServerOptions) (*targets.Server, error) {
+	srv, err := targets.StartServer(ctx, opts)
+	switch {
+	case errors.Is(err, targets.ErrUnreachable):
+		return nil, &exitError{code: exitUnreachable, err: err}
+	case err != nil:
+		return nil, usageError("%v", err)
+	}
+	return srv, nil
 }
 
 func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
@@ -113,12 +128,9 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
-	srv, err := targets.StartServer(c.Context(), opts)
+	srv, err := startServer(c.Context(), opts)
 	if err != nil {
-		if errors.Is(err, targets.ErrUnreachable) {
-			return &exitError{code: exitUnreachable, err: err}
-		}
-		return usageError("%v", err)
+		return err
 	}
 	defer srv.Close()
 	return runSuite(c.Context(), out, &f.suite, suiteRun{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,8 +28,6 @@ type suiteFlags struct {
 	junit, json                     string
 	parallel                        int
 	verbose                         bool
-	// extraOptions are recorded in the report with the flags above.
-	extraOptions map[string]string
 }
 
 func (f *suiteFlags) register(c *cobra.Command) {
@@ -74,12 +73,11 @@ func (f *suiteFlags) selection() (engine.Selection, error) {
 	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, nil
 }
 
-func (f *suiteFlags) loadKnownFailing(fallback func() (*engine.KnownFailing, error)) (*engine.KnownFailing, error) {
+// loadKnownFailing reads the --known-failing file; without the flag it
+// returns the target's shipped list, as shipped gives it (nil for none).
+func (f *suiteFlags) loadKnownFailing(shipped func() (*engine.KnownFailing, error)) (*engine.KnownFailing, error) {
 	if f.knownFailing == "" {
-		if fallback == nil {
-			return nil, nil
-		}
-		return fallback()
+		return shipped()
 	}
 	kf, err := engine.LoadKnownFailing(f.knownFailing)
 	if err != nil {
@@ -96,6 +94,9 @@ type suiteRun struct {
 	known        *engine.KnownFailing
 	// maxParallel caps --parallel for this suite (0: no cap).
 	maxParallel int
+	// options are the suite's own settings, recorded in the report with
+	// the shared flags.
+	options map[string]string
 }
 
 // runSuite expands, runs and reports one suite and returns the exit code
@@ -150,8 +151,8 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 			"variant": strings.Join(f.variants, ","), "known_failing": f.knownFailing, "parallel": strconv.Itoa(f.parallel),
 		},
 	}
-	for k, v := range f.extraOptions {
-		run.Options[k] = v
+	for _, s := range suites {
+		maps.Copy(run.Options, s.options)
 	}
 	// Each suite's results stay in catalogue order, suites in the order
 	// given, so the same targets give the same report every run.
