@@ -2,7 +2,6 @@ package refserver
 
 import (
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -20,9 +19,8 @@ type deltaType struct {
 	// their versions: what was sent, plus initial_resource_versions.
 	known map[string]string
 
-	lastNonce   string            // nonce of the last response of this type
-	lastVersion string            // system_version_info of the last response (FaultBumpAllTypes)
-	lastNack    *rpcstatus.Status // the client's last rejection, kept for inspection
+	lastNonce   string // nonce of the last response of this type
+	lastVersion string // system_version_info of the last response (FaultBumpAllTypes)
 
 	excluded       nameSet           // FaultUnsubscribeWildcardMember: names dropped under "*"
 	everSubscribed nameSet           // FaultUpdatesAfterUnsubscribe: every name ever subscribed
@@ -68,13 +66,10 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	if c.s.has(FaultDeltaDropStaleRequests) && nonce != "" && nonce != ts.lastNonce {
 		return nil // breaks NONCE-12
 	}
+	// A NACK's rejected content is not sent again (UPD-1).
 	nack := req.GetErrorDetail() != nil
-	if nack {
-		// A NACK is recorded; the rejected content is not sent again (UPD-1).
-		ts.lastNack = req.GetErrorDetail()
-		if c.s.has(FaultCloseOnNack) {
-			return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
-		}
+	if nack && c.s.has(FaultCloseOnNack) {
+		return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
 	}
 
 	snap := c.s.snapshot(c.node, t.URL)
@@ -241,7 +236,7 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		// Breaks STREAM-2: a type the client did not ask for arrives on ADS.
 		if other := c.typeState(unrequestedType(t)); !other.started {
 			o := c.s.snapshot(c.node, other.t.URL)
-			return c.send(other, o, setOf(sortedNames(o.resources)), nil)
+			return c.send(other, o, o.names(), nil)
 		}
 	}
 	return nil
@@ -259,13 +254,7 @@ func (c *deltaConn) wants(ts *deltaType, name string) bool {
 
 // wanted lists the existing resources the stream subscribes to.
 func (c *deltaConn) wanted(ts *deltaType, snap snapshot) []string {
-	var out []string
-	for _, n := range sortedNames(snap.resources) {
-		if c.wants(ts, n) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return snap.filter(func(n string) bool { return c.wants(ts, n) })
 }
 
 // onWake pushes store changes: subscribed resources whose version differs

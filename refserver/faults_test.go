@@ -33,6 +33,16 @@ func ack(t *testing.T, c *fakeclient.Client, r *fakeclient.Response, names ...st
 	send(t, c, req)
 }
 
+// barrier sends the legacy wildcard request for typ, a type the stream has
+// not requested yet, and describes the first response received where the
+// answer to it is due (see first): a later request is handled after every
+// earlier one.
+func barrier(t *testing.T, c *fakeclient.Client, typ wire.Type) string {
+	t.Helper()
+	require.NoError(t, c.RequestWildcardLegacy(typ))
+	return describe(first(t, c, typ))
+}
+
 // Each scenario runs against the reference server and against the server
 // with one fault, and returns what it observed. Barriers never sleep: a later
 // request is handled after an earlier one, and store changes are pushed type
@@ -87,9 +97,8 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			cds := expect(t, c, wire.Cluster)
 			send(t, c, request(c, wire.Endpoint, "", "e"))
 			expect(t, c, wire.Endpoint)
-			ack(t, c, cds, "c1", "c2")                // current for CDS, not for the stream
-			send(t, c, request(c, wire.Listener, "")) // barrier
-			return describe(first(t, c, wire.Listener))
+			ack(t, c, cds, "c1", "c2") // current for CDS, not for the stream
+			return barrier(t, c, wire.Listener)
 		}, "CDS:c1,c2", "LDS:"},
 
 		{FaultResendOnAck, func(t *testing.T, e *env) string {
@@ -97,8 +106,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			c := e.client(wire.SotWADS)
 			send(t, c, request(c, wire.Endpoint, "", "e"))
 			ack(t, c, expect(t, c, wire.Endpoint), "e")
-			send(t, c, request(c, wire.Cluster, "")) // barrier
-			return describe(first(t, c, wire.Cluster))
+			return barrier(t, c, wire.Cluster)
 		}, "CDS:", "EDS:e"},
 
 		{FaultForgetMissingSubscriptions, func(t *testing.T, e *env) string {
@@ -134,8 +142,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			a := expect(t, c, wire.Endpoint)
 			ack(t, c, a, "foo")
 			ack(t, c, a, "foo", "bar")
-			send(t, c, request(c, wire.Cluster, "")) // barrier
-			return describe(first(t, c, wire.Cluster))
+			return barrier(t, c, wire.Cluster)
 		}, "EDS:bar,foo", "CDS:"},
 
 		{FaultEmptyMeansWildcard, func(t *testing.T, e *env) string {
@@ -144,8 +151,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			c := e.client(wire.SotWADS)
 			send(t, c, request(c, wire.Endpoint, "", "a"))
 			ack(t, c, expect(t, c, wire.Endpoint))
-			send(t, c, request(c, wire.Cluster, "")) // barrier
-			return describe(first(t, c, wire.Cluster))
+			return barrier(t, c, wire.Cluster)
 		}, "CDS:", "EDS:a,b"},
 
 		{FaultUpdatesAfterUnsubscribe, func(t *testing.T, e *env) string {
@@ -167,8 +173,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			c := e.client(wire.SotWADS)
 			send(t, c, request(c, wire.Endpoint, "", "e"))
 			expect(t, c, wire.Endpoint)
-			send(t, c, request(c, wire.Listener, "")) // barrier
-			return describe(first(t, c, wire.Listener))
+			return barrier(t, c, wire.Listener)
 		}, "LDS:", "CDS:c1"},
 
 		{FaultStarIsLiteral, func(t *testing.T, e *env) string {
@@ -204,8 +209,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			c := e.client(wire.SotWADS)
 			send(t, c, request(c, wire.Endpoint, "", "a"))
 			ack(t, c, expect(t, c, wire.Endpoint), "a", "b")
-			send(t, c, request(c, wire.Cluster, "")) // barrier
-			return describe(first(t, c, wire.Cluster))
+			return barrier(t, c, wire.Cluster)
 		}, "EDS:a,b", "CDS:"},
 
 		{FaultNackResendLoop, func(t *testing.T, e *env) string {
@@ -213,8 +217,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			c := e.client(wire.DeltaADS)
 			require.NoError(t, c.Subscribe(wire.Endpoint, "a"))
 			require.NoError(t, c.Nack(wire.Endpoint, expect(t, c, wire.Endpoint), "rejected"))
-			require.NoError(t, c.RequestWildcardLegacy(wire.Cluster)) // barrier
-			return describe(first(t, c, wire.Cluster))
+			return barrier(t, c, wire.Cluster)
 		}, "CDS: -", "EDS:a -"},
 
 		{FaultResendOnAck, func(t *testing.T, e *env) string { // delta flavour
@@ -222,8 +225,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			c := e.client(wire.DeltaADS)
 			require.NoError(t, c.Subscribe(wire.Endpoint, "a"))
 			require.NoError(t, c.Ack(wire.Endpoint, expect(t, c, wire.Endpoint)))
-			require.NoError(t, c.RequestWildcardLegacy(wire.Cluster)) // barrier
-			return describe(first(t, c, wire.Cluster))
+			return barrier(t, c, wire.Cluster)
 		}, "CDS: -", "EDS:a -"},
 
 		{FaultUnsubscribeWildcardMember, func(t *testing.T, e *env) string { // delta flavour, UNSUB-6
@@ -232,8 +234,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			require.NoError(t, c.Subscribe(wire.Cluster, "*", "c1"))
 			expect(t, c, wire.Cluster)
 			require.NoError(t, c.Unsubscribe(wire.Cluster, "c1"))
-			require.NoError(t, c.RequestWildcardLegacy(wire.Listener)) // barrier
-			return describe(first(t, c, wire.Listener))
+			return barrier(t, c, wire.Listener)
 		}, "CDS:c1 -", "LDS: -"},
 
 		{FaultStickyWildcard, func(t *testing.T, e *env) string { // delta flavour, WILD-4
@@ -293,8 +294,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			req.ResourceNamesSubscribe = []string{"a"}
 			req.InitialResourceVersions = map[string]string{"a": contentVersion(wire.BuildAny(wire.Endpoint, "a", 1))}
 			require.NoError(t, c.SendDelta(wire.Endpoint, req))
-			require.NoError(t, c.RequestWildcardLegacy(wire.Listener)) // barrier
-			return describe(first(t, c, wire.Listener))
+			return barrier(t, c, wire.Listener)
 		}, "EDS:a -", "LDS: -"},
 
 		{FaultSkipCurrentVersionOnReconnect, func(t *testing.T, e *env) string {
@@ -304,8 +304,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			r := request(c, wire.Endpoint, "", "a", "b")
 			r.VersionInfo = "v2" // the current version, as after a reconnect
 			send(t, c, r)
-			send(t, c, request(c, wire.Listener, "")) // barrier
-			return describe(first(t, c, wire.Listener))
+			return barrier(t, c, wire.Listener)
 		}, "EDS:a,b", "LDS:"},
 	}
 	for _, tc := range cases {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,12 +33,13 @@ type env struct {
 	fx   fixture.Fixture
 }
 
-// start runs a reference server with faults on a loopback listener.
+// start runs a reference server with faults on a loopback listener; the
+// zero Fault switches nothing on, so tables can use it for the reference.
 func start(t *testing.T, faults ...Fault) *env {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := New(faults...)
+	s := New(slices.DeleteFunc(slices.Clone(faults), func(f Fault) bool { return f == "" })...)
 	g := grpc.NewServer()
 	s.Register(g)
 	go func() { _ = g.Serve(lis) }()
@@ -73,6 +75,18 @@ func (e *env) client(v wire.Variant) *fakeclient.Client {
 		cancel()
 	})
 	return c
+}
+
+// withAndWithout runs test twice: as subtest "reference" against the
+// reference server, and as subtest f against the server with fault f on.
+func withAndWithout(t *testing.T, f Fault, test func(t *testing.T, e *env, faulty bool)) {
+	for _, faulty := range []bool{false, true} {
+		name, on := "reference", Fault("")
+		if faulty {
+			name, on = string(f), f
+		}
+		t.Run(name, func(t *testing.T) { test(t, start(t, on), faulty) })
+	}
 }
 
 // request builds the SotW request c sends next for typ (node only on the
@@ -239,69 +253,53 @@ func TestSotWMultipleStreams(t *testing.T) {
 // NONCE-7 and NONCE-8: a stale request is ignored; ACKing the newest nonce
 // with the same names applies them.
 func TestSotWStaleNonce(t *testing.T) {
-	for _, answer := range []bool{false, true} {
-		name := "reference"
-		var faults []Fault
+	withAndWithout(t, FaultAnswerStaleNonce, func(t *testing.T, e *env, answer bool) {
+		e.set(wire.Endpoint, "foo", 1)
+		e.set(wire.Endpoint, "bar", 1)
+		c := e.client(wire.SotWADS)
+		send(t, c, request(c, wire.Endpoint, "", "foo"))
+		a := expect(t, c, wire.Endpoint)
+		send(t, c, request(c, wire.Endpoint, a.Nonce, "foo"))
+		e.set(wire.Endpoint, "foo", 2)
+		b := expect(t, c, wire.Endpoint)
+
+		send(t, c, request(c, wire.Endpoint, a.Nonce, "foo", "bar")) // stale
+		// Barrier: requests are handled in order, so a first CDS request
+		// is answered after anything the stale request caused.
+		send(t, c, request(c, wire.Cluster, "", "x"))
+		next := first(t, c, wire.Cluster)
 		if answer {
-			name, faults = string(FaultAnswerStaleNonce), []Fault{FaultAnswerStaleNonce}
+			assert.Equal(t, wire.Endpoint.URL, next.TypeURL, "the fault answers the stale request")
+			return
 		}
-		t.Run(name, func(t *testing.T) {
-			e := start(t, faults...)
-			e.set(wire.Endpoint, "foo", 1)
-			e.set(wire.Endpoint, "bar", 1)
-			c := e.client(wire.SotWADS)
-			send(t, c, request(c, wire.Endpoint, "", "foo"))
-			a := expect(t, c, wire.Endpoint)
-			send(t, c, request(c, wire.Endpoint, a.Nonce, "foo"))
-			e.set(wire.Endpoint, "foo", 2)
-			b := expect(t, c, wire.Endpoint)
+		assert.Equal(t, wire.Cluster.URL, next.TypeURL, "stale request must not be answered")
 
-			send(t, c, request(c, wire.Endpoint, a.Nonce, "foo", "bar")) // stale
-			// Barrier: requests are handled in order, so a first CDS request
-			// is answered after anything the stale request caused.
-			send(t, c, request(c, wire.Cluster, "", "x"))
-			next := first(t, c, wire.Cluster)
-			if answer {
-				assert.Equal(t, wire.Endpoint.URL, next.TypeURL, "the fault answers the stale request")
-				return
-			}
-			assert.Equal(t, wire.Cluster.URL, next.TypeURL, "stale request must not be answered")
-
-			send(t, c, request(c, wire.Endpoint, b.Nonce, "foo", "bar"))
-			r := expect(t, c, wire.Endpoint)
-			assert.Equal(t, wire.Endpoint.URL, r.TypeURL)
-			assert.Contains(t, r.Names(), "bar")
-		})
-	}
+		send(t, c, request(c, wire.Endpoint, b.Nonce, "foo", "bar"))
+		r := expect(t, c, wire.Endpoint)
+		assert.Equal(t, wire.Endpoint.URL, r.TypeURL)
+		assert.Contains(t, r.Names(), "bar")
+	})
 }
 
 // ACK-5, UPD-1: a NACK does not bring back the rejected content.
 func TestSotWNack(t *testing.T) {
-	for _, loop := range []bool{false, true} {
-		name := "reference"
-		var faults []Fault
+	withAndWithout(t, FaultNackResendLoop, func(t *testing.T, e *env, loop bool) {
+		e.set(wire.Endpoint, "foo", 1)
+		c := e.client(wire.SotWADS)
+		send(t, c, request(c, wire.Endpoint, "", "foo"))
+		a := expect(t, c, wire.Endpoint)
+		require.NoError(t, c.Nack(wire.Endpoint, a, "rejected"))
+		send(t, c, request(c, wire.Cluster, "", "x")) // barrier, see TestSotWStaleNonce
+		next := first(t, c, wire.Cluster)
 		if loop {
-			name, faults = string(FaultNackResendLoop), []Fault{FaultNackResendLoop}
+			assert.Equal(t, wire.Endpoint.URL, next.TypeURL)
+			return
 		}
-		t.Run(name, func(t *testing.T) {
-			e := start(t, faults...)
-			e.set(wire.Endpoint, "foo", 1)
-			c := e.client(wire.SotWADS)
-			send(t, c, request(c, wire.Endpoint, "", "foo"))
-			a := expect(t, c, wire.Endpoint)
-			require.NoError(t, c.Nack(wire.Endpoint, a, "rejected"))
-			send(t, c, request(c, wire.Cluster, "", "x")) // barrier, see TestSotWStaleNonce
-			next := first(t, c, wire.Cluster)
-			if loop {
-				assert.Equal(t, wire.Endpoint.URL, next.TypeURL)
-				return
-			}
-			assert.Equal(t, wire.Cluster.URL, next.TypeURL)
-			// ACK-9: the stream keeps working after a NACK.
-			e.set(wire.Endpoint, "foo", 2)
-			assert.Equal(t, []string{"foo"}, expect(t, c, wire.Endpoint).Names())
-		})
-	}
+		assert.Equal(t, wire.Cluster.URL, next.TypeURL)
+		// ACK-9: the stream keeps working after a NACK.
+		e.set(wire.Endpoint, "foo", 2)
+		assert.Equal(t, []string{"foo"}, expect(t, c, wire.Endpoint).Names())
+	})
 }
 
 // RES-5: a dropped and re-added name is sent again even though unchanged.
@@ -349,34 +347,26 @@ func TestDeltaSubscribeMissing(t *testing.T) {
 // DELTA-8: unchanged resources listed in initial_resource_versions may be
 // skipped, changed ones are sent and vanished ones reported removed.
 func TestDeltaInitialResourceVersions(t *testing.T) {
-	for _, ignore := range []bool{false, true} {
-		name := "reference"
-		var faults []Fault
-		if ignore {
-			name, faults = string(FaultIgnoreInitialResourceVersions), []Fault{FaultIgnoreInitialResourceVersions}
+	withAndWithout(t, FaultIgnoreInitialResourceVersions, func(t *testing.T, e *env, ignore bool) {
+		e.set(wire.Cluster, "a", 1)
+		e.set(wire.Cluster, "b", 2)
+		c := e.client(wire.DeltaADS)
+		req := c.DeltaRequest(wire.Cluster)
+		req.ResourceNamesSubscribe = []string{"a", "b", "c"}
+		req.InitialResourceVersions = map[string]string{
+			"a": contentVersion(wire.BuildAny(wire.Cluster, "a", 1)),
+			"b": contentVersion(wire.BuildAny(wire.Cluster, "b", 1)),
+			"c": "old",
 		}
-		t.Run(name, func(t *testing.T) {
-			e := start(t, faults...)
-			e.set(wire.Cluster, "a", 1)
-			e.set(wire.Cluster, "b", 2)
-			c := e.client(wire.DeltaADS)
-			req := c.DeltaRequest(wire.Cluster)
-			req.ResourceNamesSubscribe = []string{"a", "b", "c"}
-			req.InitialResourceVersions = map[string]string{
-				"a": contentVersion(wire.BuildAny(wire.Cluster, "a", 1)),
-				"b": contentVersion(wire.BuildAny(wire.Cluster, "b", 1)),
-				"c": "old",
-			}
-			require.NoError(t, c.SendDelta(wire.Cluster, req))
-			r := expect(t, c, wire.Cluster)
-			if ignore {
-				assert.Equal(t, []string{"a", "b"}, r.Names())
-			} else {
-				assert.Equal(t, []string{"b"}, r.Names())
-			}
-			assert.Equal(t, []string{"c"}, r.Removed)
-		})
-	}
+		require.NoError(t, c.SendDelta(wire.Cluster, req))
+		r := expect(t, c, wire.Cluster)
+		if ignore {
+			assert.Equal(t, []string{"a", "b"}, r.Names())
+		} else {
+			assert.Equal(t, []string{"b"}, r.Names())
+		}
+		assert.Equal(t, []string{"c"}, r.Removed)
+	})
 }
 
 // DELTA-3: subscribing again resends; UNSUB-4: phantom unsubscribe is a
@@ -444,11 +434,7 @@ func TestResponseShapeFaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.fault)+"/", func(t *testing.T) {
-			var faults []Fault
-			if tc.fault != "" {
-				faults = append(faults, tc.fault)
-			}
-			e := start(t, faults...)
+			e := start(t, tc.fault)
 			e.set(wire.Cluster, "c1", 1)
 			c := e.client(wire.SotWADS)
 			send(t, c, request(c, wire.Cluster, "", "*"))
@@ -470,11 +456,7 @@ func TestVersionAndNonceFaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.fault)+"/", func(t *testing.T) {
-			var faults []Fault
-			if tc.fault != "" {
-				faults = append(faults, tc.fault)
-			}
-			e := start(t, faults...)
+			e := start(t, tc.fault)
 			e.set(wire.Cluster, "c1", 1)
 			c := e.client(wire.SotWPerType)
 			send(t, c, request(c, wire.Cluster, ""))

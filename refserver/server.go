@@ -135,6 +135,12 @@ func (c *conn) resolveType(typeURL string) (wire.Type, error) {
 		}
 		return wire.Type{}, status.Errorf(codes.InvalidArgument, "type_url %q on the %s service", typeURL, c.service.Short)
 	}
+	return typeByURL(typeURL)
+}
+
+// typeByURL finds a type by its full type URL, the only form requests and
+// fixture calls may use.
+func typeByURL(typeURL string) (wire.Type, error) {
 	t, ok := wire.TypeByURL(typeURL)
 	if !ok || t.URL != typeURL {
 		return wire.Type{}, status.Errorf(codes.InvalidArgument, "unknown type_url %q", typeURL)
@@ -257,14 +263,6 @@ func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onR
 
 // nameSet is a set of resource names.
 type nameSet map[string]bool
-
-func setOf(names []string) nameSet {
-	s := nameSet{}
-	for _, n := range names {
-		s[n] = true
-	}
-	return s
-}
 
 func sortedNames[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -5,7 +5,6 @@ import (
 	"maps"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -26,7 +25,6 @@ type sotwType struct {
 	lastNonce   string            // nonce of the last response of this type (NONCE-7)
 	lastVersion string            // version_info of the last response (FaultBumpAllTypes)
 	sent        map[string]string // name -> version of the content last sent
-	lastNack    *rpcstatus.Status // the client's last rejection, kept for inspection (ACK-5)
 
 	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
 	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
@@ -91,15 +89,12 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		return c.respondSubscribed(ts, c.s.snapshot(c.node, t.URL), false)
 	}
 
-	// ACK-5: a NACK is recognised by error_detail alone. It is recorded, its
-	// names are applied like any request's, and the rejected content is not
-	// sent again: only a change makes a new response (UPD-1).
+	// ACK-5: a NACK is recognised by error_detail alone. Its names are
+	// applied like any request's, and the rejected content is not sent
+	// again: only a change makes a new response (UPD-1).
 	nack := req.GetErrorDetail() != nil
-	if nack {
-		ts.lastNack = req.GetErrorDetail()
-		if c.s.has(FaultCloseOnNack) {
-			return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
-		}
+	if nack && c.s.has(FaultCloseOnNack) {
+		return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
 	}
 
 	first := !ts.started
@@ -240,13 +235,7 @@ func (c *sotwConn) wants(ts *sotwType, name string) bool {
 
 // wanted lists the existing resources the stream subscribes to.
 func (c *sotwConn) wanted(ts *sotwType, snap snapshot) []string {
-	var out []string
-	for _, n := range sortedNames(snap.resources) {
-		if c.wants(ts, n) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return snap.filter(func(n string) bool { return c.wants(ts, n) })
 }
 
 // respondSubscribed sends every subscribed existing resource: the full state

@@ -41,6 +41,26 @@ type snapshot struct {
 	resources map[string]*entry // a private copy of the name -> entry map
 }
 
+// names is the set of every resource name in the snapshot.
+func (s snapshot) names() nameSet {
+	out := make(nameSet, len(s.resources))
+	for n := range s.resources {
+		out[n] = true
+	}
+	return out
+}
+
+// filter lists, sorted, the names in the snapshot that keep accepts.
+func (s snapshot) filter(keep func(name string) bool) []string {
+	var out []string
+	for _, n := range sortedNames(s.resources) {
+		if keep(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // contentVersion hashes the resource deterministically, so setting identical
 // content keeps the per-resource version (no needless delta pushes, UPD-1).
 func contentVersion(a *anypb.Any) string {
@@ -155,9 +175,9 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 }
 
 func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
-	t, ok := wire.TypeByURL(r.GetTypeUrl())
-	if !ok || t.URL != r.GetTypeUrl() {
-		return nil, status.Errorf(codes.InvalidArgument, "unknown type_url %q", r.GetTypeUrl())
+	t, err := typeByURL(r.GetTypeUrl())
+	if err != nil {
+		return nil, err
 	}
 	if r.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is empty")
@@ -189,9 +209,9 @@ func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRe
 }
 
 func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
-	t, ok := wire.TypeByURL(r.GetTypeUrl())
-	if !ok || t.URL != r.GetTypeUrl() {
-		return nil, status.Errorf(codes.InvalidArgument, "unknown type_url %q", r.GetTypeUrl())
+	t, err := typeByURL(r.GetTypeUrl())
+	if err != nil {
+		return nil, err
 	}
 	s := f.s
 	s.mu.Lock()
