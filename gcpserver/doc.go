@@ -6,14 +6,15 @@
 // what goes on the wire:
 //
 //   - Snapshot: cache.SnapshotCache (ads=false), one snapshot per node id,
-//     rebuilt whole with cache.NewSnapshot on every fixture change. Each
-//     type keeps its own version (a per-node, per-type counter written to
-//     Resources[i].Version), bumped only when that type's resources change;
-//     setting identical content or deleting an unknown name bumps nothing.
-//     Resources are node-scoped. Reset installs an empty snapshot in which
-//     only the types that had resources get a new version (ClearSnapshot
-//     would also forget the node's open watches, so open streams would never
-//     see the deletions). Versions never repeat for a type of a node.
+//     rebuilt whole on every fixture change, one cache.NewResources per
+//     type. Each type keeps its own version (a per-node, per-type counter
+//     given to its NewResources), bumped only when that type's resources
+//     change; setting identical content or deleting an unknown name bumps
+//     nothing. Resources are node-scoped. Reset installs an empty snapshot
+//     in which only the types that had resources get a new version
+//     (ClearSnapshot would also forget the node's open watches, so open
+//     streams would never see the deletions). Versions never repeat for a
+//     type of a node.
 //   - Linear: cache.MuxCache over one cache.LinearCache per type, keyed by
 //     the request's type URL. Resources are global; Reset deletes what was
 //     set under that node id and not also set by another node.

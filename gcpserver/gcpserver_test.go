@@ -55,13 +55,22 @@ func start(t *testing.T, flavour Flavour) *harness {
 	return &harness{fx: fixture.FromServer(s.FixtureServer()), conn: conn}
 }
 
+// eachFlavour runs test as one subtest per flavour, each against a server
+// of its own.
+func eachFlavour(t *testing.T, test func(t *testing.T, fl Flavour, h *harness)) {
+	for _, fl := range flavours {
+		t.Run(string(fl), func(t *testing.T) { test(t, fl, start(t, fl)) })
+	}
+}
+
 // client returns a fake xDS client of node node speaking variant v; its
-// streams open on first use and end with the test, bounded by waitTimeout.
-// Global-invariant violations fail the test.
+// streams open on first use and end with the test, and each wait for a
+// response is bounded by waitTimeout. Global-invariant violations fail the
+// test.
 func (h *harness) client(t *testing.T, v wire.Variant, node string) *fakeclient.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	c := fakeclient.New(ctx, h.conn, v, fakeclient.Options{NodeID: node, Timeout: waitTimeout, Quiet: time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	c := fakeclient.New(ctx, h.conn, v, fakeclient.Options{NodeID: node, Timeout: waitTimeout})
 	t.Cleanup(func() {
 		c.Close()
 		cancel()
@@ -122,48 +131,42 @@ func assertProto(t *testing.T, want, got proto.Message) bool {
 }
 
 func TestSotWADSClusterSetAndDelete(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			h.set(t, "n1", wire.Cluster, "c1", 1)
-			h.set(t, "n1", wire.Cluster, "c2", 1)
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		h.set(t, "n1", wire.Cluster, "c1", 1)
+		h.set(t, "n1", wire.Cluster, "c2", 1)
 
-			c := h.client(t, wire.SotWADS, "n1")
-			sendSotW(t, c, wire.Cluster, "", "", "c1", "c2")
-			r := expect(t, c, wire.Cluster)
-			assert.Equal(t, wire.Cluster.URL, r.TypeURL)
-			assert.NotEmpty(t, r.Nonce)
-			require.True(t, r.Has("c1"))
-			assertProto(t, wire.Build(wire.Cluster, "c1", 1), r.Get("c1"))
+		c := h.client(t, wire.SotWADS, "n1")
+		sendSotW(t, c, wire.Cluster, "", "", "c1", "c2")
+		r := expect(t, c, wire.Cluster)
+		assert.Equal(t, wire.Cluster.URL, r.TypeURL)
+		assert.NotEmpty(t, r.Nonce)
+		require.True(t, r.Has("c1"))
+		assertProto(t, wire.Build(wire.Cluster, "c1", 1), r.Get("c1"))
 
-			sendSotW(t, c, wire.Cluster, r.Version, r.Nonce, "c1", "c2")
-			h.del(t, "n1", wire.Cluster, "c1")
-			r = expect(t, c, wire.Cluster)
-			assert.False(t, r.Has("c1"), "CDS is full state: the deletion is the cluster's absence")
-			assert.True(t, r.Has("c2"))
-		})
-	}
+		sendSotW(t, c, wire.Cluster, r.Version, r.Nonce, "c1", "c2")
+		h.del(t, "n1", wire.Cluster, "c1")
+		r = expect(t, c, wire.Cluster)
+		assert.False(t, r.Has("c1"), "CDS is full state: the deletion is the cluster's absence")
+		assert.True(t, r.Has("c2"))
+	})
 }
 
 func TestDeltaPerTypeEDSSetAndDelete(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			h.set(t, "n1", wire.Endpoint, "e1", 1)
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		h.set(t, "n1", wire.Endpoint, "e1", 1)
 
-			c := h.client(t, wire.DeltaPerType, "n1")
-			sendDelta(t, c, wire.Endpoint, "", []string{"e1"}, nil)
-			r := expect(t, c, wire.Endpoint)
-			require.True(t, r.Has("e1"))
-			assertProto(t, wire.Build(wire.Endpoint, "e1", 1), r.Get("e1"))
+		c := h.client(t, wire.DeltaPerType, "n1")
+		sendDelta(t, c, wire.Endpoint, "", []string{"e1"}, nil)
+		r := expect(t, c, wire.Endpoint)
+		require.True(t, r.Has("e1"))
+		assertProto(t, wire.Build(wire.Endpoint, "e1", 1), r.Get("e1"))
 
-			sendDelta(t, c, wire.Endpoint, r.Nonce, nil, nil)
-			h.del(t, "n1", wire.Endpoint, "e1")
-			r = expect(t, c, wire.Endpoint)
-			assert.Equal(t, []string{"e1"}, r.Removed)
-			assert.Empty(t, r.Resources)
-		})
-	}
+		sendDelta(t, c, wire.Endpoint, r.Nonce, nil, nil)
+		h.del(t, "n1", wire.Endpoint, "e1")
+		r = expect(t, c, wire.Endpoint)
+		assert.Equal(t, []string{"e1"}, r.Removed)
+		assert.Empty(t, r.Resources)
+	})
 }
 
 // TestSotWOtherTypeNotResent: a change to a cluster gives only CDS a new
@@ -175,42 +178,39 @@ func TestDeltaPerTypeEDSSetAndDelete(t *testing.T) {
 // version: either the resend itself, queued by the change, or the answer
 // to the request, which then finds the watch's version out of date.
 func TestSotWOtherTypeNotResent(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			h.set(t, "n1", wire.Cluster, "c1", 1)
-			h.set(t, "n1", wire.Endpoint, "e1", 1)
-			h.set(t, "n1", wire.Endpoint, "e2", 1)
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		h.set(t, "n1", wire.Cluster, "c1", 1)
+		h.set(t, "n1", wire.Endpoint, "e1", 1)
+		h.set(t, "n1", wire.Endpoint, "e2", 1)
 
-			c := h.client(t, wire.SotWADS, "n1")
-			sendSotW(t, c, wire.Cluster, "", "", "c1")
-			cds := expect(t, c, wire.Cluster)
-			require.Equal(t, wire.Cluster.URL, cds.TypeURL)
-			sendSotW(t, c, wire.Cluster, cds.Version, cds.Nonce, "c1")
-			sendSotW(t, c, wire.Endpoint, "", "", "e1")
-			eds := expect(t, c, wire.Endpoint)
-			noneQueued(t, c, "the CDS ACK is not answered", wire.Cluster)
-			sendSotW(t, c, wire.Endpoint, eds.Version, eds.Nonce, "e1")
+		c := h.client(t, wire.SotWADS, "n1")
+		sendSotW(t, c, wire.Cluster, "", "", "c1")
+		cds := expect(t, c, wire.Cluster)
+		require.Equal(t, wire.Cluster.URL, cds.TypeURL)
+		sendSotW(t, c, wire.Cluster, cds.Version, cds.Nonce, "c1")
+		sendSotW(t, c, wire.Endpoint, "", "", "e1")
+		eds := expect(t, c, wire.Endpoint)
+		noneQueued(t, c, "the CDS ACK is not answered", wire.Cluster)
+		sendSotW(t, c, wire.Endpoint, eds.Version, eds.Nonce, "e1")
 
-			h.set(t, "n1", wire.Cluster, "c1", 2)
-			sendSotW(t, c, wire.Endpoint, eds.Version, eds.Nonce, "e1", "e2")
+		h.set(t, "n1", wire.Cluster, "c1", 2)
+		sendSotW(t, c, wire.Endpoint, eds.Version, eds.Nonce, "e1", "e2")
 
-			// The CDS update and the EDS answer may come in either order;
-			// each type has its own queue, in arrival order.
-			r := expect(t, c, wire.Cluster)
-			assert.NotEqual(t, cds.Version, r.Version, "CDS changed")
-			assertProto(t, wire.Build(wire.Cluster, "c1", 2), r.Get("c1"))
-			r = expect(t, c, wire.Endpoint)
-			require.Equal(t, eds.Version, r.Version,
-				"first EDS response after a cluster change has a new version: EDS was resent")
-			// e1 too from the SnapshotCache; EDS is not full
-			// state, so the LinearCache sends only the new name.
-			assert.True(t, r.Has("e2"))
-			// Whichever came second, nothing else (a second CDS or EDS
-			// response, or another type) arrived before it.
-			noneQueued(t, c, "unexpected response", wire.AllTypes...)
-		})
-	}
+		// The CDS update and the EDS answer may come in either order;
+		// each type has its own queue, in arrival order.
+		r := expect(t, c, wire.Cluster)
+		assert.NotEqual(t, cds.Version, r.Version, "CDS changed")
+		assertProto(t, wire.Build(wire.Cluster, "c1", 2), r.Get("c1"))
+		r = expect(t, c, wire.Endpoint)
+		require.Equal(t, eds.Version, r.Version,
+			"first EDS response after a cluster change has a new version: EDS was resent")
+		// e1 too from the SnapshotCache; EDS is not full
+		// state, so the LinearCache sends only the new name.
+		assert.True(t, r.Has("e2"))
+		// Whichever came second, nothing else (a second CDS or EDS
+		// response, or another type) arrived before it.
+		noneQueued(t, c, "unexpected response", wire.AllTypes...)
+	})
 }
 
 // TestSnapshotVersionsPerType pins the Snapshot flavour's versioning: each
@@ -286,124 +286,94 @@ func TestSnapshotVersionsPerType(t *testing.T) {
 // per-type delta stream and (where it has one) its per-type SotW stream,
 // delivers a resource set through the fixture.
 func TestEveryTypeServed(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			// One stream per type and protocol. The requests leave
-			// type_url empty: the per-type method alone names the type.
-			d := h.client(t, wire.DeltaPerType, "n1")
-			s := h.client(t, wire.SotWPerType, "n1")
-			for _, ty := range wire.AllTypes {
-				h.set(t, "n1", ty, "r-"+ty.Short, 3)
-				dreq := d.DeltaRequest(ty)
-				dreq.TypeUrl = ""
-				dreq.ResourceNamesSubscribe = []string{"r-" + ty.Short}
-				require.NoError(t, d.SendDelta(ty, dreq))
-				assert.True(t, expect(t, d, ty).Has("r-"+ty.Short), "%s delta", ty)
-				if !ty.Speaks(wire.SotW) {
-					continue
-				}
-				sreq := s.SotWRequest(ty, []string{"r-" + ty.Short})
-				sreq.TypeUrl = ""
-				require.NoError(t, s.SendSotW(ty, sreq))
-				assert.True(t, expect(t, s, ty).Has("r-"+ty.Short), "%s sotw", ty)
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		// One stream per type and protocol. The requests leave
+		// type_url empty: the per-type method alone names the type.
+		d := h.client(t, wire.DeltaPerType, "n1")
+		s := h.client(t, wire.SotWPerType, "n1")
+		for _, ty := range wire.AllTypes {
+			h.set(t, "n1", ty, "r-"+ty.Short, 3)
+			dreq := d.DeltaRequest(ty)
+			dreq.TypeUrl = ""
+			dreq.ResourceNamesSubscribe = []string{"r-" + ty.Short}
+			require.NoError(t, d.SendDelta(ty, dreq))
+			assert.True(t, expect(t, d, ty).Has("r-"+ty.Short), "%s delta", ty)
+			if !ty.Speaks(wire.SotW) {
+				continue
 			}
-		})
-	}
+			sreq := s.SotWRequest(ty, []string{"r-" + ty.Short})
+			sreq.TypeUrl = ""
+			require.NoError(t, s.SendSotW(ty, sreq))
+			assert.True(t, expect(t, s, ty).Has("r-"+ty.Short), "%s sotw", ty)
+		}
+	})
 }
 
 // TestNodeScope backs node_scoped: a legacy-wildcard CDS stream of n2 sees
 // n1's cluster only when resources are global (Linear).
 func TestNodeScope(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			h.set(t, "n1", wire.Cluster, "only-n1", 1)
-			h.set(t, "n2", wire.Cluster, "only-n2", 1)
-			c := h.client(t, wire.SotWPerType, "n2")
-			sendSotW(t, c, wire.Cluster, "", "")
-			r := expect(t, c, wire.Cluster)
-			assert.True(t, r.Has("only-n2"))
-			if fl == Snapshot {
-				assert.False(t, r.Has("only-n1"))
-			} else {
-				assert.True(t, r.Has("only-n1"))
-			}
-		})
-	}
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		h.set(t, "n1", wire.Cluster, "only-n1", 1)
+		h.set(t, "n2", wire.Cluster, "only-n2", 1)
+		c := h.client(t, wire.SotWPerType, "n2")
+		sendSotW(t, c, wire.Cluster, "", "")
+		r := expect(t, c, wire.Cluster)
+		assert.True(t, r.Has("only-n2"))
+		if fl == Snapshot {
+			assert.False(t, r.Has("only-n1"))
+		} else {
+			assert.True(t, r.Has("only-n1"))
+		}
+	})
 }
 
 // TestResetDeletesForOpenStreams checks that Reset reaches open streams.
 func TestResetDeletesForOpenStreams(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			h.set(t, "n1", wire.Cluster, "a", 1)
-			h.set(t, "n1", wire.Cluster, "b", 1)
-			c := h.client(t, wire.DeltaADS, "n1")
-			sendDelta(t, c, wire.Cluster, "", []string{"a", "b"}, nil)
-			r := expect(t, c, wire.Cluster)
-			require.Len(t, r.Resources, 2)
-			sendDelta(t, c, wire.Cluster, r.Nonce, nil, nil)
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		h.set(t, "n1", wire.Cluster, "a", 1)
+		h.set(t, "n1", wire.Cluster, "b", 1)
+		c := h.client(t, wire.DeltaADS, "n1")
+		sendDelta(t, c, wire.Cluster, "", []string{"a", "b"}, nil)
+		r := expect(t, c, wire.Cluster)
+		require.Len(t, r.Resources, 2)
+		sendDelta(t, c, wire.Cluster, r.Nonce, nil, nil)
 
-			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-			defer cancel()
-			require.NoError(t, h.fx.Reset(ctx, "n1"))
-			r = expect(t, c, wire.Cluster)
-			removed := slices.Clone(r.Removed)
-			slices.Sort(removed)
-			assert.Equal(t, []string{"a", "b"}, removed)
-		})
-	}
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		require.NoError(t, h.fx.Reset(ctx, "n1"))
+		r = expect(t, c, wire.Cluster)
+		removed := slices.Clone(r.Removed)
+		slices.Sort(removed)
+		assert.Equal(t, []string{"a", "b"}, removed)
+	})
 }
 
 func TestCapabilities(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			c, err := h.fx.Capabilities(context.Background())
-			require.NoError(t, err)
-			assert.Equal(t, "v1", c.GetApiVersion())
-			assert.Equal(t, "go-control-plane v0.14.0 ("+string(fl)+" cache)", c.GetServer())
-			assert.Len(t, c.GetTypeUrls(), len(wire.AllTypes))
-			for _, v := range wire.AllVariants {
-				assert.True(t, fixture.Supports(c, v), v.String())
-			}
-			assert.True(t, c.GetLegacyWildcard())
-			assert.True(t, c.GetExplicitWildcard())
-			assert.False(t, c.GetGeneratesNames())
-			assert.Equal(t, fl == Snapshot, c.GetNodeScoped())
-		})
-	}
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		c, err := h.fx.Capabilities(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, "v1", c.GetApiVersion())
+		assert.Equal(t, "go-control-plane v0.14.0 ("+string(fl)+" cache)", c.GetServer())
+		assert.Len(t, c.GetTypeUrls(), len(wire.AllTypes))
+		for _, v := range wire.AllVariants {
+			assert.True(t, fixture.Supports(c, v), v.String())
+		}
+		assert.True(t, c.GetLegacyWildcard())
+		assert.True(t, c.GetExplicitWildcard())
+		assert.False(t, c.GetGeneratesNames())
+		assert.Equal(t, fl == Snapshot, c.GetNodeScoped())
+	})
 }
 
 func TestFixtureRejectsBadRequests(t *testing.T) {
-	for _, fl := range flavours {
-		t.Run(string(fl), func(t *testing.T) {
-			h := start(t, fl)
-			ctx := context.Background()
-			_, err := h.fx.Set(ctx, "n1", wire.Cluster, "x", wire.BuildAny(wire.Cluster, "y", 1))
-			assert.Equal(t, codes.InvalidArgument, status.Code(unwrapStatus(err)), "name mismatch")
-			_, err = h.fx.Set(ctx, "n1", wire.Cluster, "x", wire.BuildAny(wire.Listener, "x", 1))
-			assert.Equal(t, codes.InvalidArgument, status.Code(unwrapStatus(err)), "type mismatch")
-			assert.NoError(t, h.fx.Delete(ctx, "n1", wire.Cluster, "never-set"), "deleting an unknown name is not an error")
-		})
-	}
+	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
+		ctx := context.Background()
+		_, err := h.fx.Set(ctx, "n1", wire.Cluster, "x", wire.BuildAny(wire.Cluster, "y", 1))
+		assert.Equal(t, codes.InvalidArgument, status.Code(err), "name mismatch")
+		_, err = h.fx.Set(ctx, "n1", wire.Cluster, "x", wire.BuildAny(wire.Listener, "x", 1))
+		assert.Equal(t, codes.InvalidArgument, status.Code(err), "type mismatch")
+		assert.NoError(t, h.fx.Delete(ctx, "n1", wire.Cluster, "never-set"), "deleting an unknown name is not an error")
+	})
 	_, err := New(context.Background(), "bogus")
 	assert.Error(t, err)
-}
-
-// unwrapStatus digs the gRPC status out of the fixture adapter's wrapping.
-func unwrapStatus(err error) error {
-	for e := err; e != nil; {
-		if _, ok := status.FromError(e); ok {
-			return e
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
-	}
-	return err
 }

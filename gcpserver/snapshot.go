@@ -7,7 +7,6 @@ import (
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -133,36 +132,30 @@ func (f *snapshotFixture) node(id string) *nodeState {
 // publish installs n as node id's next snapshot, each type at its own
 // version. Caller holds f.mu.
 //
-// Every type is listed, empty or not: a type missing from the map gets the
+// Every type is listed, empty or not: a type left out would have the
 // version "" in the snapshot, and an open watch would then receive a
 // response with an empty version_info when its last resource is deleted.
-// cache.NewSnapshot gives all types the one version it is given; each
-// type's Resources.Version is then overwritten with the type's own, which
-// is all the SnapshotCache reads (Snapshot.GetVersion). Delta is not
-// affected: it versions resources by hash (ConstructVersionMap).
-// Republishing unchanged versions answers no SotW watch, as the cache
-// compares each watch's version_info with its type's version.
+// The snapshot is assembled from cache.NewResources, one per type with the
+// type's own version, which is all the SnapshotCache reads
+// (Snapshot.GetVersion); cache.NewSnapshot would give every type the same
+// one. Delta is not affected: it versions resources by hash
+// (ConstructVersionMap). Republishing unchanged versions answers no SotW
+// watch, as the cache compares each watch's version_info with its type's
+// version.
 func (f *snapshotFixture) publish(ctx context.Context, id string, n *nodeState) error {
-	all := make(map[resource.Type][]types.Resource, len(wire.AllTypes))
-	for _, t := range wire.AllTypes {
-		list := make([]types.Resource, 0, len(n.resources[t.URL]))
-		for _, m := range n.resources[t.URL] {
-			list = append(list, m)
-		}
-		all[t.URL] = list
-	}
-	snap, err := cache.NewSnapshot("", all)
-	if err != nil {
-		return status.Errorf(codes.Internal, "build snapshot: %v", err)
-	}
+	var snap cache.Snapshot
 	for _, t := range wire.AllTypes {
 		i := cache.GetResponseType(t.URL)
 		if i == types.UnknownType {
 			return status.Errorf(codes.Internal, "build snapshot: unknown resource type %s", t.URL)
 		}
-		snap.Resources[i].Version = typeVersion(n.versions[t.URL])
+		list := make([]types.Resource, 0, len(n.resources[t.URL]))
+		for _, m := range n.resources[t.URL] {
+			list = append(list, m)
+		}
+		snap.Resources[i] = cache.NewResources(typeVersion(n.versions[t.URL]), list)
 	}
-	if err := f.cache.SetSnapshot(ctx, id, snap); err != nil {
+	if err := f.cache.SetSnapshot(ctx, id, &snap); err != nil {
 		return status.Errorf(codes.Internal, "set snapshot for node %q: %v", id, err)
 	}
 	return nil
