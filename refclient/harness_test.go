@@ -3,6 +3,7 @@ package refclient
 import (
 	"context"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -180,10 +181,6 @@ func start(t *testing.T, v wire.Variant, mod func(*Config)) *harness {
 	return &harness{t: t, v: v, srv: srv, c: c, streams: map[string]*tstream{}, csdsCC: cc}
 }
 
-func withFaults(fs ...Fault) func(*Config) {
-	return func(c *Config) { c.Faults = fs }
-}
-
 func (h *harness) key(typ wire.Type) string {
 	if h.v.IsADS() {
 		return ""
@@ -236,11 +233,8 @@ func (h *harness) next(typ wire.Type) treq {
 func (h *harness) tryNext(typ wire.Type, url string, d time.Duration) (treq, bool) {
 	h.t.Helper()
 	s := h.stream(typ)
-	for i, r := range s.pending {
-		if r.TypeURL == url {
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			return r, true
-		}
+	if r, ok := s.takePending(url); ok {
+		return r, true
 	}
 	timeout := time.After(d)
 	for {
@@ -257,6 +251,17 @@ func (h *harness) tryNext(typ wire.Type, url string, d time.Duration) (treq, boo
 			return treq{}, false
 		}
 	}
+}
+
+// takePending takes the oldest request of type url already read from s.
+func (s *tstream) takePending(url string) (treq, bool) {
+	for i, r := range s.pending {
+		if r.TypeURL == url {
+			s.pending = slices.Delete(s.pending, i, i+1)
+			return r, true
+		}
+	}
+	return treq{}, false
 }
 
 // nextAny returns the next request on the stream carrying typ, whatever its
@@ -395,22 +400,17 @@ func (h *harness) waitCSDS(typ wire.Type, name string, d time.Duration, ok func(
 	}
 }
 
-// chain drives the full reference chain L → R → C → C (EDS) at versions
-// 1..4 with nonces l1, r1, c1, e1, checking every request, ACK and node.
+// chain drives the full reference chain L → R → C → C (EDS) as chainTypes
+// lists it, checking every request, ACK and node.
 func (h *harness) chain() {
 	h.t.Helper()
-	step := func(typ wire.Type, name, version, nonce string, m proto.Message) {
-		h.t.Helper()
-		sub := h.expectSubscribe(typ, name)
-		require.Empty(h.t, sub.Nonce, "%s first request nonce (NONCE-4)", typ.Short)
+	for _, ct := range chainTypes {
+		sub := h.expectSubscribe(ct.typ, ct.name)
+		require.Empty(h.t, sub.Nonce, "%s first request nonce (NONCE-4)", ct.typ.Short)
 		h.checkNode(sub)
-		h.send(typ, version, nonce, m)
-		h.checkNode(h.expectAck(typ, version, nonce, name))
+		h.send(ct.typ, ct.version, ct.nonce, ct.build)
+		h.checkNode(h.expectAck(ct.typ, ct.version, ct.nonce, ct.name))
 	}
-	step(wire.Listener, "L", "1", "l1", wire.ClientListener("L", "R", 1))
-	step(wire.Route, "R", "2", "r1", wire.ClientRoute("R", "C", 1))
-	step(wire.Cluster, "C", "3", "c1", wire.ClientCluster("C", 1))
-	step(wire.Endpoint, "C", "4", "e1", wire.ClientEndpoints("C", 1))
 }
 
 // checkNode asserts the node is on the first request of a stream and only
@@ -433,11 +433,8 @@ func (h *harness) checkNode(r treq) {
 func (h *harness) nextOrDone(typ wire.Type) (treq, bool) {
 	h.t.Helper()
 	s := h.stream(typ)
-	for i, r := range s.pending {
-		if r.TypeURL == typ.URL {
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			return r, true
-		}
+	if r, ok := s.takePending(typ.URL); ok {
+		return r, true
 	}
 	reqs := s.reqs
 	timeout := time.After(wait)
@@ -456,6 +453,36 @@ func (h *harness) nextOrDone(typ wire.Type) (treq, bool) {
 			return treq{}, false
 		case <-timeout:
 			h.t.Fatalf("neither a %s request nor a stop within %v", typ.Short, wait)
+		}
+	}
+}
+
+// newStreamFirst reports whether a new stream carrying typ opens before a
+// request of typ arrives on the current one: no window to guess.
+func (h *harness) newStreamFirst(typ wire.Type) bool {
+	h.t.Helper()
+	s := h.stream(typ)
+	if _, ok := s.takePending(typ.URL); ok {
+		return false
+	}
+	timeout := time.After(wait)
+	for {
+		select {
+		case r, ok := <-s.reqs:
+			if !ok {
+				h.t.Fatalf("%s stream ended while waiting for a request", typ.Short)
+			}
+			if r.TypeURL == typ.URL {
+				return false
+			}
+			s.pending = append(s.pending, r)
+		case ns := <-h.srv.streams:
+			h.streams[ns.key] = ns
+			if ns.key == h.key(typ) {
+				return true
+			}
+		case <-timeout:
+			h.t.Fatalf("neither a %s request nor a new stream within %v", typ.Short, wait)
 		}
 	}
 }

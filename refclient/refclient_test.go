@@ -21,18 +21,17 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// chainTypes are the chain's types with the name, version and builder the
-// harness's chain() uses for each.
+// chainTypes are the chain's types with the name, version, nonce and
+// resource the harness's chain() serves for each.
 var chainTypes = []struct {
-	typ     wire.Type
-	name    string
-	version string
-	build   proto.Message
+	typ                  wire.Type
+	name, version, nonce string
+	build                proto.Message
 }{
-	{wire.Listener, "L", "1", wire.ClientListener("L", "R", 1)},
-	{wire.Route, "R", "2", wire.ClientRoute("R", "C", 1)},
-	{wire.Cluster, "C", "3", wire.ClientCluster("C", 1)},
-	{wire.Endpoint, "C", "4", wire.ClientEndpoints("C", 1)},
+	{wire.Listener, "L", "1", "l1", wire.ClientListener("L", "R", 1)},
+	{wire.Route, "R", "2", "r1", wire.ClientRoute("R", "C", 1)},
+	{wire.Cluster, "C", "3", "c1", wire.ClientCluster("C", 1)},
+	{wire.Endpoint, "C", "4", "e1", wire.ClientEndpoints("C", 1)},
 }
 
 // assertChainHeld checks CSDS shows the whole chain ACKED at its versions,

@@ -2,6 +2,7 @@ package refclient
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,14 +28,7 @@ type slot struct {
 }
 
 // carries reports whether the slot's streams carry type URL t.
-func (s *slot) carries(t string) bool {
-	for _, u := range s.types {
-		if u == t {
-			return true
-		}
-	}
-	return false
-}
+func (s *slot) carries(t string) bool { return slices.Contains(s.types, t) }
 
 // stream is one gRPC stream. The queue is shared with its writer
 // goroutine; every other field belongs to the event loop.
@@ -70,10 +64,7 @@ type evResponse struct {
 	delta *discovery.DeltaDiscoveryResponse
 }
 
-type evEnded struct {
-	st  *stream
-	err error
-}
+type evEnded struct{ st *stream }
 
 var streamDesc = grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
 
@@ -174,7 +165,7 @@ func (c *Client) run(sl *slot) {
 			}
 		}
 		cancel()
-		if !c.emit(evEnded{st, err}) {
+		if !c.emit(evEnded{st}) {
 			return
 		}
 		if got {
