@@ -1,11 +1,9 @@
 package scenarios
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
@@ -18,13 +16,7 @@ import (
 // reference server that renames everything set through the fixture; the
 // others must be skipped, with the reason.
 func TestServerSuiteWithGeneratedNames(t *testing.T) {
-	ctx := context.Background()
-	srv, err := targets.StartServer(ctx, targets.ServerOptions{Target: targets.BuiltinReference, GenerateNames: true})
-	require.NoError(t, err)
-	defer srv.Close()
-	pairs, err := engine.Expand(Server(), engine.Selection{})
-	require.NoError(t, err)
-	rs, _ := engine.Run(ctx, pairs, engine.Config{Env: srv, Timeouts: testTimeouts})
+	rs := runTarget(t, targets.ServerOptions{Target: targets.BuiltinReference, GenerateNames: true}, testTimeouts, engine.Selection{})
 	ran := 0
 	for _, r := range rs {
 		if r.Outcome == results.Skip {

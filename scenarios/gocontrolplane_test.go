@@ -29,13 +29,9 @@ func TestServerSuiteAgainstGoControlPlane(t *testing.T) {
 			// or its known-failing entries would turn up as stale.
 			to := testTimeouts
 			to.Quiet = time.Second
-			rs := runTarget(t, target, nil, to, engine.Selection{})
-			var pairs []engine.Pair
-			for _, s := range Server() {
-				for _, v := range s.Variants {
-					pairs = append(pairs, engine.Pair{Scenario: s, Variant: v})
-				}
-			}
+			rs := runTarget(t, targets.ServerOptions{Target: target}, to, engine.Selection{})
+			pairs, err := engine.Expand(Server(), engine.Selection{})
+			require.NoError(t, err)
 			assert.Empty(t, known.Unmatched(pairs), "known-failing entries that match no scenario")
 			for _, r := range rs {
 				if reason := known.ReasonFor(r.ID, r.Variant); reason != "" {

@@ -20,20 +20,22 @@ var testTimeouts = engine.Timeouts{Expect: 2 * time.Second, Quiet: 200 * time.Mi
 // runServerSuite runs the selected server scenarios against a built-in target.
 func runServerSuite(t testing.TB, target string, faults []refserver.Fault, sel engine.Selection) []results.Result {
 	t.Helper()
-	return runTarget(t, target, faults, testTimeouts, sel)
+	return runTarget(t, targets.ServerOptions{Target: target, Faults: faults}, testTimeouts, sel)
 }
 
 // runServerSuiteWith runs the selection against the reference server with
 // one fault switched on.
 func runServerSuiteWith(t testing.TB, to engine.Timeouts, fault refserver.Fault, sel engine.Selection) []results.Result {
 	t.Helper()
-	return runTarget(t, targets.BuiltinReference, []refserver.Fault{fault}, to, sel)
+	return runTarget(t, targets.ServerOptions{Target: targets.BuiltinReference, Faults: []refserver.Fault{fault}}, to, sel)
 }
 
-func runTarget(t testing.TB, target string, faults []refserver.Fault, to engine.Timeouts, sel engine.Selection) []results.Result {
+// runTarget starts the built-in target opts describes and runs the
+// selected server scenarios against it.
+func runTarget(t testing.TB, opts targets.ServerOptions, to engine.Timeouts, sel engine.Selection) []results.Result {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := targets.StartServer(ctx, targets.ServerOptions{Target: target, Faults: faults})
+	srv, err := targets.StartServer(ctx, opts)
 	require.NoError(t, err)
 	defer srv.Close()
 	pairs, err := engine.Expand(Server(), sel)

@@ -76,11 +76,9 @@ var mustCatch = map[string]refserver.Fault{
 var faultTimeouts = engine.Timeouts{Expect: time.Second, Quiet: time.Second, Scenario: 30 * time.Second}
 
 func TestSelfProofTableCoversEveryServerScenario(t *testing.T) {
-	for _, s := range Server() {
-		assert.Contains(t, mustCatch, s.ID, "scenario %s has no fault proving it can fail", s.ID)
-	}
 	ids := map[string]bool{}
 	for _, s := range Server() {
+		assert.Contains(t, mustCatch, s.ID, "scenario %s has no fault proving it can fail", s.ID)
 		ids[s.ID] = true
 	}
 	for id := range mustCatch {

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
@@ -91,7 +90,7 @@ var ackScenarios = []*engine.Scenario{
 				s.must(s.C.SendDelta(EDS, req))
 			} else {
 				req := s.C.SotWRequest(EDS, []string{a})
-				req.ResponseNonce, req.ErrorDetail = r.Nonce, proto.Clone(detail).(*status.Status)
+				req.ResponseNonce, req.ErrorDetail = r.Nonce, detail
 				s.must(s.C.SendSotW(EDS, req))
 			}
 			s.Barrier(EDS, bar) // the NACK has been processed

@@ -104,9 +104,7 @@ var deltaScenarios = []*engine.Scenario{
 			known := s.C.Known(CDS)
 			s.C.Reconnect(CDS)
 			s.Delete(CDS, gone)
-			req := s.C.DeltaRequest(CDS) // legacy wildcard again, with what the client knows
-			req.InitialResourceVersions = known
-			s.must(s.C.SendDelta(CDS, req))
+			s.resubscribe(CDS, known) // legacy wildcard again, with what the client knows
 			s.AwaitRemoved(CDS, gone)
 		}),
 	},

@@ -57,9 +57,7 @@ var nonceScenarios = []*engine.Scenario{
 			old := s.ExpectAcked(EDS)
 			s.Set(EDS, "a", 2)
 			s.RequireResource(EDS, s.Expect(EDS), a, 2) // the latest nonce is now this response's
-			stale := s.C.SotWRequest(EDS, []string{a, b})
-			stale.ResponseNonce = old.Nonce
-			s.must(s.C.SendSotW(EDS, stale))
+			s.SubscribeWithNonce(EDS, old.Nonce, b)     // stale: names {a, b}, old nonce
 			s.ExpectNone("the request's nonce is stale", EDS)
 		}),
 	},
@@ -75,11 +73,9 @@ var nonceScenarios = []*engine.Scenario{
 			s.Subscribe(EDS, a)
 			old := s.ExpectAcked(EDS)
 			s.Set(EDS, "a", 2)
-			latest := s.Expect(EDS) // crosses the hint update below
-			stale := s.C.SotWRequest(EDS, []string{a, b})
-			stale.ResponseNonce = old.Nonce
-			s.must(s.C.SendSotW(EDS, stale))
-			s.Ack(EDS, latest) // names {a, b}, latest nonce
+			latest := s.Expect(EDS)                 // crosses the hint update below
+			s.SubscribeWithNonce(EDS, old.Nonce, b) // stale: names {a, b}, old nonce
+			s.Ack(EDS, latest)                      // names {a, b}, latest nonce
 			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
 		}),
 	},
@@ -96,9 +92,7 @@ var nonceScenarios = []*engine.Scenario{
 			old := s.ExpectAcked(EDS)
 			s.Set(EDS, "a", 2)
 			s.RequireResource(EDS, s.Expect(EDS), a, 2)
-			req := s.C.DeltaRequest(EDS)
-			req.ResponseNonce, req.ResourceNamesSubscribe = old.Nonce, []string{b}
-			s.must(s.C.SendDelta(EDS, req))
+			s.SubscribeWithNonce(EDS, old.Nonce, b)
 			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
 		}),
 	},
@@ -113,9 +107,7 @@ var nonceScenarios = []*engine.Scenario{
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
-			req := s.C.DeltaRequest(EDS)
-			req.ResponseNonce, req.ResourceNamesSubscribe = "xdsconform-never-sent", []string{b}
-			s.must(s.C.SendDelta(EDS, req))
+			s.SubscribeWithNonce(EDS, "xdsconform-never-sent", b)
 			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
 		}),
 	},

@@ -99,6 +99,27 @@ func (s *S) fixtureContext() (context.Context, context.CancelFunc) {
 // Subscribe asks for names of type t (see fakeclient.Client.Subscribe).
 func (s *S) Subscribe(t wire.Type, names ...string) { s.must(s.C.Subscribe(t, names...)) }
 
+// SubscribeWithNonce is Subscribe on a request whose response_nonce is
+// nonce instead of the latest one: a stale or unknown nonce (NONCE-7,
+// NONCE-12).
+func (s *S) SubscribeWithNonce(t wire.Type, nonce string, names ...string) {
+	if s.Variant.IsDelta() {
+		req := s.C.DeltaRequest(t)
+		req.ResponseNonce, req.ResourceNamesSubscribe = nonce, names
+		s.must(s.C.SendDelta(t, req))
+		return
+	}
+	set := s.C.Names(t)
+	for _, n := range names {
+		if !slices.Contains(set, n) {
+			set = append(set, n)
+		}
+	}
+	req := s.C.SotWRequest(t, set)
+	req.ResponseNonce = nonce
+	s.must(s.C.SendSotW(t, req))
+}
+
 // Unsubscribe drops names of type t.
 func (s *S) Unsubscribe(t wire.Type, names ...string) { s.must(s.C.Unsubscribe(t, names...)) }
 
@@ -129,31 +150,24 @@ func (s *S) Expect(t wire.Type) *fakeclient.Response {
 	return r
 }
 
-// awaiter reads responses of one type under one deadline: a server that
-// keeps sending responses that are not the awaited one (an ACK loop, say)
-// cannot keep the scenario waiting beyond the expect timeout.
-type awaiter struct {
-	s        *S
-	t        wire.Type
-	deadline time.Time
-	what     string
-}
-
-func (s *S) await(t wire.Type, what string) *awaiter {
-	return &awaiter{s: s, t: t, deadline: time.Now().Add(s.Timeouts.Expect), what: what}
-}
-
-// next returns the next response of the awaited type before the deadline.
-func (a *awaiter) next() *fakeclient.Response {
-	left := time.Until(a.deadline)
-	if left < 0 {
-		left = 0
+// awaitWhere reads responses of t until done holds for one and returns it,
+// ACKing each response before it. One deadline covers the whole wait: a
+// server that keeps sending responses that are not the awaited one (an ACK
+// loop, say) cannot keep the scenario waiting beyond the expect timeout.
+// what describes the awaited response, for the report.
+func (s *S) awaitWhere(t wire.Type, what string, done func(*fakeclient.Response) bool) *fakeclient.Response {
+	deadline := time.Now().Add(s.Timeouts.Expect)
+	for {
+		r, err := s.C.ExpectWithin(t, max(time.Until(deadline), 0))
+		if err != nil {
+			s.Fatalf("expected %s within %v: %v", what, s.Timeouts.Expect, err)
+		}
+		if done(r) {
+			return r
+		}
+		s.Logf("response %q is not yet %s; ACKing it and waiting on", r.Nonce, what)
+		s.Ack(t, r)
 	}
-	r, err := a.s.C.ExpectWithin(a.t, left)
-	if err != nil {
-		a.s.Fatalf("expected %s within %v: %v", a.what, a.s.Timeouts.Expect, err)
-	}
-	return r
 }
 
 // ExpectAcked is Expect followed by an ACK of the response.
@@ -175,9 +189,14 @@ func (s *S) ExpectNone(why string, types ...wire.Type) {
 // carries (or removes) one of names. Responses about other resources are
 // harmless here and are ACKed so the stream stays in step.
 func (s *S) ExpectNoneCarrying(why string, t wire.Type, names ...string) {
+	s.expectNoneCarryingOn(s.C, why, t, names...)
+}
+
+// expectNoneCarryingOn is ExpectNoneCarrying on client c (see Another).
+func (s *S) expectNoneCarryingOn(c *fakeclient.Client, why string, t wire.Type, names ...string) {
 	deadline := time.Now().Add(s.Timeouts.Quiet)
 	for {
-		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
+		r, err := c.ExpectNoneWithin(time.Until(deadline), t)
 		if err == nil {
 			return
 		}
@@ -190,7 +209,7 @@ func (s *S) ExpectNoneCarrying(why string, t wire.Type, names ...string) {
 				return
 			}
 		}
-		s.Ack(t, r)
+		s.must(c.Ack(t, r))
 	}
 }
 
@@ -199,29 +218,21 @@ func (s *S) ExpectNoneCarrying(why string, t wire.Type, names ...string) {
 // send separately: GRP-2), and returns it. It fails if none does within
 // the expect timeout.
 func (s *S) AwaitResource(t wire.Type, name string) *fakeclient.Response {
-	a := s.await(t, fmt.Sprintf("a %s response carrying %q", t.Short, name))
-	for {
-		r := a.next()
-		if r.Has(name) {
-			return r
-		}
-		s.Logf("response %q does not carry %q yet; ACKing it and waiting on", r.Nonce, name)
-		s.Ack(t, r)
-	}
+	return s.awaitWhere(t, fmt.Sprintf("a %s response carrying %q", t.Short, name), func(r *fakeclient.Response) bool {
+		return r.Has(name)
+	})
 }
 
 // AwaitRemoved reads delta responses of t until one lists name in
 // removed_resources, ACKing each one before it.
 func (s *S) AwaitRemoved(t wire.Type, name string) *fakeclient.Response {
-	a := s.await(t, fmt.Sprintf("a %s response removing %q", t.Short, name))
-	for {
-		r := a.next()
+	return s.awaitWhere(t, fmt.Sprintf("a %s response removing %q", t.Short, name), func(r *fakeclient.Response) bool {
 		if r.HasRemoved(name) {
-			return r
+			return true
 		}
 		require.False(s, r.Has(name), "%s response %q sends %q instead of removing it", t.Short, r.Nonce, name)
-		s.Ack(t, r)
-	}
+		return false
+	})
 }
 
 // RequireResource fails unless r carries name with exactly the content of
@@ -279,17 +290,14 @@ func (s *S) AwaitAll(t wire.Type, names ...string) *fakeclient.Response {
 	for _, n := range names {
 		missing[n] = true
 	}
-	a := s.await(t, fmt.Sprintf("%s responses carrying %q", t.Short, names))
-	for {
-		r := a.next()
+	r := s.awaitWhere(t, fmt.Sprintf("%s responses carrying %q", t.Short, names), func(r *fakeclient.Response) bool {
 		for _, n := range r.Names() {
 			delete(missing, n)
 		}
-		s.Ack(t, r)
-		if len(missing) == 0 {
-			return r
-		}
-	}
+		return len(missing) == 0
+	})
+	s.Ack(t, r)
+	return r
 }
 
 // Types lists the resource types the target serves that the variant can
@@ -347,18 +355,13 @@ func (s *S) AwaitRevision(t wire.Type, name string, rev int) *fakeclient.Respons
 // must not come along with it.
 func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(*fakeclient.Response)) *fakeclient.Response {
 	want := wire.Build(t, name, rev)
-	a := s.await(t, fmt.Sprintf("a %s response carrying %q at revision %d", t.Short, name, rev))
-	for {
-		r := a.next()
+	return s.awaitWhere(t, fmt.Sprintf("a %s response carrying %q at revision %d", t.Short, name, rev), func(r *fakeclient.Response) bool {
 		if check != nil {
 			check(r)
 		}
-		if got := r.Get(name); got != nil && proto.Equal(got, want) {
-			return r
-		}
-		s.Logf("response %q does not carry %q at revision %d yet; ACKing it and waiting on", r.Nonce, name, rev)
-		s.Ack(t, r)
-	}
+		got := r.Get(name)
+		return got != nil && proto.Equal(got, want)
+	})
 }
 
 // Barrier makes sure the server has processed every request sent so far on
