@@ -3,10 +3,7 @@ package scenarios
 import (
 	"strconv"
 
-	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
@@ -178,14 +175,8 @@ var clientAckScenarios = []*engine.Scenario{
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			// A listener under the cluster type: a server mixing up its types.
-			wrong, err := anypb.New(wire.ClientListener(c.CL, c.R, 2))
-			require.NoError(c, err)
-			good, err := anypb.New(c.Hop(CDS, 2).(*cluster.Cluster))
-			require.NoError(c, err)
-			st := c.Stream(CDS)
-			resp := &discovery.DiscoveryResponse{TypeUrl: CDS.URL, VersionInfo: "2", Resources: []*anypb.Any{good, wrong}, Nonce: st.NewNonce()}
-			c.Send(CDS, resp)
-			c.ExpectNack(CDS, resp.Nonce)
+			wrong := mustAny(c, wire.ClientListener(c.CL, c.R, 2))
+			c.ExpectNack(CDS, c.RespondAnys(CDS, "2", mustAny(c, c.Hop(CDS, 2)), wrong))
 		}),
 	},
 }

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
@@ -32,13 +31,9 @@ var clientDeltaScenarios = []*engine.Scenario{
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			for i, sys := range []string{"", "0", "zzz", "1"} {
-				a, err := anypb.New(c.Hop(CDS, i+2))
-				if err != nil {
-					c.Abortf("%v", err)
-				}
 				st := c.Stream(CDS)
 				resp := &discovery.DeltaDiscoveryResponse{TypeUrl: CDS.URL, SystemVersionInfo: sys, Nonce: st.NewNonce(),
-					Resources: []*discovery.Resource{{Name: c.CL, Version: string(rune('a' + i)), Resource: a}}}
+					Resources: []*discovery.Resource{{Name: c.CL, Version: string(rune('a' + i)), Resource: mustAny(c, c.Hop(CDS, i+2))}}}
 				c.Send(CDS, resp)
 				c.ExpectAck(CDS, resp.Nonce, "")
 			}

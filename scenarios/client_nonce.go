@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"slices"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -41,11 +42,15 @@ var clientNonceScenarios = []*engine.Scenario{
 			c.ExpectAck(RDS, n, "2")
 			// The client may first drop the old cluster: every CDS request
 			// up to the one naming the new cluster answers CDS.
+			deadline := time.Now().Add(c.Timeouts.Expect)
 			for {
 				r := c.Expect(CDS)
 				require.Equal(c, nonces[CDS.URL], r.Nonce(), "%s should carry the latest CDS nonce", r)
 				if slices.Contains(r.Names(), other) {
 					return
+				}
+				if time.Now().After(deadline) {
+					c.Fatalf("the client should come to ask for %q; its last CDS request, %s, asks for %v", other, r, r.Names())
 				}
 			}
 		}),

@@ -111,7 +111,7 @@ var clientWrapperScenarios = []*engine.Scenario{
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			c.requireResourceInSotW()
-			c.ExpectAck(CDS, c.sendWrapped(CDS, "2", &discovery.Resource{Name: c.CL, Version: "2", Resource: mustAny(c, c.Hop(CDS, 2))}), "2")
+			c.ExpectAck(CDS, c.RespondAnys(CDS, "2", mustAny(c, &discovery.Resource{Name: c.CL, Version: "2", Resource: mustAny(c, c.Hop(CDS, 2))})), "2")
 			c.RequireConfig(c.AwaitAcked(CDS, c.CL, "2"), c.Hop(CDS, 2))
 		}),
 	},
@@ -128,8 +128,8 @@ var clientWrapperScenarios = []*engine.Scenario{
 			// A resource with a TTL, then a heartbeat that renews it: the
 			// wrapper names the resource at its version, without a body.
 			ttl := durationpb.New(time.Minute)
-			c.ExpectAck(CDS, c.sendWrapped(CDS, "2", &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl, Resource: mustAny(c, c.Hop(CDS, 2))}), "2")
-			c.ExpectAck(CDS, c.sendWrapped(CDS, "3", &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl}), "3")
+			c.ExpectAck(CDS, c.RespondAnys(CDS, "2", mustAny(c, &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl, Resource: mustAny(c, c.Hop(CDS, 2))})), "2")
+			c.ExpectAck(CDS, c.RespondAnys(CDS, "3", mustAny(c, &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl})), "3")
 			c.Never(CDS, c.CL, "deleted by a heartbeat", func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
 			c.RequireConfig(c.AwaitState(CDS, c.CL, observer.Acked), c.Hop(CDS, 2))
 		}),
@@ -139,26 +139,10 @@ var clientWrapperScenarios = []*engine.Scenario{
 // requireResourceInSotW skips the scenario unless the client advertised
 // Resource wrappers in SotW (either spelling in use).
 func (c *C) requireResourceInSotW() {
-	first, err := c.Stream(CDS).First(c.Context())
-	if err != nil {
-		c.Fatalf("%v", err)
-	}
-	features := first.Node().GetClientFeatures()
+	features := c.First(CDS).Node().GetClientFeatures()
 	if !slices.Contains(features, "xds.config.resource-in-sotw") && !slices.Contains(features, "xds.config.supports-resource-in-sotw") {
 		c.Skipf("the client does not advertise resource-in-sotw (client_features %q)", features)
 	}
-}
-
-// sendWrapped sends a SotW response of type t whose resources are the
-// given Resource wrappers, and returns its nonce.
-func (c *C) sendWrapped(t wire.Type, version string, wrappers ...*discovery.Resource) string {
-	st := c.Stream(t)
-	resp := &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: version, Nonce: st.NewNonce()}
-	for _, w := range wrappers {
-		resp.Resources = append(resp.Resources, mustAny(c, w))
-	}
-	c.Send(t, resp)
-	return resp.Nonce
 }
 
 func mustAny(c *C, m proto.Message) *anypb.Any {

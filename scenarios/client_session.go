@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
@@ -194,6 +195,19 @@ func (c *C) Expect(t wire.Type) *fakeserver.Request {
 	return r
 }
 
+// First returns the first request of the live stream carrying t, waiting
+// for it; none within the expect timeout fails the scenario.
+func (c *C) First(t wire.Type) *fakeserver.Request {
+	st := c.Stream(t)
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := st.First(ctx)
+	if err != nil {
+		c.fail("expected a first request on %s: %v", st.Name, err)
+	}
+	return r
+}
+
 // ExpectNone fails if a request of type t arrives within the quiet window.
 func (c *C) ExpectNone(t wire.Type, why string) {
 	ctx, cancel := c.untilExit()
@@ -231,35 +245,36 @@ func (c *C) AwaitSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 	}
 }
 
+// sameSet reports whether a and b hold the same names, duplicates counted.
 func sameSet(a, b []string) bool {
-	return len(a) == len(b) && len(a) == len(union(a, b))
-}
-
-func union(a, b []string) map[string]bool {
-	m := map[string]bool{}
-	for _, s := range append(slices.Clone(a), b...) {
-		m[s] = true
-	}
-	return m
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }
 
 // Respond sends a response of type t at version: SotW with every resource,
 // delta with every resource at that version. It returns the nonce.
 func (c *C) Respond(t wire.Type, version string, resources ...proto.Message) string {
 	st := c.Stream(t)
-	var nonce string
+	var resp interface{ GetNonce() string }
 	var err error
 	if st.Delta {
-		resp, e := st.RespondDelta(c.Context(), t, version, resources)
-		nonce, err = resp.GetNonce(), e
+		resp, err = st.RespondDelta(c.Context(), t, version, resources)
 	} else {
-		resp, e := st.Respond(c.Context(), t, version, resources...)
-		nonce, err = resp.GetNonce(), e
+		resp, err = st.Respond(c.Context(), t, version, resources...)
 	}
 	if err != nil {
 		c.fail("sending a %s response: %v", t.Short, err)
 	}
-	return nonce
+	return resp.GetNonce()
+}
+
+// RespondAnys sends a SotW response of type t at version whose resources
+// are exactly anys (of another type, wrapped, ...). It returns the nonce.
+func (c *C) RespondAnys(t wire.Type, version string, anys ...*anypb.Any) string {
+	resp, err := c.Stream(t).RespondAnys(c.Context(), t, version, anys...)
+	if err != nil {
+		c.fail("sending a %s response: %v", t.Short, err)
+	}
+	return resp.GetNonce()
 }
 
 // Remove sends a delta response removing names and returns its nonce.
@@ -339,14 +354,7 @@ func (c *C) hops(rev int) []hop {
 }
 
 // NameOf returns the name of the chain's resource of type t.
-func (c *C) NameOf(t wire.Type) string {
-	for _, h := range c.hops(1) {
-		if h.t.URL == t.URL {
-			return h.name
-		}
-	}
-	panic("no chain hop of type " + t.Short)
-}
+func (c *C) NameOf(t wire.Type) string { return wire.NameOf(c.Hop(t, 1)) }
 
 // Hop returns the chain's resource of type t at revision rev.
 func (c *C) Hop(t wire.Type, rev int) proto.Message {
@@ -365,9 +373,10 @@ func (c *C) Restart(code codes.Code) {
 	// The streams to end, and so the last old stream, are fixed before the
 	// first is ended: the client may reconnect before the others end.
 	old := c.Srv.Streams()
-	for _, st := range old {
+	if len(old) > 0 {
+		last := old[len(old)-1].ID // streams are listed oldest first
 		for _, t := range wire.AllTypes {
-			c.after[t.URL] = max(c.after[t.URL], st.ID)
+			c.after[t.URL] = max(c.after[t.URL], last)
 		}
 	}
 	for _, st := range old {

@@ -40,17 +40,13 @@ var clientStreamScenarios = []*engine.Scenario{
 				c.Restart(codes.Unavailable)
 				for _, t := range chainTypes {
 					// On ADS the first request may be of any type.
-					st := c.Stream(t)
-					first, err := st.First(c.Context())
-					if err != nil {
-						c.Fatalf("expected a first request on %s: %v", st.Name, err)
-					}
+					first := c.First(t)
 					require.NotEmpty(c, first.Node().GetId(), "%s is the first request of its stream: it must carry node.id", first)
 					if c.Configured() {
 						require.Equal(c, c.NodeID, first.Node().GetId(), "%s should carry the node.id of its bootstrap", first)
 						require.Equal(c, clientCluster, first.Node().GetCluster(), "%s should carry the node.cluster of its bootstrap", first)
 					}
-					if st.Service == nil {
+					if first.Stream.Service == nil {
 						break // one ADS stream
 					}
 				}
@@ -68,7 +64,7 @@ var clientStreamScenarios = []*engine.Scenario{
 			c.Update(LDS, "2", 2)
 			for _, st := range c.Srv.Streams() {
 				rs := st.Requests()
-				for _, r := range rs[1:] {
+				for _, r := range rs[min(1, len(rs)):] {
 					if r.Node() != nil && !proto.Equal(rs[0].Node(), r.Node()) {
 						c.Errorf("%s repeats the node with different contents: %v, first was %v", r, r.Node(), rs[0].Node())
 					}
@@ -146,11 +142,7 @@ var clientProfileScenarios = []*engine.Scenario{
 // or the reference client, which follows the gRPC profile: the rule binds
 // gRPC clients only.
 func (c *C) requireGRPCProfile() {
-	first, err := c.Stream(LDS).First(c.Context())
-	if err != nil {
-		c.Fatalf("%v", err)
-	}
-	ua := first.Node().GetUserAgentName()
+	ua := c.First(LDS).Node().GetUserAgentName()
 	if !strings.HasPrefix(strings.ToLower(ua), "grpc") && ua != refclient.UserAgentName {
 		c.Skipf("the rule binds gRPC clients only, and this client calls itself %q", ua)
 	}
