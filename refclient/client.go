@@ -102,6 +102,7 @@ type Client struct {
 	nackedTypes   map[string]bool                 // types with a NACKed response (nack-sticky)
 	slots         map[string]*slot                // "" for ADS, else the type URL
 	firstVersions map[string]map[string]string    // first accepted version per type and name (a fault's memory)
+	unrequested   []*resState                     // resources never asked for, kept by the apply-unrequested fault
 	deadlines     map[timerKey]time.Time
 	timer         *time.Timer
 	nodeCounter   int
@@ -243,7 +244,7 @@ func (c *Client) fault(f Fault) bool { return c.faults[f] }
 func (c *Client) baseNode() *core.Node {
 	return &core.Node{
 		Id:                   c.cfg.NodeID,
-		Cluster:              c.cfg.Cluster,
+		Cluster:              c.nodeCluster(),
 		UserAgentName:        UserAgentName,
 		UserAgentVersionType: &core.Node_UserAgentVersion{UserAgentVersion: userAgentVersion},
 		// Resource wrappers in SotW (TTL-6), spelled as gRPC clients do.
@@ -335,4 +336,12 @@ func (c *Client) handle(ev event) {
 		}
 		c.onEnded(ev.st)
 	}
+}
+
+// nodeCluster is node.cluster; the node-without-cluster fault leaves it out.
+func (c *Client) nodeCluster() string {
+	if c.fault(FaultNodeWithoutCluster) {
+		return "" // STREAM-3 broken
+	}
+	return c.cfg.Cluster
 }

@@ -48,8 +48,16 @@ func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 	cfg := &statuspb.ClientConfig{Node: c.baseNode()}
 	for _, t := range followed {
 		byName := c.res[t.URL]
+		states := make([]*resState, 0, len(byName))
 		for _, name := range slices.Sorted(maps.Keys(byName)) {
-			s := byName[name]
+			states = append(states, byName[name])
+		}
+		for _, s := range c.unrequested {
+			if s.typ == t.URL {
+				states = append(states, s)
+			}
+		}
+		for _, s := range states {
 			g := &statuspb.ClientConfig_GenericXdsConfig{
 				TypeUrl:      s.typ,
 				Name:         s.name,
@@ -57,10 +65,16 @@ func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 				XdsConfig:    s.any,
 				ClientStatus: s.status,
 			}
+			if c.fault(FaultStatusShowsFirstConfig) && s.firstAny != nil {
+				g.XdsConfig = s.firstAny // OBS-1 broken
+			}
 			if s.status == statusNacked {
-				if c.fault(FaultNoErrorState) {
+				switch {
+				case c.fault(FaultNoErrorState):
 					g.ClientStatus = statusAcked // ERR-12, OBS-1 broken
-				} else {
+				case c.fault(FaultEmptyErrorState):
+					g.ErrorState = &admin.UpdateFailureState{VersionInfo: s.errVersion} // ERR-12 broken
+				default:
 					g.ErrorState = &admin.UpdateFailureState{Details: s.errDetails, VersionInfo: s.errVersion}
 				}
 			}

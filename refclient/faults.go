@@ -118,6 +118,27 @@ const (
 	// FaultAbsenceIsProof takes a watched listener or cluster missing from
 	// one SotW response as not existing, though it never arrived (DNE-2).
 	FaultAbsenceIsProof Fault = "absence-is-proof"
+	// FaultHeartbeatDeletes takes a heartbeat (a Resource wrapper without a
+	// body) as the resource's absence, so a SotW listener or cluster is
+	// deleted by it (TTL-6).
+	FaultHeartbeatDeletes Fault = "heartbeat-deletes"
+	// FaultAckEmptyNames sends SotW ACKs without resource_names (ACK-2).
+	FaultAckEmptyNames Fault = "ack-empty-names"
+	// FaultEmptyErrorState reports a NACKED resource in CSDS with an
+	// error_state that says nothing (ERR-12).
+	FaultEmptyErrorState Fault = "empty-error-state"
+	// FaultApplyUnrequested reports resources it never asked for as in use
+	// (RES-3).
+	FaultApplyUnrequested Fault = "apply-unrequested"
+	// FaultEarlyDNE fires the does-not-exist timer at a hundredth of its
+	// configured time (DNE-1).
+	FaultEarlyDNE Fault = "early-dne"
+	// FaultNodeWithoutCluster leaves node.cluster out of the node it sends
+	// (STREAM-3).
+	FaultNodeWithoutCluster Fault = "node-without-cluster"
+	// FaultStatusShowsFirstConfig shows in CSDS the first content accepted
+	// of each resource instead of the one in use (OBS-1).
+	FaultStatusShowsFirstConfig Fault = "status-shows-first-config"
 )
 
 // wrongListenerSuffix is appended to the listener name by the
@@ -173,6 +194,13 @@ var AllFaults = []Fault{
 	FaultStaleInitialVersions,
 	FaultNackEmptyMessage,
 	FaultAbsenceIsProof,
+	FaultHeartbeatDeletes,
+	FaultAckEmptyNames,
+	FaultEmptyErrorState,
+	FaultApplyUnrequested,
+	FaultEarlyDNE,
+	FaultNodeWithoutCluster,
+	FaultStatusShowsFirstConfig,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -222,6 +250,13 @@ var faultDescriptions = map[Fault]string{
 	FaultStaleInitialVersions:           "DELTA-6: initial_resource_versions lists the first version accepted of each resource, not the current one",
 	FaultNackEmptyMessage:               "ACK-4: a NACK's error_detail has an empty message",
 	FaultAbsenceIsProof:                 "DNE-2: a watched listener or cluster never received is taken as not existing when one SotW response lacks it",
+	FaultHeartbeatDeletes:               "TTL-6: a heartbeat is taken as the resource's absence, so a SotW listener or cluster is deleted by it",
+	FaultAckEmptyNames:                  "ACK-2: SotW ACKs carry no resource_names",
+	FaultEmptyErrorState:                "ERR-12: CSDS shows a NACKED resource with an empty error_state",
+	FaultApplyUnrequested:               "RES-3: resources the client never asked for are reported as in use",
+	FaultEarlyDNE:                       "DNE-1: the does-not-exist timer fires at a hundredth of its time",
+	FaultNodeWithoutCluster:             "STREAM-3: the node is sent without its cluster",
+	FaultStatusShowsFirstConfig:         "OBS-1: CSDS shows the first content accepted of a resource, not the one in use",
 }
 
 // Description returns one line naming the rule the fault breaks.

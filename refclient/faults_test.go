@@ -11,6 +11,7 @@ import (
 	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -360,6 +361,53 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			h.sendAnys(wire.Listener, "2", "l2", w)
 			return nacked(h.next(wire.Listener))
 		}, "false", "true"},
+
+		{FaultHeartbeatDeletes, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.sendAnys(wire.Listener, "2", "l2", mustAny(h.t, &discovery.Resource{Name: "L", Version: "1"}))
+			h.expectAck(wire.Listener, "2", "l2", "L")
+			return csdsStatus(h, wire.Listener, "L")
+		}, "ACKED", "DOES_NOT_EXIST"},
+
+		{FaultAckEmptyNames, wire.SotWADS, 0, func(h *harness) string {
+			return fmt.Sprint(acceptListener(h).Names)
+		}, "[L]", "[]"},
+
+		{FaultEmptyErrorState, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			h.expectNack(wire.Listener, "l2")
+			return fmt.Sprint(h.resource(wire.Listener, "L").GetErrorState().GetDetails() != "")
+		}, "true", "false"},
+
+		{FaultApplyUnrequested, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1), wire.ClientListener("other", "R", 1))
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			return fmt.Sprint(h.resource(wire.Listener, "other") != nil)
+		}, "false", "true"},
+
+		{FaultEarlyDNE, wire.SotWADS, 5 * time.Second, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			// Well before the 5 s timer: only the early one has fired.
+			_, fired := h.waitCSDS(wire.Listener, "L", time.Second, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {
+				return g.GetClientStatus().String() == "DOES_NOT_EXIST"
+			})
+			return fmt.Sprint(fired)
+		}, "false", "true"},
+
+		{FaultNodeWithoutCluster, wire.SotWADS, 0, func(h *harness) string {
+			return h.next(wire.Listener).Node.GetCluster()
+		}, "cluster-1", ""},
+
+		{FaultStatusShowsFirstConfig, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))
+			h.expectAck(wire.Listener, "2", "l2", "L")
+			m, err := h.resource(wire.Listener, "L").GetXdsConfig().UnmarshalNew()
+			require.NoError(h.t, err)
+			return fmt.Sprint(proto.Equal(m, wire.ClientListener("L", "R", 2)))
+		}, "true", "false"},
 
 		{FaultADSStreamPerType, wire.DeltaADS, 0, func(h *harness) string {
 			acceptListener(h)

@@ -83,9 +83,12 @@ func (c *Client) replies(u string) bool {
 func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	u := responseType(st, r.GetTypeUrl())
 	c.noteNonce(st, u, r.GetNonce())
-	raws := make([]raw, len(r.GetResources()))
-	for i, a := range r.GetResources() {
-		raws[i] = c.unwrap(u, a, r.GetVersionInfo())
+	raws := make([]raw, 0, len(r.GetResources()))
+	for _, a := range r.GetResources() {
+		if c.fault(FaultHeartbeatDeletes) && isHeartbeat(a) {
+			continue // TTL-6 broken: the heartbeat reads as absence
+		}
+		raws = append(raws, c.unwrap(u, a, r.GetVersionInfo()))
 	}
 	items, probs, crash := c.decode(st, u, raws)
 	if crash != nil {
@@ -122,6 +125,9 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	}
 	// ACK-2: the response's version and nonce, no error_detail.
 	req := c.sotwRequest(st, u, c.requested(u), true)
+	if c.fault(FaultAckEmptyNames) {
+		req.ResourceNames = nil // ACK-2 broken
+	}
 	if c.fault(FaultAckWrongVersion) {
 		req.VersionInfo = prev // ACK-2 broken
 	}
@@ -317,6 +323,8 @@ func (c *Client) applySotW(u string, items []item) {
 		in[it.name] = true
 		if s := c.state(u, it.name); s != nil {
 			c.store(s, it)
+		} else if c.fault(FaultApplyUnrequested) {
+			c.keepUnrequested(u, it)
 		}
 	}
 	t, _ := wire.TypeByURL(u)
@@ -352,6 +360,8 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 	for _, it := range items {
 		if s := c.state(u, it.name); s != nil {
 			c.store(s, it)
+		} else if c.fault(FaultApplyUnrequested) {
+			c.keepUnrequested(u, it)
 		}
 	}
 	if c.fault(FaultIgnoreRemoved) {
@@ -378,6 +388,7 @@ func (c *Client) store(s *resState, it item) {
 	}
 	if _, ok := c.firstVersions[s.typ][s.name]; !ok {
 		c.firstVersions[s.typ][s.name] = it.version // for stale-initial-resource-versions
+		s.firstAny = it.any                         // for status-shows-first-config
 	}
 	s.any, s.version, s.refs = it.any, it.version, it.refs
 	s.status = statusAcked
@@ -420,4 +431,16 @@ func (c *Client) nackMessage(msg string) string {
 		return "" // ACK-4 broken
 	}
 	return msg
+}
+
+// isHeartbeat reports whether a is a Resource wrapper without a body.
+func isHeartbeat(a *anypb.Any) bool {
+	w := &discovery.Resource{}
+	return a.GetTypeUrl() == wire.ResourceWrapperURL && a.UnmarshalTo(w) == nil && w.GetResource() == nil
+}
+
+// keepUnrequested is the apply-unrequested fault: a resource the client
+// never asked for is reported as in use (RES-3 broken).
+func (c *Client) keepUnrequested(u string, it item) {
+	c.unrequested = append(c.unrequested, &resState{typ: u, name: it.name, status: statusAcked, version: it.version, any: it.any})
 }

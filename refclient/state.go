@@ -29,6 +29,8 @@ type resState struct {
 	// accepted one (ACK-7); nil when none is held.
 	version string
 	any     *anypb.Any
+	// firstAny is the first content accepted (a fault's memory).
+	firstAny *anypb.Any
 	// refs are the resources it points at; the watches follow them.
 	refs []ref
 	// errDetails and errVersion describe the last rejected update, until

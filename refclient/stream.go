@@ -296,7 +296,11 @@ func (c *Client) startDNE(typ, name string) {
 	}
 	k := timerKey{kind: dneTimer, typ: typ, name: name}
 	if _, ok := c.deadlines[k]; !ok {
-		c.deadlines[k] = time.Now().Add(c.cfg.DNETimeout)
+		d := c.cfg.DNETimeout
+		if c.fault(FaultEarlyDNE) {
+			d /= 100 // DNE-1 broken
+		}
+		c.deadlines[k] = time.Now().Add(d)
 	}
 }
 
