@@ -79,14 +79,19 @@ var clientStreamScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     ads,
 		Run: cli(func(c *C) {
-			c.Chain(EDS)
-			c.Update(CDS, "2", 2)
+			// Not Chain: a reply without type_url is queued under no type,
+			// so waiting for the listener's ACK would only time out. The
+			// route subscription follows the listener's answer.
+			c.ExpectSubscribed(LDS, c.L)
+			c.Respond(LDS, "1", c.Hop(LDS, 1))
+			c.ExpectSubscribed(RDS, c.R)
 			for _, st := range c.Srv.Streams() {
 				for _, r := range st.Requests() {
 					_, known := wire.TypeByURL(r.RawTypeURL())
 					require.True(c, known && r.RawTypeURL() != "", "%s has type_url %q: every ADS request must name its v3 type", r, r.RawTypeURL())
 				}
 			}
+			c.Expect(LDS) // and the listener was answered
 		}),
 	},
 	{
@@ -118,9 +123,15 @@ var clientProfileScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     ads,
 		Run: cli(func(c *C) {
-			c.Chain(EDS)
+			c.Chain(LDS)
+			// Accepting the listener makes the client want its route: on
+			// the same stream, not on a new aggregated one.
+			if st := c.Srv.ExpectNoStream(c.Context(), c.Stream(LDS).ID); st != nil {
+				c.Fatalf("the client opened a second aggregated stream, %s, for its next type", st.Name)
+			}
+			c.ExpectSubscribed(RDS, c.R)
 			opened := c.Srv.Streams()
-			require.Len(c, opened, 1, "the client opened %d streams for four types: %s", len(opened), streamNames(opened))
+			require.Len(c, opened, 1, "the client opened %d streams: %s", len(opened), streamNames(opened))
 		}),
 	},
 	{
