@@ -258,13 +258,6 @@ func (s *S) RequireOwnExactly(r *fakeclient.Response, names ...string) {
 	require.Equal(s, want, s.Own(r), "%s response (nonce %q, version %q): the resources of this scenario", shortType(r.TypeURL), r.Nonce, r.Version)
 }
 
-// RequireOpen fails if the target closed the stream carrying t.
-func (s *S) RequireOpen(t wire.Type) {
-	if err := s.C.StreamClosed(t); err != nil {
-		s.Fatalf("the stream must stay open: %v", err)
-	}
-}
-
 func shortType(url string) string {
 	if t, ok := wire.TypeByURL(url); ok {
 		return t.Short
