@@ -420,7 +420,11 @@ func (c *Client) Ack(t wire.Type, r *Response) error {
 // Nack rejects r with error_detail (code INVALID_ARGUMENT, message msg):
 // SotW keeps the last ACKed version (ACK-3).
 func (c *Client) Nack(t wire.Type, r *Response, msg string) error {
-	detail := &status.Status{Code: 3, Message: msg}
+	return c.NackWith(t, r, &status.Status{Code: 3, Message: msg})
+}
+
+// NackWith NACKs r with the given error_detail (any code and message).
+func (c *Client) NackWith(t wire.Type, r *Response, detail *status.Status) error {
 	if c.variant.IsDelta() {
 		req := c.DeltaRequest(t)
 		req.ResponseNonce = r.Nonce

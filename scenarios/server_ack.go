@@ -83,16 +83,7 @@ var ackScenarios = []*engine.Scenario{
 			a, bar := s.Set(EDS, "a", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a)
 			r := s.Expect(EDS)
-			detail := &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)}
-			if s.Variant.IsDelta() {
-				req := s.C.DeltaRequest(EDS)
-				req.ResponseNonce, req.ErrorDetail = r.Nonce, detail
-				s.must(s.C.SendDelta(EDS, req))
-			} else {
-				req := s.C.SotWRequest(EDS, []string{a})
-				req.ResponseNonce, req.ErrorDetail = r.Nonce, detail
-				s.must(s.C.SendSotW(EDS, req))
-			}
+			s.must(s.C.NackWith(EDS, r, &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)}))
 			s.Barrier(EDS, bar) // the NACK has been processed
 			s.Set(EDS, "a", 2)
 			// The stream stays open: the new revision arrives on it.
