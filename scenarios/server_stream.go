@@ -18,7 +18,9 @@ var streamScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a) // the only request that carries node
-			s.RequireResource(EDS, s.Expect(EDS), a, 1)
+			// ACKed, as every client must (ACK-1): a server may hold back
+			// further responses of a type until the last one is ACKed.
+			s.RequireResource(EDS, s.ExpectAcked(EDS), a, 1)
 			s.Subscribe(EDS, b) // no node: an ACK plus a subscription change
 			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
 		}),
@@ -36,8 +38,10 @@ var streamScenarios = []*engine.Scenario{
 				s.Subscribe(t, name)
 				// The fake client files responses by type_url, so one with
 				// the wrong type_url never arrives here: the wait fails, and
-				// the global STREAM-7 check names it.
-				s.RequireResource(t, s.AwaitResource(t, name), name, 1)
+				// the global STREAM-7 check names it. A server whose own
+				// model catches up with the fixture a little later (Consul)
+				// may first send the resource as it was before the change.
+				s.AwaitRevision(t, name, 1)
 			}
 		}),
 	},

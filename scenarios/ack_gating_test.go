@@ -1,0 +1,93 @@
+package scenarios
+
+import (
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// ackGate holds a delta response of a type until the client has ACKed or
+// NACKed the previous one of that type, as Consul does (agent/xds/delta.go,
+// SendIfNew: "Wait for Envoy to catch up with this delta type before
+// sending something new"). The protocol allows it: every client answers
+// every response (ACK-1).
+func ackGate(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	g := &gatedStream{ServerStream: ss, pending: map[string]bool{}}
+	g.cond = sync.NewCond(&g.mu)
+	go func() { <-ss.Context().Done(); g.mu.Lock(); g.cond.Broadcast(); g.mu.Unlock() }()
+	return h(srv, g)
+}
+
+type gatedStream struct {
+	grpc.ServerStream
+	mu      sync.Mutex
+	cond    *sync.Cond
+	pending map[string]bool // type URL -> a response awaits its ACK
+}
+
+func (g *gatedStream) SendMsg(m any) error {
+	if r, ok := m.(*discovery.DeltaDiscoveryResponse); ok {
+		g.mu.Lock()
+		for g.pending[r.GetTypeUrl()] && g.Context().Err() == nil {
+			g.cond.Wait()
+		}
+		g.pending[r.GetTypeUrl()] = true
+		g.mu.Unlock()
+	}
+	return g.ServerStream.SendMsg(m)
+}
+
+func (g *gatedStream) RecvMsg(m any) error {
+	err := g.ServerStream.RecvMsg(m)
+	if r, ok := m.(*discovery.DeltaDiscoveryRequest); ok && err == nil && r.GetResponseNonce() != "" {
+		g.mu.Lock()
+		g.pending[r.GetTypeUrl()] = false
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	}
+	return err
+}
+
+// Regression: against Consul, two delta scenarios waited for a response
+// while the one before it was still un-ACKed; a server that holds
+// responses until the ACK (allowed, and what Consul does) never sent it.
+func TestDeltaScenariosAckBeforeAwaitingMore(t *testing.T) {
+	ref := refserver.New()
+	g := grpc.NewServer(grpc.StreamInterceptor(ackGate))
+	ref.Register(g)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = g.Serve(lis) }()
+	defer g.Stop()
+	fx := fixture.FromServer(ref.FixtureServer())
+	caps, err := fx.Capabilities(t.Context())
+	require.NoError(t, err)
+	srv := &targets.Server{Name: "reference server holding responses until ACKed", Addr: lis.Addr().String(),
+		Dial: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, Fixture: fx, Caps: caps}
+	pairs, err := engine.Expand(Server(), engine.Selection{
+		Run:      []string{"server/stream/node-only-on-first-request", "server/nonce/delta-stale-nonce-subscribe"},
+		Variants: []wire.Variant{wire.DeltaADS},
+	})
+	require.NoError(t, err)
+	rs, interrupted := engine.Run(t.Context(), pairs, engine.Config{Env: srv, Timeouts: testTimeouts})
+	require.False(t, interrupted)
+	require.Len(t, rs, 2)
+	for _, r := range rs {
+		assert.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
+	}
+}
