@@ -85,7 +85,7 @@ func (h *harness) set(t *testing.T, node string, ty wire.Type, name string, rev 
 	defer cancel()
 	got, err := h.fx.Set(ctx, node, ty, name, wire.BuildAny(ty, name, rev))
 	require.NoError(t, err)
-	require.Equal(t, name, got)
+	require.Equal(t, name, got.Name)
 }
 
 func (h *harness) del(t *testing.T, node string, ty wire.Type, name string) {

@@ -549,5 +549,5 @@ func TestGeneratedNames(t *testing.T) {
 	assert.True(t, c.GetGeneratesNames())
 	served, err := fs.Set(ctx, "n", wire.Cluster, "c1", wire.BuildAny(wire.Cluster, "c1", 1))
 	require.NoError(t, err)
-	assert.Equal(t, GeneratedPrefix+"c1", served)
+	assert.Equal(t, GeneratedPrefix+"c1", served.Name)
 }

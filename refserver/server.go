@@ -44,6 +44,12 @@ type Server struct {
 	// that derive xDS names from their own config do (Consul, Envoy
 	// Gateway). Not a fault: it proves scenarios work with served names.
 	generateNames bool
+	// buildsContent serves every resource set through the fixture with an
+	// addition of its own (an unknown field, which clients skip), so that
+	// what is served is never the message that was set, as with servers
+	// that build resources from their own model; SetResource returns the
+	// revision fields (fixture API builds_content). Not a fault either.
+	buildsContent bool
 
 	mu       sync.Mutex
 	nodes    map[string]map[string]*typeStore      // node id -> type URL -> store
@@ -71,6 +77,13 @@ const GeneratedPrefix = "gen-"
 // returns s; call it before serving.
 func (s *Server) GenerateNames() *Server {
 	s.generateNames = true
+	return s
+}
+
+// BuildsContent switches on the content-building mode (see Server) and
+// returns s; call it before serving.
+func (s *Server) BuildsContent() *Server {
+	s.buildsContent = true
 	return s
 }
 

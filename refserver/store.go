@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -163,6 +164,7 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 		LegacyWildcard:   true,
 		ExplicitWildcard: true,
 		GeneratesNames:   f.s.generateNames,
+		BuildsContent:    f.s.buildsContent,
 		NodeScoped:       true,
 	}
 	for _, t := range wire.AllTypes {
@@ -197,6 +199,17 @@ func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRe
 		}
 		res = renamed
 	}
+	resp := &fixturepb.SetResourceResponse{Name: name}
+	if f.s.buildsContent {
+		set, err := res.UnmarshalNew()
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "decoding the resource: %v", err)
+		}
+		if resp.Revision, err = fixture.RevisionOf(set); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+		}
+		res.Value = protowire.AppendVarint(protowire.AppendTag(res.Value, builtFieldNumber, protowire.VarintType), 1)
+	}
 	e := &entry{res: res, version: contentVersion(res)}
 	s := f.s
 	s.mu.Lock()
@@ -205,8 +218,12 @@ func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRe
 	ts.resources[name] = e
 	s.bumpLocked(r.GetNodeId(), ts)
 	s.notifyLocked(r.GetNodeId())
-	return &fixturepb.SetResourceResponse{Name: name}, nil
+	return resp, nil
 }
+
+// builtFieldNumber is the unknown field the content-building mode adds: the
+// highest field number protobuf allows, which no xDS message uses.
+const builtFieldNumber = protowire.MaxValidNumber
 
 func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
 	t, err := typeByURL(r.GetTypeUrl())

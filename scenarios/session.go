@@ -16,6 +16,8 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -34,6 +36,9 @@ type S struct {
 	// resources under: a server that generates names may not keep the
 	// pair's prefix.
 	served map[string]bool
+	// revisions are the fields that identify each revision set, on a
+	// server that builds content itself.
+	revisions map[revisionKey][]*fixturepb.RevisionField
 }
 
 // server starts a server-role scenario: a fresh connection and fake client
@@ -45,7 +50,7 @@ func server(t *engine.T) *S {
 		t.Abortf("server scenario run without a server target (env %T)", t.Env)
 	}
 	c := connect(t, target)
-	s := &S{T: t, C: c, target: target, served: map[string]bool{}}
+	s := &S{T: t, C: c, target: target, served: map[string]bool{}, revisions: map[revisionKey][]*fixturepb.RevisionField{}}
 	t.Cleanup(func() {
 		if target.Fixture != nil {
 			// Leave the shared server as we found it, even when the
@@ -76,8 +81,34 @@ func (s *S) Set(t wire.Type, base string, rev int) string {
 	if err != nil {
 		s.Abortf("%v", err)
 	}
-	s.served[served] = true
-	return served
+	s.served[served.Name] = true
+	if s.target.Caps.GetBuildsContent() {
+		if len(served.Revision) == 0 {
+			s.Abortf("fixture SetResource %s %q: the server builds content but returned no revision fields", t.Short, name)
+		}
+		s.revisions[revisionKey{t.URL, served.Name, rev}] = served.Revision
+	}
+	return served.Name
+}
+
+// revisionKey names one revision of one served resource.
+type revisionKey struct {
+	typeURL, name string
+	rev           int
+}
+
+// isRevision reports whether got is revision rev of resource name, and if
+// not, why. A server that serves what was set must serve it whole (wire.Build);
+// one that builds content must show the revision's fields.
+func (s *S) isRevision(t wire.Type, name string, rev int, got proto.Message) (bool, string) {
+	if fields, ok := s.revisions[revisionKey{t.URL, name, rev}]; ok {
+		why := fixture.Mismatch(got, fields)
+		return why == "", why
+	}
+	if proto.Equal(wire.Build(t, name, rev), got) {
+		return true, ""
+	}
+	return false, "it differs from the resource set"
 }
 
 // Delete removes a resource through the fixture.
@@ -156,10 +187,19 @@ func (s *S) Expect(t wire.Type) *fakeclient.Response {
 // loop, say) cannot keep the scenario waiting beyond the expect timeout.
 // what describes the awaited response, for the report.
 func (s *S) awaitWhere(t wire.Type, what string, done func(*fakeclient.Response) bool) *fakeclient.Response {
+	return s.awaitExplaining(t, what, done, nil)
+}
+
+// awaitExplaining is awaitWhere whose failure also says why the responses
+// read were not the awaited one: lastMiss, if set, describes the last.
+func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Response) bool, lastMiss func() string) *fakeclient.Response {
 	deadline := time.Now().Add(s.Timeouts.Expect)
 	for {
 		r, err := s.C.ExpectWithin(t, max(time.Until(deadline), 0))
 		if err != nil {
+			if lastMiss != nil && lastMiss() != "" {
+				s.Fatalf("expected %s within %v: %v (the last one was not: %s)", what, s.Timeouts.Expect, err, lastMiss())
+			}
 			s.Fatalf("expected %s within %v: %v", what, s.Timeouts.Expect, err)
 		}
 		if done(r) {
@@ -240,7 +280,12 @@ func (s *S) AwaitRemoved(t wire.Type, name string) *fakeclient.Response {
 func (s *S) RequireResource(t wire.Type, r *fakeclient.Response, name string, rev int) {
 	got := r.Get(name)
 	require.NotNil(s, got, "%s response (nonce %q) does not carry %q; it carries %q", t.Short, r.Nonce, name, r.Names())
-	requireSameMessage(s, wire.Build(t, name, rev), got, "%s %q is not revision %d", t.Short, name, rev)
+	if _, ok := s.revisions[revisionKey{t.URL, name, rev}]; !ok {
+		requireSameMessage(s, wire.Build(t, name, rev), got, "%s %q is not revision %d", t.Short, name, rev)
+		return
+	}
+	ok, why := s.isRevision(t, name, rev, got)
+	require.True(s, ok, "%s %q is not revision %d: %s", t.Short, name, rev, why)
 }
 
 // Own returns the names in r made by this pair, sorted: on a server shared
@@ -347,14 +392,19 @@ func (s *S) AwaitRevision(t wire.Type, name string, rev int) *fakeclient.Respons
 // response read on the way, the awaited one included, for rules about what
 // must not come along with it.
 func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(*fakeclient.Response)) *fakeclient.Response {
-	want := wire.Build(t, name, rev)
-	return s.awaitWhere(t, fmt.Sprintf("a %s response carrying %q at revision %d", t.Short, name, rev), func(r *fakeclient.Response) bool {
+	var miss string
+	return s.awaitExplaining(t, fmt.Sprintf("a %s response carrying %q at revision %d", t.Short, name, rev), func(r *fakeclient.Response) bool {
 		if check != nil {
 			check(r)
 		}
 		got := r.Get(name)
-		return got != nil && proto.Equal(got, want)
-	})
+		if got == nil {
+			return false
+		}
+		ok, why := s.isRevision(t, name, rev, got)
+		miss = why
+		return ok
+	}, func() string { return miss })
 }
 
 // Barrier makes sure the server has processed every request sent so far on

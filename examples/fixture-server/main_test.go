@@ -74,7 +74,7 @@ func TestSetIsServed(t *testing.T) {
 
 	served, err := fx.Set(ctx, node, wire.Cluster, name, wire.BuildAny(wire.Cluster, name, 1))
 	require.NoError(t, err)
-	assert.Equal(t, name, served)
+	assert.Equal(t, name, served.Name)
 
 	s, err := discovery.NewAggregatedDiscoveryServiceClient(xds).StreamAggregatedResources(ctx)
 	require.NoError(t, err)
