@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/xdsconform/xdsconform/bootstrap"
+	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/grpcgoclient"
 	"github.com/xdsconform/xdsconform/observer"
@@ -72,8 +74,11 @@ type ClientOptions struct {
 	// client, SotW ADS otherwise.
 	Variants []wire.Variant
 	// Observer is how to read the client's status: ObserveCSDS (default),
-	// ObserveAdmin (Envoy /config_dump) or ObserveNone.
+	// ObserveAdmin (Envoy /config_dump) or ObserveNone. A container target
+	// defaults to ObserveAdmin unless ObserverSet.
 	Observer string
+	// ObserverSet says Observer was chosen by the user.
+	ObserverSet bool
 	// ObserverAddr is the status endpoint's address, for Wait only (a
 	// launched client gets a fresh port per scenario).
 	ObserverAddr string
@@ -140,6 +145,17 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	case opts.Target == BuiltinGRPCGo:
 		c.name = BuiltinGRPCGo
 		c.variants = []wire.Variant{wire.SotWADS} // grpc-go speaks SotW ADS only
+	case strings.HasPrefix(opts.Target, docker.Prefix):
+		// An Envoy image: it speaks every variant and shows its state on
+		// the admin interface's /config_dump.
+		if strings.TrimPrefix(opts.Target, docker.Prefix) == "" {
+			return nil, fmt.Errorf("--target %q: name an image, container:IMAGE", opts.Target)
+		}
+		c.name = opts.Target
+		c.variants = wire.AllVariants
+		if c.opts.Observer == ObserveCSDS && !opts.ObserverSet {
+			c.opts.Observer = ObserveAdmin
+		}
 	case opts.Target != "":
 		return nil, fmt.Errorf("unknown client target %q (built-in clients: %s; external clients: --client-cmd or --client-wait)", opts.Target, strings.Join(BuiltinClients, ", "))
 	case opts.Command != "":
@@ -178,6 +194,20 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 // Name describes the target in reports.
 func (c *Clients) Name() string { return c.name }
 
+// Preflight checks, before any scenario, what every launch will need: a
+// Docker engine for a container target. Its errors wrap ErrUnreachable.
+func (c *Clients) Preflight(ctx context.Context) error {
+	if !strings.HasPrefix(c.opts.Target, docker.Prefix) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := docker.Available(ctx); err != nil {
+		return fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, c.opts.Target, err)
+	}
+	return nil
+}
+
 // Options returns the options with defaults filled in.
 func (c *Clients) Options() ClientOptions { return c.opts }
 
@@ -194,7 +224,7 @@ func (c *Clients) MaxParallel() int {
 	case c.opts.Target == BuiltinReference:
 		return 0
 	}
-	return ProcessParallel
+	return ProcessParallel // containers too: each one is a process on the engine's host
 }
 
 // ProcessParallel is how many client processes run at once.
@@ -278,6 +308,8 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 			return nil, fmt.Errorf("connecting to grpc-go's CSDS: %w", err)
 		}
 		return &builtinRunning{obs: obs, done: gc.Exited(), err: gc.Err, stop: func() error { gc.Stop(); return nil }}, nil
+	case strings.HasPrefix(c.opts.Target, docker.Prefix):
+		return c.launchContainer(ctx, spec)
 	case c.opts.Command != "":
 		return c.launchCommand(ctx, spec)
 	default: // Wait: the client runs elsewhere.
@@ -453,4 +485,47 @@ func freeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// launchContainer starts the container:IMAGE client for one scenario: the
+// Envoy bootstrap points at the harness's management server through the
+// port testcontainers forwards, and its admin port is published for
+// /config_dump. No engine is an unreachable target (exit code 3).
+func (c *Clients) launchContainer(ctx context.Context, spec LaunchSpec) (Running, error) {
+	_, portText, err := net.SplitHostPort(spec.ServerAddr)
+	if err != nil {
+		return nil, fmt.Errorf("management server address %q: %w", spec.ServerAddr, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return nil, fmt.Errorf("management server port %q: %w", portText, err)
+	}
+	boot, err := bootstrap.Envoy(bootstrap.Params{ServerAddr: docker.HostAddr(port), NodeID: spec.NodeID, Cluster: spec.Cluster,
+		Variant: spec.Variant, AdminAddr: net.JoinHostPort("0.0.0.0", strconv.Itoa(docker.EnvoyAdminPort))})
+	if err != nil {
+		return nil, fmt.Errorf("rendering the Envoy bootstrap: %w", err)
+	}
+	startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout+time.Minute) // an image pull is part of the start
+	defer cancel()
+	ct, err := docker.StartClient(startCtx, docker.ClientRequest{Image: strings.TrimPrefix(c.opts.Target, docker.Prefix), Bootstrap: boot, ServerPort: port})
+	if err != nil {
+		if errors.Is(err, docker.ErrNoEngine) {
+			return nil, fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, c.opts.Target, err)
+		}
+		return nil, err
+	}
+	stop := func() error { return ct.Stop(context.WithoutCancel(ctx)) }
+	admin, err := ct.AdminAddr(startCtx)
+	if err != nil {
+		_ = stop()
+		return nil, err
+	}
+	var obs observer.Observer
+	if c.opts.Observer != ObserveNone {
+		if obs, err = c.observerAt(admin); err != nil {
+			_ = stop()
+			return nil, err
+		}
+	}
+	return &builtinRunning{obs: obs, done: ct.Exited(), err: ct.Err, stop: stop}, nil
 }

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
@@ -93,7 +94,21 @@ type ServerOptions struct {
 	// name of its own, like servers that generate names (a harness
 	// self-test: scenarios must only need chosen names when they say so).
 	GenerateNames bool
+	// BuildsContent makes builtin:reference serve content of its own (see
+	// refserver.Server.BuildsContent), like Consul and Envoy Gateway: a
+	// harness self-test that scenarios recognise revisions by the fields
+	// the fixture names.
+	BuildsContent bool
+	// ContainerXDSPort is the xDS port inside a container:IMAGE target
+	// (default DefaultContainerXDSPort); ContainerFixturePort its fixture
+	// API port (0: the image serves none); ContainerEnv its environment.
+	ContainerXDSPort, ContainerFixturePort int
+	ContainerEnv                           map[string]string
 }
+
+// DefaultContainerXDSPort is the xDS port assumed inside a container:IMAGE
+// server target, Envoy Gateway's and many control planes' default.
+const DefaultContainerXDSPort = 18000
 
 // Server is a running or reachable management server under test. It is the
 // engine.Env of the server role.
@@ -123,11 +138,14 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if strings.HasPrefix(opts.Target, "builtin:") {
 		return startBuiltin(ctx, opts)
 	}
+	if strings.HasPrefix(opts.Target, docker.Prefix) {
+		return startContainer(ctx, opts)
+	}
 	if len(opts.Faults) > 0 {
 		return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
 	}
 	if _, _, err := net.SplitHostPort(opts.Target); err != nil {
-		return nil, fmt.Errorf("--target %q: want HOST:PORT or one of %s", opts.Target, strings.Join(BuiltinServers, ", "))
+		return nil, fmt.Errorf("--target %q: want HOST:PORT, container:IMAGE or one of %s", opts.Target, strings.Join(BuiltinServers, ", "))
 	}
 	creds, err := transportCredentials(opts.TLS)
 	if err != nil {
@@ -168,6 +186,47 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
+// startContainer runs a container:IMAGE control plane, publishes its xDS
+// (and fixture) port and treats it as a HOST:PORT target from then on. No
+// engine is an unreachable target (exit code 3).
+func startContainer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	image := strings.TrimPrefix(opts.Target, docker.Prefix)
+	if image == "" {
+		return nil, fmt.Errorf("--target %q: name an image, container:IMAGE", opts.Target)
+	}
+	if opts.ContainerXDSPort == 0 {
+		opts.ContainerXDSPort = DefaultContainerXDSPort
+	}
+	ct, err := docker.StartServer(ctx, docker.ServerRequest{Image: image, XDSPort: opts.ContainerXDSPort,
+		FixturePort: opts.ContainerFixturePort, Env: opts.ContainerEnv})
+	if err != nil {
+		if errors.Is(err, docker.ErrNoEngine) {
+			return nil, fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, opts.Target, err)
+		}
+		return nil, err
+	}
+	stop := func() { _ = ct.Stop(context.WithoutCancel(ctx)) }
+	inner := opts
+	if inner.Target, err = ct.Addr(ctx, opts.ContainerXDSPort); err != nil {
+		stop()
+		return nil, err
+	}
+	if opts.ContainerFixturePort != 0 {
+		if inner.Fixture, err = ct.Addr(ctx, opts.ContainerFixturePort); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	s, err := StartServer(ctx, inner)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("%s: %w; container output: %s", opts.Target, err, ct.Logs())
+	}
+	s.Name = opts.Target + strings.TrimPrefix(s.Name, inner.Target)
+	s.closers = append([]func(){stop}, s.closers...) // closed last
+	return s, nil
+}
+
 func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 	type xds interface {
 		Register(*grpc.Server)
@@ -179,6 +238,9 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 		ref := refserver.New(opts.Faults...)
 		if opts.GenerateNames {
 			ref.GenerateNames()
+		}
+		if opts.BuildsContent {
+			ref.BuildsContent()
 		}
 		impl = ref
 	case BuiltinGoControlPlane, BuiltinGoControlPlaneLin:

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/knownfailing"
@@ -31,6 +33,8 @@ Targets:
   --target builtin:grpc-go     grpc-go's xDS client (SotW ADS), a child process
   --client-cmd 'COMMAND'       your client: one fresh process per scenario
   --client-wait                your client, started elsewhere, connects to --listen
+  --target container:IMAGE     an Envoy image, one container per scenario (needs a
+                               Docker engine; observed through /config_dump)
 
 A --client-cmd is run by sh in its own process group and stopped (SIGTERM,
 then SIGKILL) after each scenario. It may use these template variables,
@@ -57,6 +61,7 @@ type clientFlags struct {
 	opts     targets.ClientOptions
 	variants []string
 	faults   []string
+	flags    *pflag.FlagSet // to tell a chosen --observer from its default
 }
 
 func newClientCmd(out io.Writer) *cobra.Command {
@@ -78,7 +83,8 @@ func newClientCmd(out io.Writer) *cobra.Command {
 
 func (f *clientFlags) register(c *cobra.Command) {
 	fs := c.Flags()
-	fs.StringVar(&f.opts.Target, "target", "", "built-in client: builtin:reference or builtin:grpc-go")
+	f.flags = fs
+	fs.StringVar(&f.opts.Target, "target", "", "built-in client: builtin:reference or builtin:grpc-go; or container:IMAGE, an Envoy image run with testcontainers (needs a Docker engine)")
 	fs.StringVar(&f.opts.Command, "client-cmd", "", "shell command starting your client, run once per scenario (template variables: see above)")
 	fs.BoolVar(&f.opts.Wait, "client-wait", false, "your client is started elsewhere and connects to --listen; scenarios run one at a time")
 	fs.StringVar(&f.opts.Listen, "listen", "", "address of the harness's management server (default: a fresh 127.0.0.1 port per scenario; required with --client-wait)")
@@ -125,9 +131,17 @@ func (f *clientFlags) clientSuite() (suiteRun, error) {
 	if need := f.opts.DNETimer + 2*f.suite.timeout; f.suite.scenarioTimeout < need {
 		return suiteRun{}, usageError("--scenario-timeout (%v) must be at least --dne-timer + 2 × --timeout (%v)", f.suite.scenarioTimeout, need)
 	}
+	if f.flags != nil { // nil when run builds the suite itself
+		if fl := f.flags.Lookup("observer"); fl != nil {
+			f.opts.ObserverSet = fl.Changed
+		}
+	}
 	clients, err := targets.NewClients(f.opts)
 	if err != nil {
 		return suiteRun{}, usageError("%v", err)
+	}
+	if err := clients.Preflight(context.Background()); err != nil {
+		return suiteRun{}, &exitError{code: exitUnreachable, err: err}
 	}
 	known, err := f.suite.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.ForClient(f.opts.Target) })
 	if err != nil {

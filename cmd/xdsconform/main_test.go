@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
+	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/grpcgoclient"
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
@@ -220,4 +222,20 @@ func TestInterruptWritesReport(t *testing.T) {
 	assert.True(t, run.Interrupted)
 	assert.NotEmpty(t, run.Results)
 	assert.Less(t, len(run.Results), 100, "the run stopped early")
+}
+
+// Where no Docker engine is reachable (as on the machines this project is
+// built on), a container target is an unreachable target: one line naming
+// the target and exit code 3, before any scenario runs.
+func TestContainerTargetsWithoutDockerEngine(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if docker.Available(ctx) == nil {
+		t.Skip("a Docker engine is reachable here; the container targets are exercised by the docker package's tests")
+	}
+	checkExitCodes(t, []exitCase{
+		{"client container", []string{"client", "--target", "container:envoyproxy/envoy:v1.36-latest"}, exitUnreachable, "container:envoyproxy/envoy:v1.36-latest needs a Docker engine"},
+		{"server container", []string{"server", "--target", "container:example/control-plane:1", "--container-fixture-port", "18001"}, exitUnreachable, "container:example/control-plane:1 needs a Docker engine"},
+		{"container without image", []string{"client", "--target", "container:"}, exitUsage, "name an image"},
+	})
 }

@@ -51,6 +51,8 @@ type serverFlags struct {
 	metadata       []string
 	faults         []string
 	connectTimeout time.Duration
+	containerXDS   int
+	containerFx    int
 }
 
 func newServerCmd(out io.Writer) *cobra.Command {
@@ -67,7 +69,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	}
 	f.suite.register(c)
 	fs := c.Flags()
-	fs.StringVar(&f.target, "target", "", "xDS address HOST:PORT, or builtin:reference, builtin:go-control-plane, builtin:go-control-plane-linear")
+	fs.StringVar(&f.target, "target", "", "xDS address HOST:PORT, or builtin:reference, builtin:go-control-plane, builtin:go-control-plane-linear, or container:IMAGE (needs a Docker engine)")
 	fs.StringVar(&f.fixture, "fixture", "", "fixture API address HOST:PORT (see docs/fixture-api.md)")
 	fs.BoolVar(&f.tls.Enabled, "tls", false, "connect with TLS (verified against the system roots unless --tls-ca)")
 	fs.StringVar(&f.tls.CAFile, "tls-ca", "", "PEM file of the CA that signed the server certificate")
@@ -77,6 +79,8 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refserver.AllFaults)+")")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
+	fs.IntVar(&f.containerXDS, "container-xds-port", targets.DefaultContainerXDSPort, "with --target container:IMAGE: the xDS port inside the container")
+	fs.IntVar(&f.containerFx, "container-fixture-port", 0, "with --target container:IMAGE: the fixture API port inside the container (0: none)")
 	return c
 }
 
@@ -106,7 +110,8 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 	if f.target == "" {
 		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
 	}
-	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{}}
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
+		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx}
 	for _, kv := range f.metadata {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {

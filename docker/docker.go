@@ -1,0 +1,245 @@
+// Package docker runs containerised peers with testcontainers-go: an xDS
+// client image (Envoy first) that the harness plays the management server
+// for, and a control-plane image that the harness plays the client for.
+// The image of xdsconform itself is built from the Dockerfile next to this
+// file.
+//
+// Everything here needs a Docker engine. Available says whether one is
+// reachable; callers turn its error into a skip (tests) or exit code 3
+// (the CLI), never a hang.
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// Prefix marks a containerised target: "container:IMAGE".
+const Prefix = "container:"
+
+// EnvoyAdminPort is the admin port the generated Envoy bootstrap binds in
+// the container; it is published on a free host port.
+const EnvoyAdminPort = 9901
+
+// Available reports whether a Docker engine answers; the error is one line
+// saying why not. The testcontainers provider panics on some broken
+// set-ups, which is turned into an error too.
+func Available(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrNoEngine, r)
+		}
+	}()
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return fmt.Errorf("%w: %s", ErrNoEngine, oneLine(err))
+	}
+	defer p.Close()
+	if err := p.Health(ctx); err != nil {
+		return fmt.Errorf("%w: %s", ErrNoEngine, oneLine(err))
+	}
+	return nil
+}
+
+// HostAddr is how a container reaches port on the harness's host
+// (testcontainers forwards it).
+func HostAddr(port int) string {
+	return net.JoinHostPort(testcontainers.HostInternal, strconv.Itoa(port))
+}
+
+// Container is one running peer container.
+type Container struct {
+	c      testcontainers.Container
+	exited chan struct{}
+	stop   chan struct{}
+	once   sync.Once
+	err    error
+}
+
+// ClientRequest describes an xDS client container, Envoy's by default.
+type ClientRequest struct {
+	// Image, e.g. "envoyproxy/envoy:v1.36-latest".
+	Image string
+	// Bootstrap is the Envoy bootstrap (YAML), mounted at
+	// /etc/envoy/envoy.yaml; its xDS server is HostAddr(ServerPort) and its
+	// admin interface 0.0.0.0:EnvoyAdminPort.
+	Bootstrap []byte
+	// ServerPort is the host port of the harness's management server.
+	ServerPort int
+}
+
+// StartClient starts a client container and waits until its admin port
+// answers.
+func StartClient(ctx context.Context, r ClientRequest) (*Container, error) {
+	admin := strconv.Itoa(EnvoyAdminPort) + "/tcp"
+	req := testcontainers.ContainerRequest{
+		Image:           r.Image,
+		Cmd:             []string{"envoy", "-c", "/etc/envoy/envoy.yaml", "--log-level", "info"},
+		ExposedPorts:    []string{admin},
+		HostAccessPorts: []int{r.ServerPort},
+		Files: []testcontainers.ContainerFile{{
+			Reader: bytes.NewReader(r.Bootstrap), ContainerFilePath: "/etc/envoy/envoy.yaml", FileMode: 0o644,
+		}},
+		WaitingFor: wait.ForHTTP("/ready").WithPort(admin).WithStatusCodeMatcher(func(int) bool { return true }),
+	}
+	return start(ctx, req)
+}
+
+// AdminAddr is the host address of the client container's admin port.
+func (c *Container) AdminAddr(ctx context.Context) (string, error) {
+	return c.mapped(ctx, strconv.Itoa(EnvoyAdminPort)+"/tcp")
+}
+
+// ServerRequest describes a control-plane container.
+type ServerRequest struct {
+	// Image of the control plane.
+	Image string
+	// XDSPort is the xDS port inside the container.
+	XDSPort int
+	// FixturePort is the fixture API port inside the container; 0 if the
+	// image serves none.
+	FixturePort int
+	// Env is passed to the container.
+	Env map[string]string
+}
+
+// StartServer starts a control-plane container and waits until its xDS
+// port accepts connections.
+func StartServer(ctx context.Context, r ServerRequest) (*Container, error) {
+	xds := strconv.Itoa(r.XDSPort) + "/tcp"
+	req := testcontainers.ContainerRequest{
+		Image:        r.Image,
+		ExposedPorts: []string{xds},
+		Env:          r.Env,
+		WaitingFor:   wait.ForListeningPort(xds),
+	}
+	if r.FixturePort != 0 {
+		req.ExposedPorts = append(req.ExposedPorts, strconv.Itoa(r.FixturePort)+"/tcp")
+	}
+	return start(ctx, req)
+}
+
+// Addr is the host address of a port the container exposes.
+func (c *Container) Addr(ctx context.Context, port int) (string, error) {
+	return c.mapped(ctx, strconv.Itoa(port)+"/tcp")
+}
+
+func start(ctx context.Context, req testcontainers.ContainerRequest) (*Container, error) {
+	if err := Available(ctx); err != nil {
+		return nil, err
+	}
+	tc, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if err != nil {
+		if tc != nil {
+			_ = tc.Terminate(context.WithoutCancel(ctx))
+		}
+		return nil, fmt.Errorf("starting container %s: %s", req.Image, oneLine(err))
+	}
+	c := &Container{c: tc, exited: make(chan struct{}), stop: make(chan struct{})}
+	go c.watch()
+	return c, nil
+}
+
+// watch closes exited when the container stops running on its own. The
+// engine offers no exit notification through testcontainers, so it asks
+// every quarter second until Stop.
+func (c *Container) watch() {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := c.c.State(ctx)
+		cancel()
+		if err != nil || !st.Running {
+			if err == nil {
+				err = fmt.Errorf("container exited with code %d", st.ExitCode)
+			}
+			c.err = fmt.Errorf("%w; output: %s", err, c.Logs())
+			close(c.exited)
+			return
+		}
+	}
+}
+
+// Exited is closed when the container stopped on its own.
+func (c *Container) Exited() <-chan struct{} { return c.exited }
+
+// Err says why the container stopped, with its output tail.
+func (c *Container) Err() error {
+	select {
+	case <-c.exited:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// Logs is the tail of the container's output (4 KiB).
+func (c *Container) Logs() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rc, err := c.c.Logs(ctx)
+	if err != nil {
+		return "(no logs: " + oneLine(err) + ")"
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	if len(b) > 4096 {
+		b = b[len(b)-4096:]
+	}
+	return string(b)
+}
+
+// Stop removes the container; afterwards nothing of it is left.
+func (c *Container) Stop(ctx context.Context) error {
+	var err error
+	c.once.Do(func() {
+		close(c.stop)
+		err = c.c.Terminate(ctx)
+	})
+	return err
+}
+
+func (c *Container) mapped(ctx context.Context, port string) (string, error) {
+	host, err := c.c.Host(ctx)
+	if err != nil {
+		return "", fmt.Errorf("container host: %w", err)
+	}
+	p, err := c.c.MappedPort(ctx, port)
+	if err != nil {
+		return "", fmt.Errorf("container port %s: %w", port, err)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(p.Num()))), nil
+}
+
+// oneLine keeps the first line of an error: Docker errors can run to
+// pages, and the brief wants one line.
+func oneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := strings.TrimSpace(err.Error())
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// ErrNoEngine is wrapped by the errors of Available.
+var ErrNoEngine = errors.New("no Docker engine reachable")
