@@ -3,7 +3,7 @@ GO ?= go
 export GOPROXY ?= https://proxy.golang.org
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test bench lint generate run clean e2e e2e-deps compat
+.PHONY: all build test bench lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps
 
 all: lint test build
 
@@ -31,9 +31,12 @@ generate:
 	cd fixture/fixturepb && protoc -I. --go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative fixture.proto
 
-## e2e-deps: install the real peers the e2e suite drives (npm packages, Debian packages); cached
+## e2e-deps: build and install the real peers the e2e suite drives (each Go peer from its own
+## version-pinned module under e2e/peers, npm packages, Debian packages); cached
 GRPCJS := e2e/peers/grpc-js
 e2e-deps: $(GRPCJS)/node_modules/.installed
+	cd e2e/peers/go-control-plane && $(GO) build -o bin/gcp-server .
+	cd e2e/peers/grpc-go && $(GO) build -o bin/grpc-go-driver .
 	@/usr/bin/python3 -c 'import grpc' 2>/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-grpcio; }
 
 $(GRPCJS)/node_modules/.installed: $(GRPCJS)/package.json $(GRPCJS)/package-lock.json
@@ -43,11 +46,26 @@ $(GRPCJS)/node_modules/.installed: $(GRPCJS)/package.json $(GRPCJS)/package-lock
 ## e2e: both suites against real implementations, with ginkgo (LABELS=client, grpc-js, ... to select)
 LABELS ?=
 e2e: e2e-deps
-	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/ -ginkgo.v $(if $(LABELS),-ginkgo.label-filter='$(LABELS)')
+	$(if $(LABELS),,rm -rf e2e/out)
+	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/ -ginkgo.v -ginkgo.label-filter='!heavy $(if $(LABELS),&& ($(LABELS)))'
+
+## e2e-heavy-deps: build Consul and Envoy Gateway from their pinned wrapper modules (minutes; cached)
+HEAVY_GOENV := GOFLAGS=-mod=mod GONOSUMDB=github.com/hashicorp/consul
+e2e-heavy-deps: e2e/peers/consul/bin/consul
+
+e2e/peers/consul/bin/consul: e2e/peers/consul/go.mod
+	cd e2e/peers/consul && $(HEAVY_GOENV) $(GO) build -o bin/consul github.com/hashicorp/consul
+
+## e2e-heavy: the server suite against Consul (not part of make e2e); results land in the
+## committed e2e/heavy-results, which COMPATIBILITY.md is also made of
+e2e-heavy: e2e-heavy-deps
+	$(if $(LABELS),,rm -rf e2e/heavy-results)
+	XDSCONFORM_E2E_OUT=heavy-results $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/ -ginkgo.v -ginkgo.label-filter='heavy $(if $(LABELS),&& ($(LABELS)))'
+
 
 ## compat: COMPATIBILITY.md from a fresh e2e run
 compat: e2e
-	$(GO) run ./e2e/compat -in e2e/out -out COMPATIBILITY.md
+	$(GO) run ./e2e/compat -in e2e/out,e2e/heavy-results -out COMPATIBILITY.md
 
 ## run: the embedded default, as a newcomer would
 run: build

@@ -3,12 +3,14 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,19 +19,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/grpcgoclient"
 	"github.com/xdsconform/xdsconform/knownfailing"
+	"github.com/xdsconform/xdsconform/process"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
 )
-
-// TestMain lets the grpc-go client target re-execute this test binary.
-func TestMain(m *testing.M) {
-	grpcgoclient.RunChildIfRequested()
-	os.Exit(m.Run())
-}
 
 func TestE2E(t *testing.T) {
 	RunSpecs(t, "xdsconform e2e")
@@ -56,15 +52,70 @@ type peer struct {
 	Role string
 }
 
-// run runs p's suite, writes its report and checks it against p's list.
-func run(p peer) {
+// describe declares p's specs: one per scenario family (labelled with the
+// family, so `LABELS='server && nonce'` runs one area), all sharing one
+// start of the peer, and one that checks p's known-failing list.
+func describe(p peer, labels ...string) {
+	Describe(p.Name, Ordered, ContinueOnFailure, Label(append(labels, p.Name, p.Role)...), func() {
+		var (
+			env    engine.Env
+			target string
+		)
+		BeforeAll(func() {
+			var stop func()
+			var err error
+			env, target, stop, err = p.Start()
+			require.NoError(GinkgoT(), err, "starting %s (did make e2e-deps run?)", p.Name)
+			DeferCleanup(stop)
+		})
+		It("has a known-failing list that names only its scenarios", func() {
+			known, err := knownfailing.Named(p.Name + ".txt")
+			require.NoError(GinkgoT(), err)
+			pairs, err := engine.Expand(p.Catalogue(), engine.Selection{})
+			require.NoError(GinkgoT(), err)
+			require.Empty(GinkgoT(), known.Unmatched(pairs), "known-failing entries that match no scenario")
+		})
+		for _, family := range families(p.Catalogue()) {
+			It(fmt.Sprintf("fails exactly its known-failing %s scenarios", family), Label(family), func() {
+				run(p, env, target, family)
+			})
+		}
+	})
+}
+
+// families lists the scenario families of cat (the area in a scenario ID,
+// "server/nonce/…" → "nonce"), in catalogue order.
+func families(cat []*engine.Scenario) []string {
+	var out []string
+	for _, s := range cat {
+		if f := family(s.ID); !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func family(id string) string {
+	parts := strings.SplitN(id, "/", 3)
+	if len(parts) < 2 {
+		return id
+	}
+	return parts[1]
+}
+
+// run runs one family of p's suite against env, writes its report and
+// checks it against p's known-failing list.
+func run(p peer, env engine.Env, target, fam string) {
 	t := GinkgoT()
 	known, err := knownfailing.Named(p.Name + ".txt")
 	require.NoError(t, err)
-	env, target, stop, err := p.Start()
-	require.NoError(t, err, "starting %s (did make e2e-deps run?)", p.Name)
-	defer stop()
-	pairs, err := engine.Expand(p.Catalogue(), engine.Selection{})
+	var cat []*engine.Scenario
+	for _, s := range p.Catalogue() {
+		if family(s.ID) == fam {
+			cat = append(cat, s)
+		}
+	}
+	pairs, err := engine.Expand(cat, engine.Selection{})
 	require.NoError(t, err)
 	cfg := engine.Config{Env: env, Timeouts: timeouts, KnownFailing: known}
 	if c, ok := env.(*targets.Clients); ok {
@@ -73,8 +124,7 @@ func run(p peer) {
 	started := time.Now()
 	rs, interrupted := engine.Run(context.Background(), pairs, cfg)
 	require.False(t, interrupted)
-	writeReport(p, target, started, rs)
-	require.Empty(t, known.Unmatched(pairs), "known-failing entries that match no scenario")
+	writeReport(p, fam, target, started, rs)
 	for _, r := range rs {
 		if reason := known.ReasonFor(r.ID, r.Variant); reason != "" {
 			require.Equal(t, results.Fail, r.Outcome, "%s is listed as known-failing (%s) but %s: %s", r.FullName(), reason, r.Outcome, r.Message)
@@ -87,12 +137,13 @@ func run(p peer) {
 	}
 }
 
-// writeReport writes the JSON report the compatibility matrix is made of.
-func writeReport(p peer, target string, started time.Time, rs []results.Result) {
+// writeReport writes the JSON report of one family run, out/PEER/FAMILY.json;
+// the compatibility matrix is made of them.
+func writeReport(p peer, fam, target string, started time.Time, rs []results.Result) {
 	t := GinkgoT()
 	run := results.Run{
 		SchemaVersion: "1", HarnessVersion: "e2e", Role: p.Role, Target: target, Started: started.UTC(),
-		Duration: time.Since(started), Results: rs,
+		Duration: time.Since(started), Results: slices.Clone(rs), // the caller still reads the transcripts
 		Options: map[string]string{"peer": p.Name, "version": p.Version, "patched": p.Patched,
 			"timeout": timeouts.Expect.String(), "quiet": timeouts.Quiet.String()},
 	}
@@ -101,9 +152,14 @@ func writeReport(p peer, target string, started time.Time, rs []results.Result) 
 	}
 	b, err := json.MarshalIndent(run, "", "  ")
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll("out", 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join("out", p.Name+".json"), b, 0o644))
+	dir := filepath.Join(outDir, p.Name)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fam+".json"), b, 0o644))
 }
+
+// outDir is where reports go; make e2e-heavy points it at the committed
+// e2e/heavy-results, since CI does not run the heavy peers.
+var outDir = cmp.Or(os.Getenv("XDSCONFORM_E2E_OUT"), "out")
 
 // clientEnv starts a client target for a peer.
 func clientEnv(opts targets.ClientOptions) func() (engine.Env, string, func(), error) {
@@ -116,21 +172,60 @@ func clientEnv(opts targets.ClientOptions) func() (engine.Env, string, func(), e
 	}
 }
 
-// serverEnv starts a built-in server target.
-func serverEnv(target string) func() (engine.Env, string, func(), error) {
+// serverProcess starts a control plane from its own binary, which prints
+// "xds=HOST:PORT" once it serves xDS and the fixture API there, and
+// returns it as a server target reached over the network, as a vendor's
+// server would be.
+func serverProcess(argv ...string) func() (engine.Env, string, func(), error) {
 	return func() (engine.Env, string, func(), error) {
-		s, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: target})
+		proc, addr, err := startAnnouncing(argv, "xds=")
 		if err != nil {
 			return nil, "", nil, err
 		}
-		return s, s.Name, s.Close, nil
+		stop := func() { _ = proc.Stop(2 * time.Second) }
+		s, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: addr, Fixture: addr})
+		if err != nil {
+			stop()
+			return nil, "", nil, fmt.Errorf("%s: %w; output: %s", argv[0], err, proc.Tail())
+		}
+		return s, s.Name, func() { s.Close(); stop() }, nil
 	}
 }
 
-// moduleVersion is the version of a Go module this build uses (test
-// binaries carry no module list of their own, so ask the go command).
-func moduleVersion(path string) string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", path).Output()
+// startAnnouncing runs argv and waits (bounded) for the stdout line that
+// starts with prefix, returning the rest of it.
+func startAnnouncing(argv []string, prefix string) (*process.Process, string, error) {
+	proc, err := process.Start(context.Background(), argv, process.Options{KeepStdin: true, StderrTail: 16 << 10})
+	if err != nil {
+		return nil, "", err
+	}
+	timeout := time.After(30 * time.Second)
+	for lines := proc.Lines(); ; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil
+				continue
+			}
+			if rest, found := strings.CutPrefix(line, prefix); found {
+				return proc, rest, nil
+			}
+		case <-proc.Exited():
+			return nil, "", fmt.Errorf("%s exited before serving: %v; output: %s", argv[0], proc.ExitErr(), proc.Tail())
+		case <-timeout:
+			_ = proc.Stop(time.Second)
+			return nil, "", fmt.Errorf("%s did not announce %q within 30s; output: %s", argv[0], prefix, proc.Tail())
+		}
+	}
+}
+
+// moduleVersion is the version of module path that the peer module in dir
+// pins (binaries built with -buildvcs=false carry no reliable module list,
+// so ask the go command).
+func moduleVersion(dir, path string) string {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", path)
+	cmd.Dir = dir
+	out, err := cmd.Output()
 	if err != nil {
 		return "unknown"
 	}
@@ -170,23 +265,26 @@ func pythonGRPCVersion() string {
 }
 
 var _ = Describe("real management servers", Label("server"), func() {
-	gcp := moduleVersion("github.com/envoyproxy/go-control-plane")
+	gcpDir := peerDir("go-control-plane")
+	gcp := moduleVersion(gcpDir, "github.com/envoyproxy/go-control-plane")
 	for _, p := range []peer{
 		{Name: "go-control-plane-snapshot", Version: "go-control-plane " + gcp + " (SnapshotCache)", Role: "server",
-			Start: serverEnv(targets.BuiltinGoControlPlane), Catalogue: scenarios.Server},
+			Start: serverProcess(gcpDir+"/bin/gcp-server", "-flavour", "snapshot"), Catalogue: scenarios.Server},
 		{Name: "go-control-plane-linear", Version: "go-control-plane " + gcp + " (LinearCache)", Role: "server",
-			Start: serverEnv(targets.BuiltinGoControlPlaneLin), Catalogue: scenarios.Server},
+			Start: serverProcess(gcpDir+"/bin/gcp-server", "-flavour", "linear"), Catalogue: scenarios.Server},
 	} {
-		It(fmt.Sprintf("%s fails exactly its known-failing list", p.Name), Label(p.Name), func() { run(p) })
+		describe(p, "go-control-plane")
 	}
 })
 
 var _ = Describe("real xDS clients", Label("client"), func() {
+	grpcGo := peerDir("grpc-go")
 	grpcJS := peerDir("grpc-js")
 	core := peerDir("grpc-core")
 	for _, p := range []peer{
-		{Name: "grpc-go", Version: "grpc-go " + moduleVersion("google.golang.org/grpc"), Role: "client",
-			Start: clientEnv(targets.ClientOptions{Target: targets.BuiltinGRPCGo}), Catalogue: scenarios.Client},
+		{Name: "grpc-go", Version: "grpc-go " + moduleVersion(grpcGo, "google.golang.org/grpc"), Role: "client",
+			Start:     clientEnv(targets.ClientOptions{Command: grpcGo + "/bin/grpc-go-driver {{.Target}} {{.CSDS}}"}),
+			Catalogue: scenarios.Client},
 		{Name: "grpc-js", Version: "@grpc/grpc-js-xds " + npmVersion("grpc-js", "@grpc/grpc-js-xds") + ", @grpc/grpc-js " + npmVersion("grpc-js", "@grpc/grpc-js"), Role: "client",
 			Start:     clientEnv(targets.ClientOptions{Command: "node " + grpcJS + "/driver.js {{.Target}} {{.CSDS}}"}),
 			Catalogue: scenarios.Client},
@@ -194,6 +292,6 @@ var _ = Describe("real xDS clients", Label("client"), func() {
 			Start:     clientEnv(targets.ClientOptions{Command: "/usr/bin/python3 " + core + "/driver.py {{.Target}} {{.CSDS}}"}),
 			Catalogue: scenarios.Client},
 	} {
-		It(fmt.Sprintf("%s fails exactly its known-failing list", p.Name), Label(p.Name), func() { run(p) })
+		describe(p)
 	}
 })

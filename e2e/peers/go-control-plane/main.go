@@ -1,0 +1,69 @@
+// Command gcp-server is go-control-plane as an xdsconform server target,
+// built from its own version-pinned module: go-control-plane's xDS server
+// over a SnapshotCache or a LinearCache, and the fixture API that drives
+// that cache, on one plaintext gRPC port.
+//
+//	gcp-server -flavour snapshot|linear [-addr 127.0.0.1:0]
+//
+// It prints "xds=HOST:PORT" on stdout once it serves, and exits on SIGTERM
+// or SIGINT (or when stdin, if a pipe, reaches EOF: the harness is gone).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"google.golang.org/grpc"
+
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/gcpserver"
+)
+
+func main() {
+	flavour := flag.String("flavour", "snapshot", "the cache: snapshot or linear")
+	addr := flag.String("addr", "127.0.0.1:0", "address for xDS and the fixture API")
+	flag.Parse()
+	if err := run(gcpserver.Flavour(*flavour), *addr); err != nil {
+		fmt.Fprintf(os.Stderr, "gcp-server: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(flavour gcpserver.Flavour, addr string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	srv, err := gcpserver.New(ctx, flavour)
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	g := grpc.NewServer()
+	srv.Register(g)
+	fixturepb.RegisterFixtureServer(g, srv.FixtureServer())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- g.Serve(lis) }()
+	defer g.Stop()
+	fmt.Printf("xds=%s\n", lis.Addr())
+
+	gone := make(chan struct{})
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(gone) }()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-gone:
+		return nil
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	}
+}
