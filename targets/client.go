@@ -475,17 +475,6 @@ func (r *commandRunning) Stop() error {
 	return nil
 }
 
-// freeAddr picks a free loopback port for a launched client's status
-// endpoint. The port is free when picked; a client racing another process
-// for it fails to start, which the scenario reports.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("picking a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
 
 // launchContainer starts the container:IMAGE client for one scenario: the
 // Envoy bootstrap points at the harness's management server through the
