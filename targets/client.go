@@ -475,7 +475,6 @@ func (r *commandRunning) Stop() error {
 	return nil
 }
 
-
 // launchContainer starts the container:IMAGE client for one scenario: the
 // Envoy bootstrap points at the harness's management server through the
 // port testcontainers forwards, and its admin port is published for
