@@ -1,19 +1,16 @@
 package scenarios
 
 import (
-	"net"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/refserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -67,18 +64,9 @@ func (g *gatedStream) RecvMsg(m any) error {
 // while the one before it was still un-ACKed; a server that holds
 // responses until the ACK (allowed, and what Consul does) never sent it.
 func TestDeltaScenariosAckBeforeAwaitingMore(t *testing.T) {
-	ref := refserver.New()
-	g := grpc.NewServer(grpc.StreamInterceptor(ackGate))
-	ref.Register(g)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := targets.ServeInProcess(t.Context(), "reference server holding responses until ACKed", refserver.New(), grpc.StreamInterceptor(ackGate))
 	require.NoError(t, err)
-	go func() { _ = g.Serve(lis) }()
-	defer g.Stop()
-	fx := fixture.FromServer(ref.FixtureServer())
-	caps, err := fx.Capabilities(t.Context())
-	require.NoError(t, err)
-	srv := &targets.Server{Name: "reference server holding responses until ACKed", Addr: lis.Addr().String(),
-		Dial: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, Fixture: fx, Caps: caps}
+	defer srv.Close()
 	pairs, err := engine.Expand(Server(), engine.Selection{
 		Run:      []string{"server/stream/node-only-on-first-request", "server/nonce/delta-stale-nonce-subscribe"},
 		Variants: []wire.Variant{wire.DeltaADS},

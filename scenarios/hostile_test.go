@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,14 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/refserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -119,30 +116,10 @@ func corrupt(m any) any {
 // describes it as a target, the way targets.StartServer does for built-ins.
 func startHostile(t *testing.T, h hostile) *targets.Server {
 	t.Helper()
-	ref := refserver.New()
-	g := grpc.NewServer(grpc.StreamInterceptor(h.intercept))
-	ref.Register(g)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := targets.ServeInProcess(context.Background(), "hostile reference", refserver.New(), grpc.StreamInterceptor(h.intercept))
 	require.NoError(t, err)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = g.Serve(lis)
-	}()
-	t.Cleanup(func() {
-		g.Stop()
-		<-served
-	})
-	fx := fixture.FromServer(ref.FixtureServer())
-	caps, err := fx.Capabilities(context.Background())
-	require.NoError(t, err)
-	return &targets.Server{
-		Name:    "hostile reference",
-		Addr:    lis.Addr().String(),
-		Dial:    []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
-		Fixture: fx,
-		Caps:    caps,
-	}
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func everyStream(string) bool { return true }

@@ -2,14 +2,12 @@ package scenarios
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -129,17 +127,12 @@ func TestWildcardScenariosTolerateOtherPairsPushes(t *testing.T) {
 	ctx := t.Context()
 	impl, err := gcpserver.New(ctx, gcpserver.Linear)
 	require.NoError(t, err)
-	others := &otherPairs{Fixture: fixture.FromServer(impl.FixtureServer()), sent: map[string]int{}, waiting: map[string]chan struct{}{}}
-	g := grpc.NewServer(grpc.StreamInterceptor(others.intercept))
-	impl.Register(g)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	others := &otherPairs{sent: map[string]int{}, waiting: map[string]chan struct{}{}}
+	srv, err := targets.ServeInProcess(ctx, "go-control-plane LinearCache with other pairs", impl, grpc.StreamInterceptor(others.intercept))
 	require.NoError(t, err)
-	go func() { _ = g.Serve(lis) }()
-	defer g.Stop()
-	caps, err := others.Capabilities(ctx)
-	require.NoError(t, err)
-	srv := &targets.Server{Name: "go-control-plane LinearCache with other pairs", Addr: lis.Addr().String(),
-		Dial: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, Fixture: others, Caps: caps}
+	defer srv.Close()
+	require.False(t, srv.Caps.GetNodeScoped(), "the LinearCache serves every node the same resources")
+	others.Fixture, srv.Fixture = srv.Fixture, others
 
 	pairs, err := engine.Expand(Server(), engine.Selection{
 		Run:      []string{"server/deletion/sotw-omission", "server/grouping/full-state-lds-cds"},

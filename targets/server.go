@@ -227,12 +227,47 @@ func startContainer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
-func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
-	type xds interface {
-		Register(*grpc.Server)
-		FixtureServer() fixturepb.FixtureServer
+// InProcess is a management server that runs inside the harness: its xDS
+// services and its fixture API as a server (refserver, gcpserver).
+type InProcess interface {
+	Register(*grpc.Server)
+	FixtureServer() fixturepb.FixtureServer
+}
+
+// ServeInProcess serves impl's xDS services on a fresh loopback port,
+// with opts (a stream interceptor, say, for tests that disturb the
+// streams), and returns it as a target named name whose fixture calls
+// impl directly. The caller must Close it.
+func ServeInProcess(ctx context.Context, name string, impl InProcess, opts ...grpc.ServerOption) (*Server, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	var impl xds
+	g := grpc.NewServer(opts...)
+	impl.Register(g)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = g.Serve(lis)
+	}()
+	s := &Server{
+		Name:    name,
+		Addr:    lis.Addr().String(),
+		Dial:    []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
+		Fixture: fixture.FromServer(impl.FixtureServer()),
+		closers: []func(){func() { g.Stop(); <-served }},
+	}
+	caps, err := s.Fixture.Capabilities(ctx)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	s.Caps = caps
+	return s, nil
+}
+
+func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
+	var impl InProcess
 	switch opts.Target {
 	case BuiltinReference:
 		ref := refserver.New(opts.Faults...)
@@ -259,13 +294,6 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("--target %q: unknown built-in (want one of %s)", opts.Target, strings.Join(BuiltinServers, ", "))
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", opts.Target, err)
-	}
-	g := grpc.NewServer()
-	impl.Register(g)
-	go func() { _ = g.Serve(lis) }()
 	name := opts.Target
 	if len(opts.Faults) > 0 {
 		var fs []string
@@ -274,20 +302,7 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 		name += " (faults: " + strings.Join(fs, ",") + ")"
 	}
-	s := &Server{
-		Name:    name,
-		Addr:    lis.Addr().String(),
-		Dial:    []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
-		Fixture: fixture.FromServer(impl.FixtureServer()),
-		closers: []func(){g.Stop},
-	}
-	caps, err := s.Fixture.Capabilities(ctx)
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("start %s: %w", opts.Target, err)
-	}
-	s.Caps = caps
-	return s, nil
+	return ServeInProcess(ctx, name, impl)
 }
 
 func transportCredentials(o TLSOptions) (credentials.TransportCredentials, error) {
