@@ -199,24 +199,14 @@ func startAnnouncing(argv []string, prefix string) (*process.Process, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	timeout := time.After(30 * time.Second)
-	for lines := proc.Lines(); ; {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				lines = nil
-				continue
-			}
-			if rest, found := strings.CutPrefix(line, prefix); found {
-				return proc, rest, nil
-			}
-		case <-proc.Exited():
-			return nil, "", fmt.Errorf("%s exited before serving: %v; output: %s", argv[0], proc.ExitErr(), proc.Tail())
-		case <-timeout:
-			_ = proc.Stop(time.Second)
-			return nil, "", fmt.Errorf("%s did not announce %q within 30s; output: %s", argv[0], prefix, proc.Tail())
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rest, err := proc.AwaitLine(ctx, prefix)
+	if err != nil {
+		_ = proc.Stop(time.Second)
+		return nil, "", fmt.Errorf("%s: %w", argv[0], err)
 	}
+	return proc, rest, nil
 }
 
 // moduleVersion is the version of module path that the peer module in dir

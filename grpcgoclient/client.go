@@ -77,28 +77,16 @@ func launch(ctx context.Context, bootstrapJSON []byte, listener string, extraEnv
 	}
 	c := &Client{proc: proc}
 
-	lines := proc.Lines()
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				// stdout closed: the child is on its way out, which
-				// Exited will report.
-				lines = nil
-				continue
-			}
-			if addr, found := strings.CutPrefix(line, csdsPrefix); found {
-				c.csds = addr
-				return c, nil
-			}
-		case <-proc.Exited():
-			_ = proc.Stop(stopGrace)
+	addr, err := proc.AwaitLine(ctx, csdsPrefix)
+	if err != nil {
+		_ = proc.Stop(stopGrace)
+		if ctx.Err() == nil { // it exited on its own
 			return nil, fmt.Errorf("launch grpc-go client: %w", c.exitError("exited before serving CSDS"))
-		case <-ctx.Done():
-			_ = proc.Stop(stopGrace)
-			return nil, fmt.Errorf("launch grpc-go client: waiting for CSDS: %w; output: %s", ctx.Err(), proc.Tail())
 		}
+		return nil, fmt.Errorf("launch grpc-go client: waiting for CSDS: %w", err)
 	}
+	c.csds = addr
+	return c, nil
 }
 
 func (c *Client) exitError(what string) error {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -242,6 +243,30 @@ func (p *Process) Tail() string { return p.tail.String() }
 // buffered and lines are dropped when it is full; it is closed when
 // stdout reaches EOF.
 func (p *Process) Lines() <-chan string { return p.lines }
+
+// AwaitLine reads stdout until a line starting with prefix and returns the
+// rest of it: how a program the harness starts announces the address it
+// serves on. It fails when the process exits first (saying how, with its
+// output tail) or when ctx ends; it does not stop the process.
+func (p *Process) AwaitLine(ctx context.Context, prefix string) (string, error) {
+	lines := p.lines
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil // stdout closed: the exit is on its way
+				continue
+			}
+			if rest, found := strings.CutPrefix(line, prefix); found {
+				return rest, nil
+			}
+		case <-p.exited:
+			return "", fmt.Errorf("exited before printing %q: %v; output: %s", prefix, p.ExitErr(), p.Tail())
+		case <-ctx.Done():
+			return "", fmt.Errorf("waiting for %q: %w; output: %s", prefix, ctx.Err(), p.Tail())
+		}
+	}
+}
 
 // ErrKilled is returned (wrapped) by Stop when the group ignored SIGTERM
 // and had to be killed: it is gone, but it did not stop cleanly.

@@ -203,3 +203,29 @@ func TestQuote(t *testing.T) {
 	assert.Equal(t, `'abc'`, Quote("abc"))
 	assert.Equal(t, `'a'\''b'`, Quote("a'b"))
 }
+
+func TestAwaitLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, command, want, err string
+		timeout                  time.Duration
+	}{
+		{"announced", `echo noise; echo ADDR=127.0.0.1:1234; exec sleep 60`, "127.0.0.1:1234", "", 10 * time.Second},
+		{"exits first", `echo noise; echo "cannot bind" >&2; exit 1`, "", "exited before printing", 10 * time.Second},
+		{"never announces", `echo noise; exec sleep 60`, "", "context deadline exceeded", 200 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := StartShell(context.Background(), tc.command, Options{})
+			require.NoError(t, err)
+			defer p.Stop(time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
+			defer cancel()
+			got, err := p.AwaitLine(ctx, "ADDR=")
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
