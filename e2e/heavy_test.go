@@ -45,9 +45,13 @@ func startConsul() (engine.Env, string, func(), error) {
 	if _, err := os.Stat(consulBinary()); err != nil {
 		return nil, "", nil, fmt.Errorf("%s: %w (run make e2e-heavy-deps)", consulBinary(), err)
 	}
-	ports, err := freePorts(6)
-	if err != nil {
-		return nil, "", nil, err
+	ports := make([]int, 5)
+	for i := range ports {
+		p, err := targets.FreePort() // Consul binds them itself, after this returns
+		if err != nil {
+			return nil, "", nil, err
+		}
+		ports[i] = p
 	}
 	httpPort, grpcPort := ports[0], ports[1]
 	argv := []string{consulBinary(), "agent", "-dev", "-log-level", "warn",
@@ -131,27 +135,6 @@ func getJSON(ctx context.Context, url string, out any) error {
 		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
-}
-
-// freePorts finds n free loopback TCP ports. They are free when asked for,
-// not reserved: a peer that takes fixed ports is given these instead.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // Envoy runs only as a container (nothing installable here bundles it).

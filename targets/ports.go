@@ -27,9 +27,19 @@ var portPicker = struct {
 // far more than the clients that run at once.
 const recentPorts = 4096
 
-// freeAddr returns a loopback address, below the ephemeral port range, that
-// nothing listens on now and that was not handed out recently.
+// freeAddr is FreePort as a loopback HOST:PORT.
 func freeAddr() (string, error) {
+	p, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
+}
+
+// FreePort returns a loopback port, below the ephemeral port range, that
+// nothing listens on now and that was not handed out recently: for a
+// program the harness starts and tells which port to bind.
+func FreePort() (int, error) {
 	low, high := pickRange()
 	portPicker.Lock()
 	defer portPicker.Unlock()
@@ -49,9 +59,9 @@ func freeAddr() (string, error) {
 			delete(portPicker.recent, portPicker.order[0])
 			portPicker.order = portPicker.order[1:]
 		}
-		return l.Addr().String(), nil
+		return p, nil
 	}
-	return "", fmt.Errorf("picking a free port: none free in %d-%d after 200 tries", low, high)
+	return 0, fmt.Errorf("picking a free port: none free in %d-%d after 200 tries", low, high)
 }
 
 // pickRange is where freeAddr looks: from 10000 up to the start of the
