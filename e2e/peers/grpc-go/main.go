@@ -6,6 +6,9 @@
 // It opens one channel to TARGET (xds:///<listener>), leaves idle mode so
 // the xDS client subscribes and follows the resource chain, and serves
 // grpc-go's own CSDS on CSDS_ADDR. It exits on SIGTERM or SIGINT.
+//
+// It repeats grpcgoclient's child driver on purpose: importing the harness
+// would tie the grpc-go version it runs to the harness's own.
 package main
 
 import (
