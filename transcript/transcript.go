@@ -8,20 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/anypb"
-
-	"github.com/xdsconform/xdsconform/wire"
 )
 
 // Direction says which way a message travelled, from the harness's side.
@@ -176,75 +169,3 @@ func compact(b []byte) json.RawMessage {
 	}
 	return out
 }
-
-// RedactedSecret is what replaces a Secret's payload in every transcript.
-const RedactedSecret = "[redacted]"
-
-// Redact returns m with every SDS Secret payload replaced by a placeholder
-// (its name stays), so that secrets never reach a report. m itself is not
-// modified.
-func Redact(m proto.Message) proto.Message {
-	switch msg := m.(type) {
-	case *discovery.DiscoveryResponse:
-		if !slices.ContainsFunc(msg.GetResources(), isSecret) {
-			return m
-		}
-		c := proto.Clone(msg).(*discovery.DiscoveryResponse)
-		for i, a := range c.Resources {
-			c.Resources[i] = redactAny(a)
-		}
-		return c
-	case *discovery.DeltaDiscoveryResponse:
-		if !slices.ContainsFunc(msg.GetResources(), func(r *discovery.Resource) bool { return isSecret(r.GetResource()) }) {
-			return m
-		}
-		c := proto.Clone(msg).(*discovery.DeltaDiscoveryResponse)
-		for _, r := range c.Resources {
-			r.Resource = redactAny(r.Resource)
-		}
-		return c
-	}
-	return m
-}
-
-// isSecret reports whether a is a Secret, bare or in a Resource wrapper.
-func isSecret(a *anypb.Any) bool {
-	return a != nil && (a.GetTypeUrl() == wire.Secret.URL || wire.InnerTypeURL(a) == wire.Secret.URL)
-}
-
-func redactAny(a *anypb.Any) *anypb.Any {
-	if a == nil {
-		return nil
-	}
-	if a.GetTypeUrl() == wire.ResourceWrapperURL {
-		var r discovery.Resource
-		if err := a.UnmarshalTo(&r); err != nil {
-			return placeholder()
-		}
-		r.Resource = redactAny(r.Resource)
-		out, err := anypb.New(&r)
-		if err != nil {
-			return placeholder()
-		}
-		return out
-	}
-	if a.GetTypeUrl() != wire.Secret.URL {
-		return a
-	}
-	var s tls.Secret
-	if err := a.UnmarshalTo(&s); err != nil {
-		return placeholder()
-	}
-	// The name stays so the reader can follow the protocol; the payload is
-	// replaced by a visible marker.
-	red := &tls.Secret{Name: s.GetName(), Type: &tls.Secret_GenericSecret{GenericSecret: &tls.GenericSecret{
-		Secret: &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: RedactedSecret}},
-	}}}
-	out, err := anypb.New(red)
-	if err != nil {
-		return placeholder()
-	}
-	return out
-}
-
-func placeholder() *anypb.Any { return &anypb.Any{TypeUrl: wire.Secret.URL} }
