@@ -45,7 +45,6 @@ import (
 type Fixture struct {
 	fixturepb.UnimplementedFixtureServer
 
-	http    *http.Client
 	base    string // http://HOST:PORT of the agent's HTTP API
 	version string
 	suffix  string // ".default.dc1.internal.<trust domain>.consul"
@@ -69,7 +68,7 @@ type upstream struct {
 // New connects to the agent at addr (HOST:PORT of its HTTP API) and reads
 // its version and trust domain.
 func New(ctx context.Context, addr string) (*Fixture, error) {
-	f := &Fixture{http: &http.Client{}, base: "http://" + addr, nodes: map[string]*proxy{}, port: 30000}
+	f := &Fixture{base: "http://" + addr, nodes: map[string]*proxy{}, port: 30000}
 	var self struct {
 		Config struct{ Version string }
 	}
@@ -87,9 +86,6 @@ func New(ctx context.Context, addr string) (*Fixture, error) {
 	f.suffix = ".default.dc1.internal." + roots.TrustDomain
 	return f, nil
 }
-
-// Version is the agent's version, "1.22.0".
-func (f *Fixture) Version() string { return f.version }
 
 // GetCapabilities: clusters and endpoint assignments, delta ADS only (the
 // SotW ADS method answers "not implemented"), names and content generated,
@@ -123,16 +119,21 @@ func (f *Fixture) SetResource(ctx context.Context, r *fixturepb.SetResourceReque
 	p := f.proxyLocked(r.GetNodeId())
 	u := p.upstreams[svc]
 	if u == nil {
+		// Recorded only once Consul took the change: a failed call leaves
+		// no upstream behind for the next registration.
 		u = &upstream{bindPort: f.port}
-		f.port++
-		p.upstreams[svc] = u
+		defer func() {
+			if p.upstreams[svc] == u {
+				f.port++
+			}
+		}()
 	}
 	resp := &fixturepb.SetResourceResponse{Name: svc + f.suffix}
 	switch m := msg.(type) {
 	case *endpoint.ClusterLoadAssignment:
-		port := m.GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress().GetPortValue()
+		port := firstPort(m)
 		if port == 0 {
-			return nil, status.Error(codes.InvalidArgument, "the assignment has no endpoint port")
+			return nil, status.Error(codes.InvalidArgument, "the assignment has no endpoint with a port")
 		}
 		body := map[string]any{"Name": svc, "ID": svc, "Address": "127.0.0.1", "Port": port, "Connect": map[string]any{"Native": true}}
 		if err := f.call(ctx, http.MethodPut, "/v1/agent/service/register", body, nil); err != nil {
@@ -151,10 +152,22 @@ func (f *Fixture) SetResource(ctx context.Context, r *fixturepb.SetResourceReque
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "consul fixture: cannot serve %T", msg)
 	}
+	p.upstreams[svc] = u
 	if err := f.registerProxyLocked(ctx, r.GetNodeId()); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// firstPort is the port of the assignment's first endpoint, 0 if it has
+// none.
+func firstPort(m *endpoint.ClusterLoadAssignment) uint32 {
+	for _, l := range m.GetEndpoints() {
+		for _, e := range l.GetLbEndpoints() {
+			return e.GetEndpoint().GetAddress().GetSocketAddress().GetPortValue()
+		}
+	}
+	return 0
 }
 
 // DeleteResource removes the type from the service; with no type left the
@@ -248,7 +261,7 @@ func (f *Fixture) call(ctx context.Context, method, path string, body, out any) 
 	if err != nil {
 		return err
 	}
-	resp, err := f.http.Do(req)
+	resp, err := http.DefaultClient.Do(req) // bounded by ctx, which every call carries
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "consul %s %s: %v", method, path, err)
 	}
