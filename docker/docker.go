@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -60,11 +59,12 @@ func HostAddr(port int) string {
 
 // Container is one running peer container.
 type Container struct {
-	c      testcontainers.Container
-	exited chan struct{}
-	stop   chan struct{}
-	once   sync.Once
-	err    error
+	c       testcontainers.Container
+	exited  chan struct{}
+	stop    chan struct{}
+	watched chan struct{} // closed when watch returns
+	once    sync.Once
+	err     error
 }
 
 // ClientRequest describes an xDS client container, Envoy's by default.
@@ -125,7 +125,10 @@ func StartServer(ctx context.Context, r ServerRequest) (*Container, error) {
 		WaitingFor:   wait.ForListeningPort(xds),
 	}
 	if r.FixturePort != 0 {
-		req.ExposedPorts = append(req.ExposedPorts, strconv.Itoa(r.FixturePort)+"/tcp")
+		fx := strconv.Itoa(r.FixturePort) + "/tcp"
+		req.ExposedPorts = append(req.ExposedPorts, fx)
+		// Both, or the fixture's first call can meet a port not yet open.
+		req.WaitingFor = wait.ForAll(wait.ForListeningPort(xds), wait.ForListeningPort(fx))
 	}
 	return start(ctx, req)
 }
@@ -146,15 +149,17 @@ func start(ctx context.Context, req testcontainers.ContainerRequest) (*Container
 		}
 		return nil, fmt.Errorf("starting container %s: %s", req.Image, oneLine(err))
 	}
-	c := &Container{c: tc, exited: make(chan struct{}), stop: make(chan struct{})}
+	c := &Container{c: tc, exited: make(chan struct{}), stop: make(chan struct{}), watched: make(chan struct{})}
 	go c.watch()
 	return c, nil
 }
 
 // watch closes exited when the container stops running on its own. The
 // engine offers no exit notification through testcontainers, so it asks
-// every quarter second until Stop.
+// every quarter second until Stop. A failed question (a slow engine) is
+// asked again: only a container seen not running has exited.
 func (c *Container) watch() {
+	defer close(c.watched)
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -166,14 +171,17 @@ func (c *Container) watch() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		st, err := c.c.State(ctx)
 		cancel()
-		if err != nil || !st.Running {
-			if err == nil {
-				err = fmt.Errorf("container exited with code %d", st.ExitCode)
-			}
-			c.err = fmt.Errorf("%w; output: %s", err, c.Logs())
-			close(c.exited)
-			return
+		if err != nil || st.Running {
+			continue
 		}
+		select {
+		case <-c.stop: // stopped by us while asking: not an exit of its own
+			return
+		default:
+		}
+		c.err = fmt.Errorf("container exited with code %d; output: %s", st.ExitCode, c.Logs())
+		close(c.exited)
+		return
 	}
 }
 
@@ -199,18 +207,34 @@ func (c *Container) Logs() string {
 		return "(no logs: " + oneLine(err) + ")"
 	}
 	defer rc.Close()
-	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
-	if len(b) > 4096 {
-		b = b[len(b)-4096:]
+	// Keep the last 4 KiB however long the output is.
+	tail := make([]byte, 0, 8192)
+	buf := make([]byte, 4096)
+	for {
+		n, err := rc.Read(buf)
+		tail = append(tail, buf[:n]...)
+		if len(tail) > 4096 {
+			tail = append(tail[:0], tail[len(tail)-4096:]...)
+		}
+		if err != nil {
+			return string(tail)
+		}
 	}
-	return string(b)
 }
 
-// Stop removes the container; afterwards nothing of it is left.
+// stopTimeout bounds removing a container: a stuck engine must not hang
+// the run's cleanup.
+const stopTimeout = 30 * time.Second
+
+// Stop removes the container, within stopTimeout; afterwards nothing of it
+// is left, and its watch has ended.
 func (c *Container) Stop(ctx context.Context) error {
 	var err error
 	c.once.Do(func() {
 		close(c.stop)
+		<-c.watched // returns within one State call (5 s)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		defer cancel()
 		err = c.c.Terminate(ctx)
 	})
 	return err
