@@ -84,7 +84,9 @@ func TestEndForcesReconnect(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, st.End(ctx, status.Error(codes.Unavailable, "restarting")))
-	require.Eventually(t, func() bool { return c.StreamClosed(wire.Listener) != nil }, 2*time.Second, time.Millisecond)
+	require.ErrorIs(t, st.Err(), fakeserver.ErrEnded, "End returns once the ending is recorded")
+	_, err = c.Expect(wire.Listener) // returns as soon as the stream closes
+	require.Error(t, err)
 	assert.Equal(t, codes.Unavailable, status.Code(c.StreamClosed(wire.Listener)))
 	_, err = st.Next(ctx, wire.Listener)
 	var ce *fakeserver.ClosedError
@@ -97,6 +99,7 @@ func TestEndForcesReconnect(t *testing.T) {
 	assert.Greater(t, st2.ID, st.ID)
 	err = st.Send(ctx, &discovery.DiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: "x"})
 	require.ErrorAs(t, err, &ce, "nothing can be sent on an ended stream")
+	assert.ErrorIs(t, ce.Err, fakeserver.ErrEnded, "and the error says how it ended")
 }
 
 func TestViolations(t *testing.T) {

@@ -210,12 +210,14 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 		}
 	}()
 	defer func() {
-		close(st.gone)
+		// How it ended is recorded before gone is closed: whoever wakes
+		// on gone (End, Send) must find Err set.
 		note := "ended by the harness"
 		if err != nil {
 			note += ": " + transcript.StatusNote(err)
 		}
 		st.finish(ErrEnded, note)
+		close(st.gone)
 	}()
 	for {
 		select {
