@@ -153,13 +153,14 @@ func (s *Server) FirstStream(ctx context.Context, within time.Duration) (*Stream
 }
 
 // ExpectNoStream watches for the quiet window and returns the first stream
-// opened in it with an ID greater than after, or nil when none was.
-func (s *Server) ExpectNoStream(ctx context.Context, after int) *Stream {
+// opened in it with an ID greater than after, or nil when none was. A
+// watch cut short (ctx done, the server closed) is an error, not silence.
+func (s *Server) ExpectNoStream(ctx context.Context, after int) (*Stream, error) {
 	st, err := s.waitStream(ctx, s.opts.Quiet, func(st *Stream) bool { return st.ID > after })
-	if err != nil {
-		return nil
+	if errors.Is(err, ErrTimeout) {
+		return nil, nil // the window passed quietly
 	}
-	return st
+	return st, err
 }
 
 func (s *Server) waitStream(ctx context.Context, within time.Duration, match func(*Stream) bool) (*Stream, error) {

@@ -88,9 +88,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Run: cli(func(c *C) {
 			c.Chain(EDS)
 			last := c.Srv.Streams()
-			if st := c.Srv.ExpectNoStream(c.Context(), last[len(last)-1].ID); st != nil {
-				c.Fatalf("the server stayed silent after the ACKs and the client opened a new stream %s", st.Name)
-			}
+			c.NoStreamAfter(last[len(last)-1].ID, "a new stream while the server stays silent after the ACKs")
 			for _, st := range last {
 				require.NoError(c, st.Err(), "the client should keep %s open while the server is silent", st.Name)
 			}

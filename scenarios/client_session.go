@@ -183,6 +183,21 @@ func (c *C) Stream(t wire.Type) *fakeserver.Stream {
 	}
 }
 
+// NoStreamAfter fails the scenario if, within the quiet window, the
+// client opens a stream with an ID above after; why says what the new
+// stream would mean.
+func (c *C) NoStreamAfter(after int, why string) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	st, err := c.Srv.ExpectNoStream(ctx, after)
+	if err != nil {
+		c.fail("watching for new streams: %v", err)
+	}
+	if st != nil {
+		c.Fatalf("%s: the client opened %s", why, st.Name)
+	}
+}
+
 // Expect returns the next request of type t; none within the expect
 // timeout, or the stream ending, fails the scenario.
 func (c *C) Expect(t wire.Type) *fakeserver.Request {

@@ -126,9 +126,7 @@ var clientProfileScenarios = []*engine.Scenario{
 			c.Chain(LDS)
 			// Accepting the listener makes the client want its route: on
 			// the same stream, not on a new aggregated one.
-			if st := c.Srv.ExpectNoStream(c.Context(), c.Stream(LDS).ID); st != nil {
-				c.Fatalf("the client opened a second aggregated stream, %s, for its next type", st.Name)
-			}
+			c.NoStreamAfter(c.Stream(LDS).ID, "a second aggregated stream for its next type")
 			c.ExpectSubscribed(RDS, c.R)
 			opened := c.Srv.Streams()
 			require.Len(c, opened, 1, "the client opened %d streams: %s", len(opened), streamNames(opened))
