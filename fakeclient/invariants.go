@@ -2,7 +2,6 @@ package fakeclient
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -45,7 +44,7 @@ func checkResponse(r *Response, expectedType string, seen map[string]map[string]
 	}
 	// STREAM-7: the response names a known type, the stream's own type on
 	// a per-type stream, and every resource is of that type.
-	if _, ok := wire.TypeByURL(r.TypeURL); !ok || !strings.HasPrefix(r.TypeURL, wire.TypePrefix) {
+	if _, ok := wire.TypeByExactURL(r.TypeURL); !ok {
 		bad("STREAM-7", "response type_url %q is not a v3 resource type", r.TypeURL)
 	}
 	if expectedType != "" && r.TypeURL != expectedType {

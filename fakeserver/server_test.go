@@ -1,6 +1,7 @@
 package fakeserver_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -111,14 +112,23 @@ func TestViolations(t *testing.T) {
 	req = c.SotWRequest(wire.Listener, []string{"l1"})
 	req.TypeUrl = ""
 	require.NoError(t, c.SendSotW(wire.Listener, req))
+	req = c.SotWRequest(wire.Listener, []string{"l1"})
+	req.TypeUrl = strings.TrimPrefix(wire.Listener.URL, wire.TypePrefix) // no type URL without its prefix
+	require.NoError(t, c.SendSotW(wire.Listener, req))
+	require.NoError(t, c.SendSotW(wire.Listener, c.SotWRequest(wire.Listener, []string{"l1"})))
 	st, err := srv.StreamFor(ctx, wire.Listener, 0)
 	require.NoError(t, err)
-	_, err = st.Next(ctx, wire.Listener)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(srv.Violations()) == 2 }, 2*time.Second, time.Millisecond)
-	vs := srv.Violations()
-	assert.Equal(t, "NONCE-5", vs[0].Rule)
-	assert.Equal(t, "STREAM-6", vs[1].Rule)
+	// Requests are checked in order before they are visible: once the
+	// last one is, every violation is recorded.
+	for range 2 {
+		_, err = st.Next(ctx, wire.Listener)
+		require.NoError(t, err)
+	}
+	var rules []string
+	for _, v := range srv.Violations() {
+		rules = append(rules, v.Rule)
+	}
+	assert.Equal(t, []string{"NONCE-5", "STREAM-6", "STREAM-6"}, rules)
 }
 
 func TestWrongMethodIsAViolation(t *testing.T) {

@@ -314,7 +314,7 @@ func (st *Stream) check(r *Request, sentNonce bool) {
 	case raw != "" && st.Service != nil && raw != st.Service.URL:
 		st.srv.violate(st, "STREAM-6", "request #%d has type_url %q on the %s service", r.Seq, raw, st.Service.Short)
 	case raw != "":
-		if _, ok := wire.TypeByURL(raw); !ok || raw[0] == '/' {
+		if _, ok := wire.TypeByExactURL(raw); !ok {
 			st.srv.violate(st, "STREAM-6", "request #%d has type_url %q, which is no xDS v3 type", r.Seq, raw)
 		}
 	}

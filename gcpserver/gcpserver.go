@@ -149,8 +149,8 @@ func decode(typeURL, name string, res *anypb.Any) (wire.Type, types.Resource, er
 // lookupType accepts only the full type URLs the harness knows, so a typo
 // fails the fixture call instead of silently creating an unserved type.
 func lookupType(typeURL string) (wire.Type, error) {
-	t, ok := wire.TypeByURL(typeURL)
-	if !ok || t.URL != typeURL {
+	t, ok := wire.TypeByExactURL(typeURL)
+	if !ok {
 		return wire.Type{}, status.Errorf(codes.InvalidArgument, "unsupported type URL %q", typeURL)
 	}
 	return t, nil

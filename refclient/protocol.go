@@ -225,8 +225,8 @@ func versionLess(a, b string) bool {
 // has a name, is not named twice (DUP-2) and passes the type checks of the
 // gRPC profile. crash is set when the crash-on-empty-name fault fires.
 func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs []problem, crash error) {
-	t, ok := wire.TypeByURL(u)
-	if !ok || t.URL != u {
+	t, ok := wire.TypeByExactURL(u)
+	if !ok {
 		return nil, []problem{{"", fmt.Sprintf("unsupported response type_url %q", u)}}, nil
 	}
 	if st.slot.typ != "" && u != st.slot.typ {

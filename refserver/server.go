@@ -154,8 +154,8 @@ func (c *conn) resolveType(typeURL string) (wire.Type, error) {
 // typeByURL finds a type by its full type URL, the only form requests and
 // fixture calls may use.
 func typeByURL(typeURL string) (wire.Type, error) {
-	t, ok := wire.TypeByURL(typeURL)
-	if !ok || t.URL != typeURL {
+	t, ok := wire.TypeByExactURL(typeURL)
+	if !ok {
 		return wire.Type{}, status.Errorf(codes.InvalidArgument, "unknown type_url %q", typeURL)
 	}
 	return t, nil

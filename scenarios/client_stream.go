@@ -87,8 +87,8 @@ var clientStreamScenarios = []*engine.Scenario{
 			c.ExpectSubscribed(RDS, c.R)
 			for _, st := range c.Srv.Streams() {
 				for _, r := range st.Requests() {
-					_, known := wire.TypeByURL(r.RawTypeURL())
-					require.True(c, known && r.RawTypeURL() != "", "%s has type_url %q: every ADS request must name its v3 type", r, r.RawTypeURL())
+					_, known := wire.TypeByExactURL(r.RawTypeURL())
+					require.True(c, known, "%s has type_url %q: every ADS request must name its v3 type", r, r.RawTypeURL())
 				}
 			}
 			c.Expect(LDS) // and the listener was answered

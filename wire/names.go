@@ -41,8 +41,8 @@ func Unpack(a *anypb.Any) (proto.Message, error) {
 		}
 		return Unpack(r.GetResource())
 	}
-	t, ok := TypeByURL(a.GetTypeUrl())
-	if !ok || a.GetTypeUrl() != t.URL {
+	t, ok := TypeByExactURL(a.GetTypeUrl())
+	if !ok {
 		return nil, fmt.Errorf("unknown resource type %q", a.GetTypeUrl())
 	}
 	m := t.New()

@@ -129,6 +129,14 @@ func TypeByURL(url string) (Type, bool) {
 	return Type{}, false
 }
 
+// TypeByExactURL finds a type by its full type URL, the only form the
+// protocol allows on the wire (STREAM-6, STREAM-7): a bare
+// "envoy.config.cluster.v3.Cluster" is no type URL.
+func TypeByExactURL(url string) (Type, bool) {
+	t, ok := TypeByURL(url)
+	return t, ok && t.URL == url
+}
+
 // TypeByShort finds a type by its short name (case-insensitive).
 func TypeByShort(short string) (Type, bool) {
 	for _, t := range AllTypes {
