@@ -495,3 +495,21 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// An after-run check that never returns is abandoned after its bound and
+// fails the pair; the run goes on.
+func TestAfterRunCheckThatBlocksIsAbandoned(t *testing.T) {
+	old := *engine.AfterRunLimit
+	*engine.AfterRunLimit = 50 * time.Millisecond
+	defer func() { *engine.AfterRunLimit = old }()
+	block := make(chan struct{})
+	defer close(block)
+	cat := []*engine.Scenario{{ID: "x/blocking/check", Level: results.Must, Variants: []wire.Variant{wire.SotWADS},
+		Run: func(t *engine.T) { t.AfterRun(func(*engine.T) { <-block }) }}}
+	pairs, err := engine.Expand(cat, engine.Selection{})
+	require.NoError(t, err)
+	rs, _ := engine.Run(t.Context(), pairs, engine.Config{Env: fakeEnv{}})
+	require.Len(t, rs, 1)
+	assert.Equal(t, results.Fail, rs[0].Outcome)
+	assert.Contains(t, rs[0].Message, "did not return within")
+}
