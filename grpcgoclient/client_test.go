@@ -50,13 +50,23 @@ func startADS(t *testing.T) *adsServer {
 			if svc != nil {
 				return status.Error(codes.Unimplemented, "ADS only")
 			}
-			a.streams <- s
+			// Bounded by the stream: a test that stopped reading must not
+			// leave the handler blocked.
+			select {
+			case a.streams <- s:
+			case <-s.Context().Done():
+				return s.Context().Err()
+			}
 			for {
 				req, err := s.Recv()
 				if err != nil {
 					return err
 				}
-				a.reqs <- req
+				select {
+				case a.reqs <- req:
+				case <-s.Context().Done():
+					return s.Context().Err()
+				}
 			}
 		},
 		Delta: func(wire.DeltaServerStream, *wire.Type) error {

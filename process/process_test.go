@@ -23,6 +23,15 @@ func waitExited(t *testing.T, p *Process) {
 	}
 }
 
+// awaitReady waits (bounded) for the shell's "ready" line.
+func awaitReady(t *testing.T, p *Process) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := p.AwaitLine(ctx, "ready")
+	require.NoError(t, err)
+}
+
 func TestExitAtOnce(t *testing.T) {
 	p, err := StartShell(context.Background(), `echo out; echo "boom: $GREETING" >&2; exit 3`,
 		Options{Env: []string{"GREETING=hi there"}})
@@ -92,7 +101,7 @@ func TestStopKillsGroup(t *testing.T) {
 func TestStopGraceful(t *testing.T) {
 	p, err := StartShell(context.Background(), `trap 'echo bye; exit 0' TERM; echo ready; while :; do sleep 0.05; done`, Options{})
 	require.NoError(t, err)
-	<-p.Lines()
+	awaitReady(t, p)
 	require.NoError(t, p.Stop(10*time.Second))
 	assert.Contains(t, p.Tail(), "bye")
 }
@@ -101,7 +110,7 @@ func TestContextCancelStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := StartShell(ctx, `echo ready; sleep 300`, Options{})
 	require.NoError(t, err)
-	<-p.Lines()
+	awaitReady(t, p)
 	cancel()
 	waitExited(t, p)
 	require.NoError(t, p.Stop(time.Second))
@@ -112,7 +121,7 @@ func TestKeepStdin(t *testing.T) {
 	// cat exits at stdin EOF, which comes when the write end we hold closes.
 	p, err := StartShell(context.Background(), `echo ready; cat; echo eof`, Options{KeepStdin: true})
 	require.NoError(t, err)
-	<-p.Lines()
+	awaitReady(t, p)
 	select {
 	case <-p.Exited():
 		t.Fatal("exited although stdin is open")

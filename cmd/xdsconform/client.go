@@ -108,7 +108,7 @@ func commandVarsHelp() string {
 }
 
 // clientSuite validates the client flags and returns the suite to run.
-func (f *clientFlags) clientSuite() (suiteRun, error) {
+func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	f.opts.Faults = f.faults
 	for _, s := range f.variants {
 		v, err := wire.ParseVariant(s)
@@ -140,7 +140,7 @@ func (f *clientFlags) clientSuite() (suiteRun, error) {
 	if err != nil {
 		return suiteRun{}, usageError("%v", err)
 	}
-	if err := clients.Preflight(context.Background()); err != nil {
+	if err := clients.Preflight(ctx); err != nil {
 		return suiteRun{}, &exitError{code: exitUnreachable, err: err}
 	}
 	known, err := f.suite.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.ForClient(f.opts.Target) })
@@ -152,7 +152,7 @@ func (f *clientFlags) clientSuite() (suiteRun, error) {
 }
 
 func runClient(c *cobra.Command, out io.Writer, f *clientFlags) error {
-	s, err := f.clientSuite()
+	s, err := f.clientSuite(c.Context())
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func newRunCmd(out io.Writer) *cobra.Command {
 			}
 			defer srv.Close()
 			cf := &clientFlags{suite: *f, opts: targets.ClientOptions{Target: targets.BuiltinGRPCGo, DNETimer: targets.DefaultDNETimer, StartTimeout: defaultStartTimeout}}
-			client, err := cf.clientSuite()
+			client, err := cf.clientSuite(c.Context())
 			if err != nil {
 				return err
 			}
