@@ -4,6 +4,7 @@
 // the e2e tag (make e2e): the peers it drives are installed by make
 // e2e-deps (npm packages, Debian packages), not by go test.
 //
-// Every run writes its report to e2e/out/<peer>.json; make compat turns
-// those into COMPATIBILITY.md.
+// Every spec writes the report of one scenario family of one peer to
+// e2e/out/PEER/FAMILY.json (make e2e-heavy: e2e/heavy-results, which is
+// committed); make compat turns those into COMPATIBILITY.md.
 package e2e
