@@ -23,6 +23,7 @@ type deltaType struct {
 	lastVersion string // system_version_info of the last response (FaultBumpAllTypes)
 
 	excluded       nameSet           // FaultUnsubscribeWildcardMember: names dropped under "*"
+	firstSent      map[string]string // FaultFirstResourceVersion: version first sent per name
 	everSubscribed nameSet           // FaultUpdatesAfterUnsubscribe: every name ever subscribed
 	everSent       map[string]string // FaultNoResendOnResubscribe: last version sent per name
 }
@@ -43,7 +44,7 @@ func (s *Server) serveDelta(st deltaStream, service *wire.Type) error {
 func (c *deltaConn) typeState(t wire.Type) *deltaType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, everSent: map[string]string{}}
+		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, everSent: map[string]string{}, firstSent: map[string]string{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -143,6 +144,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		if n == "*" && !c.s.has(FaultStarIsLiteral) {
 			if !c.s.has(FaultStickyWildcard) { // breaks WILD-4 when set
 				ts.wildcard = false // WILD-4: explicit names stay
+			}
+			if c.s.has(FaultDropNamesWithStar) {
+				ts.subscribed = nameSet{} // breaks WILD-4: they go with it
 			}
 			continue
 		}
@@ -312,8 +316,16 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	for _, n := range sortedNames(send) { // DUP-1: names are unique
 		e := snap.resources[n]
 		r := &discovery.Resource{Name: c.servedName(ts.t, n), Version: e.version, Resource: c.pack(ts.t, e)} // VER-7
-		if c.s.has(FaultNoResourceVersions) {
+		switch {
+		case c.s.has(FaultNoResourceVersions):
 			r.Version = "" // breaks VER-7
+		case c.s.has(FaultVersionOnFirstSendOnly) && ts.everSent[n] != "":
+			r.Version = "" // breaks VER-7 from the second send on
+		case c.s.has(FaultFirstResourceVersion) && ts.everSent[n] != "":
+			r.Version = ts.firstSent[n] // breaks VER-7: the version does not follow the content
+		}
+		if _, ok := ts.firstSent[n]; !ok {
+			ts.firstSent[n] = r.Version
 		}
 		resp.Resources = append(resp.Resources, r)
 		ts.known[n] = e.version

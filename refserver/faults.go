@@ -60,6 +60,19 @@ const (
 	FaultCloseOnNack Fault = "close-on-nack"
 	// FaultNoResourceVersions leaves delta Resource.version empty (VER-7).
 	FaultNoResourceVersions Fault = "no-resource-versions"
+	// FaultFirstResourceVersion keeps the version a delta resource was first
+	// sent with, whatever its content becomes (VER-7).
+	FaultFirstResourceVersion Fault = "first-resource-version"
+	// FaultVersionOnFirstSendOnly sends a delta resource's version the first
+	// time only, and an empty one with every update (VER-7).
+	FaultVersionOnFirstSendOnly Fault = "version-on-first-send-only"
+	// FaultEmptyStateOnDelete answers a Listener or Cluster deletion with an
+	// empty full state, dropping the resources that remain (GRP-1, DEL-7).
+	FaultEmptyStateOnDelete Fault = "empty-state-on-delete"
+	// FaultDropNamesWithStar forgets the explicit names subscribed together
+	// with "*" when a delta client drops "*" (WILD-4). SotW requests restate
+	// every name, so there it has nothing to forget.
+	FaultDropNamesWithStar Fault = "drop-names-with-star"
 	// FaultPushUnrequestedTypes sends an ADS client a type it did not ask for (STREAM-2).
 	FaultPushUnrequestedTypes Fault = "push-unrequested-types"
 	// FaultStarIsLiteral treats "*" as an ordinary resource name (WILD-1, WILD-3).
@@ -128,6 +141,10 @@ var AllFaults = []Fault{
 	FaultSkipCurrentVersionOnReconnect,
 	FaultFirstNameOnly,
 	FaultListenerNameWithoutPort,
+	FaultFirstResourceVersion,
+	FaultVersionOnFirstSendOnly,
+	FaultEmptyStateOnDelete,
+	FaultDropNamesWithStar,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -166,6 +183,10 @@ var faultDescriptions = map[Fault]string{
 	FaultSkipCurrentVersionOnReconnect: "RES-4, VER-5: a new SotW stream at the current version gets no response, even for new names",
 	FaultFirstNameOnly:                 "RES-2, MULTI-1: of a request naming several resources only the first is served",
 	FaultListenerNameWithoutPort:       "RES-7: a listener named \"host:port\" is served as \"host\"",
+	FaultFirstResourceVersion:          "VER-7: a delta resource keeps the version it was first sent with when it changes",
+	FaultVersionOnFirstSendOnly:        "VER-7: a delta resource's updates carry an empty version",
+	FaultEmptyStateOnDelete:            "GRP-1, DEL-7: a deletion is answered with an empty full state, dropping what remains",
+	FaultDropNamesWithStar:             "WILD-4: dropping \"*\" (delta) also drops the explicit names subscribed with it",
 }
 
 // Description returns one line naming the rule the fault breaks.

@@ -524,6 +524,26 @@ func TestDeltaFaults(t *testing.T) {
 		require.NoError(t, c.SendDelta(wire.Endpoint, &discovery.DeltaDiscoveryRequest{Node: c.Node(), ResourceNamesUnsubscribe: []string{"never"}}))
 		assert.Equal(t, codes.InvalidArgument, closedWith(t, c, wire.Endpoint))
 	})
+	for _, f := range []Fault{FaultFirstResourceVersion, FaultVersionOnFirstSendOnly} {
+		t.Run(string(f), func(t *testing.T) {
+			versions := func(fs ...Fault) []string {
+				e := start(t, fs...)
+				e.set(wire.Endpoint, "a", 1)
+				c := e.client(wire.DeltaADS)
+				require.NoError(t, c.Subscribe(wire.Endpoint, "a"))
+				first := expect(t, c, wire.Endpoint)
+				require.NoError(t, c.Ack(wire.Endpoint, first))
+				e.set(wire.Endpoint, "a", 2)
+				second := expect(t, c, wire.Endpoint)
+				return []string{first.ResourceVersion("a"), second.ResourceVersion("a")}
+			}
+			ref, faulty := versions(), versions(f)
+			require.NotEqual(t, ref[0], ref[1], "the reference server's version follows the content")
+			assert.Equal(t, ref[0], faulty[0], "the first send is as the reference's")
+			want := map[Fault]string{FaultFirstResourceVersion: ref[0], FaultVersionOnFirstSendOnly: ""}[f]
+			assert.Equal(t, want, faulty[1])
+		})
+	}
 	t.Run(string(FaultNeverReportDeletions), func(t *testing.T) {
 		e := start(t, FaultNeverReportDeletions)
 		e.set(wire.Endpoint, "a", 1)
@@ -550,4 +570,46 @@ func TestGeneratedNames(t *testing.T) {
 	served, err := fs.Set(ctx, "n", wire.Cluster, "c1", wire.BuildAny(wire.Cluster, "c1", 1))
 	require.NoError(t, err)
 	assert.Equal(t, GeneratedPrefix+"c1", served.Name)
+}
+
+// SotW faults on full states and wildcards.
+func TestSotWFaults(t *testing.T) {
+	t.Run(string(FaultEmptyStateOnDelete), func(t *testing.T) {
+		e := start(t, FaultEmptyStateOnDelete)
+		e.set(wire.Cluster, "a", 1)
+		e.set(wire.Cluster, "b", 1)
+		c := e.client(wire.SotWADS)
+		require.NoError(t, c.RequestWildcardLegacy(wire.Cluster))
+		r := expect(t, c, wire.Cluster)
+		assert.Equal(t, []string{"a", "b"}, r.Names())
+		require.NoError(t, c.Ack(wire.Cluster, r))
+		e.del(wire.Cluster, "b")
+		assert.Empty(t, expect(t, c, wire.Cluster).Names(), "a, which remains, is dropped too")
+	})
+	for _, v := range []wire.Variant{wire.DeltaADS} {
+		t.Run(string(FaultDropNamesWithStar)+"/"+v.String(), func(t *testing.T) {
+			// keepsA reports whether a change of a is pushed after "*",
+			// subscribed together with a, is dropped.
+			keepsA := func(fs ...Fault) bool {
+				e := start(t, fs...)
+				e.set(wire.Cluster, "a", 1)
+				e.set(wire.Endpoint, "barrier1", 1)
+				e.set(wire.Endpoint, "barrier2", 1)
+				c := e.client(v)
+				require.NoError(t, c.Subscribe(wire.Cluster, "*", "a"))
+				require.NoError(t, c.Ack(wire.Cluster, expect(t, c, wire.Cluster)))
+				require.NoError(t, c.Unsubscribe(wire.Cluster, "*"))
+				// Barriers: a later request is handled after every earlier one.
+				require.NoError(t, c.Subscribe(wire.Endpoint, "barrier1"))
+				require.NoError(t, c.Ack(wire.Endpoint, expect(t, c, wire.Endpoint)))
+				e.set(wire.Cluster, "a", 2)
+				require.NoError(t, c.Subscribe(wire.Endpoint, "barrier2"))
+				expect(t, c, wire.Endpoint)
+				r, _ := c.ExpectNoneWithin(0, wire.Cluster)
+				return r != nil && r.Has("a")
+			}
+			assert.True(t, keepsA(), "the reference server keeps a")
+			assert.False(t, keepsA(FaultDropNamesWithStar), "a went with the star")
+		})
+	}
 }

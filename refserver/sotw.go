@@ -311,6 +311,8 @@ func (c *sotwConn) onWake() error {
 			}
 		case len(changed) > 0 && c.s.has(FaultPartialFullState):
 			err = c.send(ts, snap, changed, false) // breaks GRP-1
+		case deleted && c.s.has(FaultEmptyStateOnDelete):
+			err = c.send(ts, snap, nil, true) // breaks GRP-1: what remains is dropped
 		case len(changed) > 0 || deleted:
 			// GRP-1, DEL-7: Listener/Cluster responses carry the full state;
 			// a deleted resource is simply absent from it.

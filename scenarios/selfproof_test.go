@@ -11,6 +11,7 @@ import (
 	"github.com/xdsconform/xdsconform/refserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // mustCatch says, for every server scenario, which reference-server fault
@@ -67,6 +68,37 @@ var mustCatch = map[string]refserver.Fault{
 	"server/reconnect/sotw-new-names-after-reconnect": refserver.FaultSkipCurrentVersionOnReconnect,
 	"server/ads/per-type-nonces":                      refserver.FaultSharedAdsNonce,
 	"server/ads/nack-one-type-others-continue":        refserver.FaultCloseOnNack,
+}
+
+// alsoCatch names faults that get past a scenario's first checks and are
+// caught by a later one, with the words of the check that must fail: every
+// check in a scenario has a fault it fails on.
+var alsoCatch = []struct {
+	id       string
+	fault    refserver.Fault
+	want     string
+	variants []wire.Variant // all the scenario's when nil
+}{
+	{"server/version/delta-resource-versions", refserver.FaultFirstResourceVersion, "the resource changed, so must its version", nil},
+	{"server/version/delta-resource-versions", refserver.FaultVersionOnFirstSendOnly, "after a change", nil},
+	{"server/deletion/sotw-omission", refserver.FaultEmptyStateOnDelete, "which was not deleted", nil},
+	// SotW requests restate every name, so only delta can forget them.
+	{"server/wildcard/drop-star-keeps-names", refserver.FaultDropNamesWithStar, "at revision 2", wire.DeltaOnly},
+}
+
+func TestServerScenariosAlsoFailAgainstLaterChecksFaults(t *testing.T) {
+	for _, c := range alsoCatch {
+		t.Run(c.id+"/"+string(c.fault), func(t *testing.T) {
+			t.Parallel()
+			rs := runServerSuiteWith(t, faultTimeouts, c.fault, engine.Selection{Run: []string{c.id}, Variants: c.variants})
+			require.NotEmpty(t, rs)
+			for _, r := range rs {
+				assert.Equal(t, results.Fail, r.Outcome, "%s must fail against fault %q; got %s %s\n%s",
+					r.FullName(), c.fault, r.Outcome, r.Message, transcript.Format(r.Transcript))
+				assert.Contains(t, r.Message, c.want, "%s must fail on the check that %q breaks", r.FullName(), c.fault)
+			}
+		})
+	}
 }
 
 // faultTimeouts: against a faulty server the expected event often never

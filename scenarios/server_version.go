@@ -57,7 +57,7 @@ var versionScenarios = []*engine.Scenario{
 			first := s.ExpectAcked(CDS)
 			require.NotEmpty(s, first.ResourceVersion(a), "version of %q", a)
 			s.Set(CDS, "a", 2)
-			second := s.AwaitResource(CDS, a)
+			second := s.AwaitRevision(CDS, a, 2)
 			require.NotEmpty(s, second.ResourceVersion(a), "version of %q after a change", a)
 			require.NotEqual(s, first.ResourceVersion(a), second.ResourceVersion(a), "the resource changed, so must its version")
 		}),
