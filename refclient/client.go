@@ -243,7 +243,7 @@ func (c *Client) fault(f Fault) bool { return c.faults[f] }
 // baseNode is the node the client identifies itself with (STREAM-3).
 func (c *Client) baseNode() *core.Node {
 	return &core.Node{
-		Id:                   c.cfg.NodeID,
+		Id:                   c.nodeID(),
 		Cluster:              c.nodeCluster(),
 		UserAgentName:        UserAgentName,
 		UserAgentVersionType: &core.Node_UserAgentVersion{UserAgentVersion: userAgentVersion},
@@ -336,6 +336,14 @@ func (c *Client) handle(ev event) {
 		}
 		c.onEnded(ev.st)
 	}
+}
+
+// nodeID is node.id; the wrong-node-id fault sends another one.
+func (c *Client) nodeID() string {
+	if c.fault(FaultWrongNodeID) {
+		return c.cfg.NodeID + "-not-mine" // STREAM-3 broken
+	}
+	return c.cfg.NodeID
 }
 
 // nodeCluster is node.cluster; the node-without-cluster fault leaves it out.

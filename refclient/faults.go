@@ -133,6 +133,15 @@ const (
 	// FaultEarlyDNE fires the does-not-exist timer at a hundredth of its
 	// configured time (DNE-1).
 	FaultEarlyDNE Fault = "early-dne"
+	// FaultWrongNodeID sends a node.id other than the bootstrap's (STREAM-3).
+	FaultWrongNodeID Fault = "wrong-node-id"
+	// FaultLastUnsubscribeSaysNothing answers the loss of a type's last name
+	// with a request that drops nothing: SotW still names it, delta
+	// unsubscribes nothing (UNSUB-1, UNSUB-3).
+	FaultLastUnsubscribeSaysNothing Fault = "last-unsubscribe-says-nothing"
+	// FaultStreamWideVersion puts in SotW requests the newest version_info
+	// received on the stream, whatever its type (VER-2, ADS-1).
+	FaultStreamWideVersion Fault = "stream-wide-version"
 	// FaultNodeWithoutCluster leaves node.cluster out of the node it sends
 	// (STREAM-3).
 	FaultNodeWithoutCluster Fault = "node-without-cluster"
@@ -200,6 +209,9 @@ var AllFaults = []Fault{
 	FaultApplyUnrequested,
 	FaultEarlyDNE,
 	FaultNodeWithoutCluster,
+	FaultWrongNodeID,
+	FaultLastUnsubscribeSaysNothing,
+	FaultStreamWideVersion,
 	FaultStatusShowsFirstConfig,
 }
 
@@ -256,6 +268,9 @@ var faultDescriptions = map[Fault]string{
 	FaultApplyUnrequested:               "RES-3: resources the client never asked for are reported as in use",
 	FaultEarlyDNE:                       "DNE-1: the does-not-exist timer fires at a hundredth of its time",
 	FaultNodeWithoutCluster:             "STREAM-3: the node is sent without its cluster",
+	FaultWrongNodeID:                    "STREAM-3: the node.id sent is not the bootstrap's",
+	FaultLastUnsubscribeSaysNothing:     "UNSUB-1, UNSUB-3: dropping the last name of a type sends a request that drops nothing",
+	FaultStreamWideVersion:              "VER-2, ADS-1: SotW requests carry the newest version of the stream, whatever its type",
 	FaultStatusShowsFirstConfig:         "OBS-1: CSDS shows the first content accepted of a resource, not the one in use",
 }
 

@@ -400,6 +400,34 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return h.next(wire.Listener).Node.GetCluster()
 		}, "cluster-1", ""},
 
+		{FaultWrongNodeID, wire.SotWADS, 0, func(h *harness) string {
+			return h.next(wire.Listener).Node.GetId()
+		}, "node-1", "node-1-not-mine"},
+
+		{FaultLastUnsubscribeSaysNothing, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.send(wire.Route, "2", "r2", emptyRoute)
+			h.expectAck(wire.Route, "2", "r2", "R")
+			return fmt.Sprint(h.next(wire.Cluster).Names)
+		}, "[]", "[C]"},
+		{FaultLastUnsubscribeSaysNothing, wire.DeltaADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.sendDelta(wire.Route, &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Route.URL, Nonce: "r2",
+				Resources: []*discovery.Resource{{Name: "R", Version: "2", Resource: mustAny(h.t, emptyRoute)}}})
+			h.expectAck(wire.Route, "", "r2")
+			return fmt.Sprint(h.next(wire.Cluster).Unsub)
+		}, "[C]", "[]"},
+
+		{FaultStreamWideVersion, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "lds-1", "l1", wire.ClientListener("L", "R", 1))
+			h.expectAck(wire.Listener, "lds-1", "l1", "L")
+			h.expectSubscribe(wire.Route, "R")
+			h.send(wire.Route, "rds-1", "r1", wire.ClientRoute("R", "C", 1))
+			h.expectAck(wire.Route, "rds-1", "r1", "R")
+			return h.expectSubscribe(wire.Cluster, "C").Version // nothing of CDS accepted yet
+		}, "", "rds-1"},
+
 		{FaultStatusShowsFirstConfig, wire.SotWADS, 0, func(h *harness) string {
 			acceptListener(h)
 			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2))

@@ -120,6 +120,7 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	}
 	c.applySotW(u, items)
 	c.versions[u] = r.GetVersionInfo()
+	st.lastVersion = r.GetVersionInfo()
 	if !c.replies(u) {
 		return
 	}

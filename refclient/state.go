@@ -189,6 +189,15 @@ func (c *Client) syncType(st *stream, u string) {
 		st.sentNames[u] = nil // UNSUB-1, UNSUB-3 broken: nobody is told
 		return
 	}
+	if len(names) == 0 && c.fault(FaultLastUnsubscribeSaysNothing) {
+		// UNSUB-1, UNSUB-3 broken: a request goes out, but drops nothing.
+		if st.slot.delta {
+			c.subscribe(st, u, nil, nil)
+		} else {
+			c.subscribe(st, u, drop, nil)
+		}
+		return
+	}
 	switch {
 	case st.slot.delta:
 		c.subscribe(st, u, add, drop)
@@ -263,6 +272,9 @@ func (c *Client) sotwRequest(st *stream, u string, names []string, reply bool) *
 	}
 	if !reply && !st.sent[u] && st.gen > 1 && c.fault(FaultReconnectEmptyVersion) {
 		req.VersionInfo = "" // VER-4 broken
+	}
+	if c.fault(FaultStreamWideVersion) && st.lastVersion != "" {
+		req.VersionInfo = st.lastVersion // VER-2, ADS-1 broken on ADS
 	}
 	st.sent[u] = true
 	st.sentNames[u] = setOf(names)

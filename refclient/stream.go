@@ -43,14 +43,15 @@ type stream struct {
 	queue   []proto.Message
 	qnotify chan struct{}
 
-	pending    []proto.Message   // requests built during the current event
-	held       bool              // waits-for-server: nothing is sent before a response
-	nodeSent   bool              // the node went out on the first request (STREAM-3)
-	nonces     map[string]string // latest nonce per type on this stream (NONCE-3)
-	prevNonces map[string]string // the nonce before it (echo-old-nonce)
-	lastNonce  string            // latest nonce of any type (stream-wide-nonce)
-	sent       map[string]bool   // a request of the type went out on this stream
-	sentNames  map[string]map[string]bool
+	pending     []proto.Message   // requests built during the current event
+	held        bool              // waits-for-server: nothing is sent before a response
+	nodeSent    bool              // the node went out on the first request (STREAM-3)
+	nonces      map[string]string // latest nonce per type on this stream (NONCE-3)
+	prevNonces  map[string]string // the nonce before it (echo-old-nonce)
+	lastNonce   string            // latest nonce of any type (stream-wide-nonce)
+	lastVersion string            // latest version accepted of any type (stream-wide-version)
+	sent        map[string]bool   // a request of the type went out on this stream
+	sentNames   map[string]map[string]bool
 }
 
 // Events from stream goroutines to the loop.

@@ -53,6 +53,13 @@ var clientAckScenarios = []*engine.Scenario{
 			}
 			c.ExpectAck(EDS, c.Respond(EDS, "eds-2", c.Hop(EDS, 2)), "eds-2")
 			c.ExpectAck(CDS, c.Respond(CDS, "cds-2", c.Hop(CDS, 2)), "cds-2")
+			// Every ACK above also carries the newest version of the stream;
+			// a CDS request prompted by a route change is where a client
+			// using one version for the whole stream shows.
+			cl2 := c.Name("second-cluster")
+			c.ExpectAck(RDS, c.Respond(RDS, "rds-2", wire.ClientRoutes(c.R, 2, c.CL, cl2)), "rds-2")
+			sub := c.ExpectSubscribed(CDS, c.CL, cl2)
+			require.Equal(c, "cds-2", sub.Version(), "%s changes the CDS subscription: it should carry the CDS version", sub)
 		}),
 	},
 	{

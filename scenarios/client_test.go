@@ -16,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // TestMain lets the built-in grpc-go client target re-execute this test
@@ -121,16 +122,33 @@ var mustCatchClient = map[string]refclient.Fault{
 
 // alsoCatchClient names, for scenarios with more than one check, faults
 // that get past the first check and are caught by a later one, so that no
-// check in a scenario is one that cannot fail.
-var alsoCatchClient = map[string][]refclient.Fault{
-	"client/stream/node-on-first-request":       {refclient.FaultNodeWithoutCluster},     // node.cluster
-	"client/ack/version-and-nonce":              {refclient.FaultAckEmptyNames},          // the ACK's names
-	"client/nack/reported-in-status":            {refclient.FaultEmptyErrorState},        // the error's text
-	"client/resources/unrequested-ignored":      {refclient.FaultApplyUnrequested},       // not applied
-	"client/resources/unsolicited-push":         {refclient.FaultStatusShowsFirstConfig}, // whole content
-	"client/resources/wrapped-in-sotw":          {refclient.FaultStatusShowsFirstConfig}, // whole content
-	"client/resources/heartbeat-keeps-resource": {refclient.FaultHeartbeatDeletes, refclient.FaultStatusShowsFirstConfig},
-	"client/dne/timer":                          {refclient.FaultEarlyDNE}, // not before the timer
+// check in a scenario is one that cannot fail. want, when set, is in the
+// words of the check that must fail; variants, when set, limits the fault
+// to the variants it can break.
+var alsoCatchClient = map[string][]clientCatch{
+	"client/stream/node-on-first-request": {
+		{fault: refclient.FaultNodeWithoutCluster, want: "node.cluster"},
+		{fault: refclient.FaultWrongNodeID, want: "node.id of its bootstrap"},
+	},
+	"client/ack/version-and-nonce":              {{fault: refclient.FaultAckEmptyNames}},          // the ACK's names
+	"client/nack/reported-in-status":            {{fault: refclient.FaultEmptyErrorState}},        // the error's text
+	"client/resources/unrequested-ignored":      {{fault: refclient.FaultApplyUnrequested}},       // not applied
+	"client/resources/unsolicited-push":         {{fault: refclient.FaultStatusShowsFirstConfig}}, // whole content
+	"client/resources/wrapped-in-sotw":          {{fault: refclient.FaultStatusShowsFirstConfig}}, // whole content
+	"client/resources/heartbeat-keeps-resource": {{fault: refclient.FaultHeartbeatDeletes}, {fault: refclient.FaultStatusShowsFirstConfig}},
+	"client/dne/timer":                          {{fault: refclient.FaultEarlyDNE}}, // not before the timer
+	"client/unsubscribe/last-resource":          {{fault: refclient.FaultLastUnsubscribeSaysNothing, want: "endpoints"}},
+	"client/nonce/kept-after-unsubscribe-all":   {{fault: refclient.FaultLastUnsubscribeSaysNothing, want: "should drop the endpoints"}},
+	// Per-type streams carry one type each: a stream-wide version is the
+	// type's own there.
+	"client/ack/versions-per-type": {{fault: refclient.FaultStreamWideVersion, want: "it should carry the CDS version", variants: []wire.Variant{wire.SotWADS}}},
+}
+
+// clientCatch is one entry of alsoCatchClient.
+type clientCatch struct {
+	fault    refclient.Fault
+	want     string
+	variants []wire.Variant
 }
 
 func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {
@@ -152,19 +170,20 @@ func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {
 func TestClientScenariosFailAgainstTheirFault(t *testing.T) {
 	to := clientTimeouts
 	to.Expect = time.Second
-	cases := map[string][]refclient.Fault{}
+	cases := map[string][]clientCatch{}
 	for id, fault := range mustCatchClient {
-		cases[id] = append([]refclient.Fault{fault}, alsoCatchClient[id]...)
+		cases[id] = append([]clientCatch{{fault: fault}}, alsoCatchClient[id]...)
 	}
-	for id, faults := range cases {
-		for _, fault := range faults {
-			t.Run(id+"/"+string(fault), func(t *testing.T) {
+	for id, catches := range cases {
+		for _, c := range catches {
+			t.Run(id+"/"+string(c.fault), func(t *testing.T) {
 				t.Parallel()
-				rs := runClientSuite(t, reference(fault), to, engine.Selection{Run: []string{id}})
+				rs := runClientSuite(t, reference(c.fault), to, engine.Selection{Run: []string{id}, Variants: c.variants})
 				require.NotEmpty(t, rs)
 				for _, r := range rs {
 					assert.Equal(t, results.Fail, r.Outcome, "%s must fail against fault %q; got %s %s\n%s",
-						r.FullName(), fault, r.Outcome, r.Message, transcript.Format(r.Transcript))
+						r.FullName(), c.fault, r.Outcome, r.Message, transcript.Format(r.Transcript))
+					assert.Contains(t, r.Message, c.want, "%s must fail on the check that %q breaks", r.FullName(), c.fault)
 				}
 			})
 		}
