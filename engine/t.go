@@ -148,13 +148,6 @@ func (t *T) AfterRun(check func(*T)) {
 	t.checks = append(t.checks, check)
 }
 
-// Failed reports whether a failure was recorded.
-func (t *T) Failed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.failures) > 0
-}
-
 var traceBlock = regexp.MustCompile(`(?s)\s*Error Trace:.*?\n(\s*Error:)`)
 var testBlock = regexp.MustCompile(`(?m)^\s*Test:\s.*\n?`)
 

@@ -223,19 +223,6 @@ func (c *C) First(t wire.Type) *fakeserver.Request {
 	return r
 }
 
-// ExpectNone fails if a request of type t arrives within the quiet window.
-func (c *C) ExpectNone(t wire.Type, why string) {
-	ctx, cancel := c.untilExit()
-	defer cancel()
-	r, err := c.Stream(t).None(ctx, t)
-	switch {
-	case err != nil:
-		c.fail("%s: %v", why, err)
-	case r != nil:
-		c.Fatalf("%s, but the client sent %s", why, r)
-	}
-}
-
 // ExpectSubscribed returns the next request of t, which must ask for
 // exactly names (SotW: its resource_names; delta: its subscriptions).
 func (c *C) ExpectSubscribed(t wire.Type, names ...string) *fakeserver.Request {

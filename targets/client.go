@@ -508,12 +508,10 @@ func (c *Clients) launchContainer(ctx context.Context, spec LaunchSpec) (Running
 		_ = stop()
 		return nil, err
 	}
-	var obs observer.Observer
-	if c.opts.Observer != ObserveNone {
-		if obs, err = c.observerAt(admin); err != nil {
-			_ = stop()
-			return nil, err
-		}
+	obs, err := c.observerAt(admin) // nil for --observer none
+	if err != nil {
+		_ = stop()
+		return nil, err
 	}
 	return &builtinRunning{obs: obs, done: ct.Exited(), err: ct.Err, stop: stop}, nil
 }

@@ -146,17 +146,3 @@ func TypeByShort(short string) (Type, bool) {
 	}
 	return Type{}, false
 }
-
-// TypeFromMethod maps a per-type full method ("/svc/Method") back to its type
-// and protocol; ok is false for ADS and unknown methods.
-func TypeFromMethod(full string) (t Type, p Protocol, ok bool) {
-	for _, t := range AllTypes {
-		if t.SotWMethod != "" && full == MethodFor(SotWPerType, t) {
-			return t, SotW, true
-		}
-		if full == MethodFor(DeltaPerType, t) {
-			return t, Delta, true
-		}
-	}
-	return Type{}, SotW, false
-}
