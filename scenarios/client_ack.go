@@ -72,7 +72,9 @@ var clientAckScenarios = []*engine.Scenario{
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			nack := c.ExpectNack(LDS, c.Respond(LDS, "1", wire.InvalidListener(c.L, 1)))
-			require.Empty(c, nack.Version(), "%s: nothing was accepted yet, so the NACK's version must be empty", nack)
+			if nack.SotW != nil { // delta requests have no version_info
+				require.Empty(c, nack.Version(), "%s: nothing was accepted yet, so the NACK's version must be empty", nack)
+			}
 		}),
 	},
 	{

@@ -130,7 +130,8 @@ var alsoCatchClient = map[string][]clientCatch{
 		{fault: refclient.FaultNodeWithoutCluster, want: "node.cluster"},
 		{fault: refclient.FaultWrongNodeID, want: "node.id of its bootstrap"},
 	},
-	"client/ack/version-and-nonce":              {{fault: refclient.FaultAckEmptyNames}},          // the ACK's names
+	"client/ack/version-and-nonce":              {{fault: refclient.FaultAckEmptyNames}}, // the ACK's names
+	"client/nack/error-detail":                  {{fault: refclient.FaultNackRejectedVersion, want: "the NACK's version must be empty", variants: wire.SotWOnly}},
 	"client/nack/reported-in-status":            {{fault: refclient.FaultEmptyErrorState}},        // the error's text
 	"client/resources/unrequested-ignored":      {{fault: refclient.FaultApplyUnrequested}},       // not applied
 	"client/resources/unsolicited-push":         {{fault: refclient.FaultStatusShowsFirstConfig}}, // whole content
