@@ -99,9 +99,6 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, v wire.Variant, opt
 	}
 }
 
-// Variant returns the variant the client speaks.
-func (c *Client) Variant() wire.Variant { return c.variant }
-
 // Node returns the node the client identifies as.
 func (c *Client) Node() *core.Node {
 	return &core.Node{
@@ -554,9 +551,10 @@ func (c *Client) StreamClosed(t wire.Type) error {
 }
 
 // Reconnect ends the stream carrying t (on ADS: the one stream) and forgets
-// its nonces and unconsumed responses, like a client whose stream broke.
-// Names, ACKed versions and delta known versions are kept; the next request
-// opens a new stream.
+// its nonces, unconsumed responses and delta subscriptions, like a client
+// whose stream broke. SotW names, ACKed versions and delta known versions
+// are kept; the next request opens a new stream (a delta one must name its
+// subscriptions again).
 func (c *Client) Reconnect(t wire.Type) {
 	c.mu.Lock()
 	k := c.key(t)

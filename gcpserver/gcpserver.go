@@ -101,14 +101,7 @@ func (s *Server) FixtureServer() fixturepb.FixtureServer { return s.fx }
 //     not a missing feature we should hide;
 //   - names are the caller's; resources are per node only for Snapshot.
 func capabilities(flavour Flavour) *fixturepb.Capabilities {
-	typeURLs := make([]string, 0, len(wire.AllTypes))
-	for _, t := range wire.AllTypes {
-		typeURLs = append(typeURLs, t.URL)
-	}
-	variants := make([]string, 0, len(wire.AllVariants))
-	for _, v := range wire.AllVariants {
-		variants = append(variants, v.String())
-	}
+	typeURLs, variants := wire.AllTypeURLs(), wire.VariantNames(wire.AllVariants)
 	return &fixturepb.Capabilities{
 		ApiVersion:       fixture.APIVersion,
 		Server:           fmt.Sprintf("%s (%s cache)", ServerVersion, flavour),

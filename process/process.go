@@ -12,8 +12,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )

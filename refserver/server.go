@@ -26,7 +26,6 @@ import (
 	"strings"
 	"sync"
 
-	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -182,10 +181,8 @@ func (c *conn) nextNonce() string {
 func (c *conn) pack(t wire.Type, e *entry) *anypb.Any {
 	if t.URL == wire.Listener.URL && c.s.has(FaultListenerNameWithoutPort) {
 		// Breaks RES-7: the listener comes back under another name.
-		var l listener.Listener
-		if err := e.res.UnmarshalTo(&l); err == nil {
-			l.Name = c.servedName(t, l.GetName())
-			if a, err := anypb.New(&l); err == nil {
+		if name, err := wire.AnyName(e.res); err == nil {
+			if a, err := wire.Renamed(e.res, c.servedName(t, name)); err == nil {
 				return a
 			}
 		}

@@ -166,12 +166,8 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 		GeneratesNames:   f.s.generateNames,
 		BuildsContent:    f.s.buildsContent,
 		NodeScoped:       true,
-	}
-	for _, t := range wire.AllTypes {
-		c.TypeUrls = append(c.TypeUrls, t.URL)
-	}
-	for _, v := range wire.AllVariants {
-		c.Variants = append(c.Variants, v.String())
+		TypeUrls:         wire.AllTypeURLs(),
+		Variants:         wire.VariantNames(wire.AllVariants),
 	}
 	return c, nil
 }

@@ -341,7 +341,7 @@ func (s *S) AwaitAll(t wire.Type, names ...string) *fakeclient.Response {
 func (s *S) Types() []wire.Type {
 	var out []wire.Type
 	for _, t := range wire.AllTypes {
-		if t.Speaks(s.Variant.Protocol) && (s.target.Caps == nil || slices.Contains(s.target.Caps.GetTypeUrls(), t.URL)) {
+		if t.Speaks(s.Variant.Protocol) && (s.target.Caps == nil || fixture.Serves(s.target.Caps, t)) {
 			out = append(out, t)
 		}
 	}

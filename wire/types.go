@@ -129,6 +129,16 @@ func TypeByURL(url string) (Type, bool) {
 	return Type{}, false
 }
 
+// AllTypeURLs lists the type URLs of AllTypes, in the same order: what a
+// server that serves every type claims.
+func AllTypeURLs() []string {
+	urls := make([]string, 0, len(AllTypes))
+	for _, t := range AllTypes {
+		urls = append(urls, t.URL)
+	}
+	return urls
+}
+
 // TypeByExactURL finds a type by its full type URL, the only form the
 // protocol allows on the wire (STREAM-6, STREAM-7): a bare
 // "envoy.config.cluster.v3.Cluster" is no type URL.

@@ -93,6 +93,16 @@ func Filter(vs []Variant, keep func(Variant) bool) []Variant {
 // SotWOnly is every SotW variant.
 var SotWOnly = []Variant{SotWADS, SotWPerType}
 
+// VariantNames lists the names of variants ("sotw-ads", ...), as the
+// fixture API's capabilities spell them.
+func VariantNames(variants []Variant) []string {
+	names := make([]string, 0, len(variants))
+	for _, v := range variants {
+		names = append(names, v.String())
+	}
+	return names
+}
+
 // DeltaOnly is every Delta variant.
 var DeltaOnly = []Variant{DeltaADS, DeltaPerType}
 
