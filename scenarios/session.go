@@ -364,7 +364,7 @@ func connect(t *engine.T, target *targets.Server) *fakeclient.Client {
 	}
 	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
 		NodeID:     t.NodeID,
-		Cluster:    "xdsconform",
+		Cluster:    target.NodeCluster(t.NodeID),
 		Metadata:   target.Metadata,
 		Timeout:    t.Timeouts.Expect,
 		Quiet:      t.Timeouts.Quiet,

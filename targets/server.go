@@ -9,10 +9,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
 	"strings"
+	"text/template"
 	"time"
 
 	"google.golang.org/grpc"
@@ -104,7 +106,24 @@ type ServerOptions struct {
 	// API port (0: the image serves none); ContainerEnv its environment.
 	ContainerXDSPort, ContainerFixturePort int
 	ContainerEnv                           map[string]string
+	// NodeCluster is the node.cluster of every xDS stream (default
+	// DefaultNodeCluster). It may name the pair's node id as {{.NodeID}}:
+	// servers that key their state on the cluster, as Envoy Gateway keys
+	// its snapshots on the gateway a proxy serves, are then node-scoped.
+	NodeCluster string
+	// Dialer, when set, opens the xDS connections (not the fixture's), for
+	// servers reachable only through a path of their own: the e2e suite
+	// dials Envoy Gateway inside its private network namespace.
+	Dialer func(ctx context.Context, addr string) (net.Conn, error)
+	// FixturePlaintext connects to the fixture API without TLS even when
+	// the xDS connection uses it: a test-build fixture often listens on
+	// loopback next to a server whose xDS port requires mutual TLS.
+	FixturePlaintext bool
 }
+
+// DefaultNodeCluster is the node.cluster the fake client sends unless
+// ServerOptions.NodeCluster says otherwise.
+const DefaultNodeCluster = "xdsconform"
 
 // DefaultContainerXDSPort is the xDS port assumed inside a container:IMAGE
 // server target, Envoy Gateway's and many control planes' default.
@@ -126,12 +145,46 @@ type Server struct {
 	// Caps are the fixture's capabilities; nil without a fixture.
 	Caps *fixturepb.Capabilities
 
-	closers []func()
+	nodeCluster *template.Template // nil: DefaultNodeCluster
+	closers     []func()
+}
+
+// NodeCluster is the node.cluster the fake client sends for node id.
+func (s *Server) NodeCluster(nodeID string) string {
+	if s.nodeCluster == nil {
+		return DefaultNodeCluster
+	}
+	var b strings.Builder
+	// Parsed with missingkey=error and checked by StartServer against the
+	// one field there is, so executing it cannot fail.
+	if err := s.nodeCluster.Execute(&b, struct{ NodeID string }{nodeID}); err != nil {
+		return DefaultNodeCluster
+	}
+	return b.String()
 }
 
 // StartServer resolves opts.Target, starting a built-in target if named.
 // The caller must Close the result.
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	var cluster *template.Template
+	if opts.NodeCluster != "" {
+		var err error
+		if cluster, err = template.New("node-cluster").Option("missingkey=error").Parse(opts.NodeCluster); err != nil {
+			return nil, fmt.Errorf("--node-cluster %q: %w", opts.NodeCluster, err)
+		}
+		if err := cluster.Execute(io.Discard, struct{ NodeID string }{"x"}); err != nil {
+			return nil, fmt.Errorf("--node-cluster %q: only {{.NodeID}} can be named: %w", opts.NodeCluster, err)
+		}
+	}
+	s, err := startServer(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.nodeCluster = cluster
+	return s, nil
+}
+
+func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 5 * time.Second
 	}
@@ -151,12 +204,21 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Name: opts.Target, Addr: opts.Target, Dial: []grpc.DialOption{grpc.WithTransportCredentials(creds)}, Metadata: opts.Metadata}
+	var dial []grpc.DialOption
+	if opts.Dialer != nil {
+		dial = append(dial, grpc.WithContextDialer(opts.Dialer))
+	}
+	s := &Server{Name: opts.Target, Addr: opts.Target, Metadata: opts.Metadata,
+		Dial: append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, dial...)}
 	if err := s.Preflight(ctx, opts.ConnectTimeout); err != nil {
 		return nil, err
 	}
 	if opts.Fixture != "" {
-		conn, err := grpc.NewClient(opts.Fixture, grpc.WithTransportCredentials(creds))
+		fixtureCreds := creds
+		if opts.FixturePlaintext {
+			fixtureCreds = insecure.NewCredentials()
+		}
+		conn, err := grpc.NewClient(opts.Fixture, grpc.WithTransportCredentials(fixtureCreds))
 		if err != nil {
 			return nil, fmt.Errorf("--fixture %q: %w", opts.Fixture, err)
 		}

@@ -53,6 +53,8 @@ type serverFlags struct {
 	connectTimeout time.Duration
 	containerXDS   int
 	containerFx    int
+	nodeCluster    string
+	fixturePlain   bool
 }
 
 func newServerCmd(out io.Writer) *cobra.Command {
@@ -76,6 +78,8 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.StringVar(&f.tls.CertFile, "tls-cert", "", "PEM client certificate for mutual TLS")
 	fs.StringVar(&f.tls.KeyFile, "tls-key", "", "PEM client key for mutual TLS")
 	fs.StringVar(&f.tls.ServerName, "tls-server-name", "", "name to verify in the server certificate")
+	fs.StringVar(&f.nodeCluster, "node-cluster", targets.DefaultNodeCluster, "node.cluster sent on every stream; {{.NodeID}} stands for the pair's node id (Envoy Gateway: envoy-gateway-system/GATEWAY)")
+	fs.BoolVar(&f.fixturePlain, "fixture-plaintext", false, "connect to --fixture without TLS even when the xDS connection uses it")
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refserver.AllFaults)+")")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
@@ -111,7 +115,7 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
 	}
 	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
-		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx}
+		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain}
 	for _, kv := range f.metadata {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
