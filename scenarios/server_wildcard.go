@@ -1,6 +1,9 @@
 package scenarios
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
@@ -10,15 +13,40 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// wildcardSet collects the first wildcard answer: one full-state response
-// in SotW (GRP-1), as many responses as the server splits it into in delta.
+// wildcardSet collects the wildcard answer that holds names, and ACKs it:
+// in delta as many responses as the server splits it into; in SotW the
+// first full-state response (GRP-1) holding them all. A server may apply
+// the fixture's changes after SetResource returned (docs/fixture-api.md),
+// so SotW responses built before the last change are read and ACKed on the
+// way; each must still be a full state: a name it delivered once stays in
+// every later response.
 func (s *S) wildcardSet(t wire.Type, names ...string) *fakeclient.Response {
 	if s.Variant.IsDelta() {
 		return s.AwaitAll(t, names...)
 	}
-	r := s.ExpectAcked(t)
-	require.Subset(s, s.Own(r), names, "%s wildcard response (nonce %q) must hold every %s resource", t.Short, r.Nonce, t.Short)
+	delivered := map[string]bool{}
+	r := s.awaitWhere(t, fmt.Sprintf("a %s wildcard response holding %q", t.Short, names), func(r *fakeclient.Response) bool {
+		own := s.Own(r)
+		for name := range delivered {
+			require.Contains(s, own, name, "%s wildcard response (nonce %q) must hold every %s resource: it dropped one it had sent", t.Short, r.Nonce, t.Short)
+		}
+		for _, name := range own {
+			delivered[name] = true
+		}
+		return isSubset(names, own)
+	})
+	s.Ack(t, r)
 	return r
+}
+
+// isSubset says whether every one of want is in have.
+func isSubset(want, have []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // xds_protocol#how-the-client-specifies-what-resources-to-return (wildcard)
