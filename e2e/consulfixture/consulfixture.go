@@ -25,13 +25,11 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -131,24 +129,27 @@ func (f *Fixture) SetResource(ctx context.Context, r *fixturepb.SetResourceReque
 	resp := &fixturepb.SetResourceResponse{Name: svc + f.suffix}
 	switch m := msg.(type) {
 	case *endpoint.ClusterLoadAssignment:
-		port := firstPort(m)
-		if port == 0 {
-			return nil, status.Error(codes.InvalidArgument, "the assignment has no endpoint with a port")
+		port, err := fixture.Field(m, fixture.EndpointPortPath)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "consul fixture: %v", err)
 		}
-		body := map[string]any{"Name": svc, "ID": svc, "Address": "127.0.0.1", "Port": port, "Connect": map[string]any{"Native": true}}
+		body := map[string]any{"Name": svc, "ID": svc, "Address": "127.0.0.1", "Port": json.Number(port.GetValue()), "Connect": map[string]any{"Native": true}}
 		if err := f.call(ctx, http.MethodPut, "/v1/agent/service/register", body, nil); err != nil {
 			return nil, err
 		}
 		u.eds = true
-		resp.Revision = []*fixturepb.RevisionField{{Path: "endpoints.0.lb_endpoints.0.endpoint.address.socket_address.port_value", Value: strconv.Itoa(int(port))}}
+		resp.Revision = []*fixturepb.RevisionField{port}
 	case *cluster.Cluster:
-		timeout := m.GetConnectTimeout().AsDuration()
-		body := map[string]any{"Kind": "service-resolver", "Name": svc, "ConnectTimeout": timeout.String()}
+		timeout, err := fixture.Field(m, fixture.ConnectTimeoutPath)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "consul fixture: %v", err)
+		}
+		body := map[string]any{"Kind": "service-resolver", "Name": svc, "ConnectTimeout": m.GetConnectTimeout().AsDuration().String()}
 		if err := f.call(ctx, http.MethodPut, "/v1/config", body, nil); err != nil {
 			return nil, err
 		}
 		u.cds = true
-		resp.Revision = []*fixturepb.RevisionField{{Path: "connect_timeout", Value: durationJSON(m)}}
+		resp.Revision = []*fixturepb.RevisionField{timeout}
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "consul fixture: cannot serve %T", msg)
 	}
@@ -157,17 +158,6 @@ func (f *Fixture) SetResource(ctx context.Context, r *fixturepb.SetResourceReque
 		return nil, err
 	}
 	return resp, nil
-}
-
-// firstPort is the port of the assignment's first endpoint, 0 if it has
-// none.
-func firstPort(m *endpoint.ClusterLoadAssignment) uint32 {
-	for _, l := range m.GetEndpoints() {
-		for _, e := range l.GetLbEndpoints() {
-			return e.GetEndpoint().GetAddress().GetSocketAddress().GetPortValue()
-		}
-	}
-	return 0
 }
 
 // DeleteResource removes the type from the service; with no type left the
@@ -300,14 +290,4 @@ func serviceName(name string) (string, error) {
 		return "", status.Errorf(codes.InvalidArgument, "consul fixture: %q is not a valid service name", name)
 	}
 	return name, nil
-}
-
-// durationJSON renders the cluster's connect_timeout as protojson does
-// ("1.003s"), which is how the harness reads the served cluster.
-func durationJSON(c *cluster.Cluster) string {
-	b, err := protojson.Marshal(c.GetConnectTimeout())
-	if err != nil {
-		return ""
-	}
-	return strings.Trim(string(b), `"`)
 }
