@@ -51,12 +51,16 @@ e2e: e2e-deps
 
 ## e2e-heavy-deps: build Consul and Envoy Gateway from their pinned wrapper modules (minutes; cached)
 HEAVY_GOENV := GOFLAGS=-mod=mod GONOSUMDB=github.com/hashicorp/consul
-e2e-heavy-deps: e2e/peers/consul/bin/consul
+e2e-heavy-deps: e2e/peers/consul/bin/consul e2e/peers/envoy-gateway/bin/envoy-gateway
 
 e2e/peers/consul/bin/consul: e2e/peers/consul/go.mod
 	cd e2e/peers/consul && $(HEAVY_GOENV) $(GO) build -o bin/consul github.com/hashicorp/consul
 
-## e2e-heavy: the server suite against Consul (not part of make e2e); results land in the
+e2e/peers/envoy-gateway/bin/envoy-gateway: e2e/peers/envoy-gateway/go.mod
+	cd e2e/peers/envoy-gateway && $(HEAVY_GOENV) $(GO) build -o bin/envoy-gateway github.com/envoyproxy/gateway/cmd/envoy-gateway
+
+## e2e-heavy: the server suite against Consul and Envoy Gateway (not part of make e2e; Envoy
+## Gateway runs in a private network namespace, which needs root, unshare and ip); results land in the
 ## committed e2e/heavy-results, which COMPATIBILITY.md is also made of
 e2e-heavy: e2e-heavy-deps
 	$(if $(LABELS),,rm -rf e2e/heavy-results)
