@@ -123,6 +123,15 @@ func render(runs []results.Run) string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d |\n", r.Options["peer"], r.Options["version"], patched, s.Pass, s.Fail+s.KnownFailing+s.Error, s.Skip)
 		}
+		var notes []string
+		for _, r := range rs {
+			if n := r.Options["note"]; n != "" {
+				notes = append(notes, fmt.Sprintf("- %s: %s\n", r.Options["peer"], n))
+			}
+		}
+		if len(notes) > 0 {
+			b.WriteString("\nHow they ran:\n\n" + strings.Join(notes, ""))
+		}
 		b.WriteString("\n| scenario |")
 		for _, r := range rs {
 			b.WriteString(" " + r.Options["peer"] + " |")
