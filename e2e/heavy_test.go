@@ -99,23 +99,33 @@ func startConsul() (engine.Env, string, func(), error) {
 		stop()
 		return nil, "", nil, err
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	fixtureAddr, stopFixture, err := serveFixture(fx)
 	if err != nil {
 		stop()
 		return nil, "", nil, err
 	}
-	g := grpc.NewServer()
-	fixturepb.RegisterFixtureServer(g, fx)
-	go func() { _ = g.Serve(lis) }()
-	stops = append(stops, g.Stop)
+	stops = append(stops, stopFixture)
 	s, err := targets.StartServer(context.Background(), targets.ServerOptions{
-		Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(grpcPort)), Fixture: lis.Addr().String()})
+		Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(grpcPort)), Fixture: fixtureAddr})
 	if err != nil {
 		stop()
 		return nil, "", nil, fmt.Errorf("consul: %w; output: %s", err, proc.Tail())
 	}
 	stops = append(stops, s.Close)
 	return s, s.Name, stop, nil
+}
+
+// serveFixture serves a fixture adapter on a loopback port of the
+// harness's own, as a vendor's test build would next to its server.
+func serveFixture(fx fixturepb.FixtureServer) (addr string, stop func(), err error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	g := grpc.NewServer()
+	fixturepb.RegisterFixtureServer(g, fx)
+	go func() { _ = g.Serve(lis) }()
+	return lis.Addr().String(), g.Stop, nil
 }
 
 // awaitConsul polls the agent until it has elected itself leader and its
@@ -258,18 +268,15 @@ func startEnvoyGateway() (engine.Env, string, func(), error) {
 		stop()
 		return nil, "", nil, err
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	fixtureAddr, stopFixture, err := serveFixture(fx)
 	if err != nil {
 		stop()
 		return nil, "", nil, err
 	}
-	g := grpc.NewServer()
-	fixturepb.RegisterFixtureServer(g, fx)
-	go func() { _ = g.Serve(lis) }()
-	stops = append(stops, g.Stop)
+	stops = append(stops, stopFixture)
 	certs := dir("home") + "/certs/envoy/"
 	s, err := targets.StartServer(ctx, targets.ServerOptions{
-		Target: "127.0.0.1:18000", Fixture: lis.Addr().String(), FixturePlaintext: true,
+		Target: "127.0.0.1:18000", Fixture: fixtureAddr, FixturePlaintext: true,
 		TLS:    targets.TLSOptions{CAFile: certs + "ca.crt", CertFile: certs + "tls.crt", KeyFile: certs + "tls.key", ServerName: "envoy-gateway"},
 		Dialer: dial, NodeCluster: egfixture.NodeCluster, ConnectTimeout: 30 * time.Second,
 	})
