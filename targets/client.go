@@ -159,7 +159,7 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	case opts.Target != "":
 		return nil, fmt.Errorf("unknown client target %q (built-in clients: %s; external clients: --client-cmd or --client-wait)", opts.Target, strings.Join(BuiltinClients, ", "))
 	case opts.Command != "":
-		c.name = "client-cmd: " + opts.Command
+		c.name = commandName(opts.Command)
 		if err := checkTemplate(opts.Command); err != nil {
 			return nil, err
 		}
@@ -193,6 +193,24 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 
 // Name describes the target in reports.
 func (c *Clients) Name() string { return c.name }
+
+// commandName names a --client-cmd target in reports by its program alone:
+// the rest of a command line (its arguments, KEY=VALUE assignments before
+// it) may carry a token, and reports must never hold one.
+func commandName(command string) string {
+	fields := strings.Fields(command)
+	for len(fields) > 0 && strings.Contains(fields[0], "=") && !strings.HasPrefix(fields[0], "=") {
+		fields = fields[1:] // an environment assignment, not the program
+	}
+	if len(fields) == 0 {
+		return "client-cmd"
+	}
+	name := "client-cmd: " + filepath.Base(strings.Trim(fields[0], `'"`))
+	if len(fields) > 1 {
+		name += " …"
+	}
+	return name
+}
 
 // Preflight checks, before any scenario, what every launch will need: a
 // Docker engine for a container target. Its errors wrap ErrUnreachable.
