@@ -111,9 +111,10 @@ type ServerOptions struct {
 	// servers that key their state on the cluster, as Envoy Gateway keys
 	// its snapshots on the gateway a proxy serves, are then node-scoped.
 	NodeCluster string
-	// Dialer, when set, opens the xDS connections (not the fixture's), for
-	// servers reachable only through a path of their own: the e2e suite
-	// dials Envoy Gateway inside its private network namespace.
+	// Dialer, when set, opens the xDS connections (not the fixture's) of a
+	// HOST:PORT target, for servers reachable only through a path of their
+	// own: the e2e suite dials Envoy Gateway inside its private network
+	// namespace. Built-in and container targets dial their own way.
 	Dialer func(ctx context.Context, addr string) (net.Conn, error)
 	// FixturePlaintext connects to the fixture API without TLS even when
 	// the xDS connection uses it: a test-build fixture often listens on

@@ -139,6 +139,12 @@ func (f *Fixture) SetResource(_ context.Context, r *fixturepb.SetResourceRequest
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding the resource: %v", err)
 	}
+	if c, ok := msg.(*cluster.Cluster); ok {
+		// Refused before the node is touched: a failed Set changes nothing.
+		if _, err := gatewayDuration(c.GetConnectTimeout()); err != nil {
+			return nil, err
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	g := f.gatewayLocked(r.GetNodeId())
@@ -194,9 +200,15 @@ func (f *Fixture) SetResource(_ context.Context, r *fixturepb.SetResourceRequest
 // DeleteResource removes the object behind a served name; an unknown name
 // is not an error.
 func (f *Fixture) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
+	if err := validNode(r.GetNodeId()); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	g := f.gatewayLocked(r.GetNodeId())
+	g, held := f.nodes[r.GetNodeId()]
+	if !held {
+		return &fixturepb.DeleteResourceResponse{}, nil // nothing set, nothing to write
+	}
 	served := r.GetName()
 	switch r.GetTypeUrl() {
 	case wire.Listener.URL:
@@ -224,7 +236,10 @@ func (f *Fixture) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceR
 //     object in the folder again on every change (tens of milliseconds
 //     each), so a folder that only grows slows every later change.
 //
-// A Set on a node it does not hold creates the gateway too.
+// A Set on a node it does not hold creates the gateway too. The two calls
+// must pair up, which they do within one harness run; the adapter lives
+// for one run (the e2e suite starts a fresh one with each Envoy Gateway),
+// since node ids repeat between runs and a run cut short leaves nodes held.
 func (f *Fixture) Reset(_ context.Context, r *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {
 	node := r.GetNodeId()
 	if err := validNode(node); err != nil {
@@ -253,9 +268,9 @@ func (f *Fixture) gatewayLocked(node string) *gateway {
 	return g
 }
 
-// nextPortLocked hands out listener ports, never the same twice in a run,
-// so that no two listeners of a gateway share a port (Envoy Gateway would
-// merge them into one listener).
+// nextPortLocked hands out listener ports, 20000 to 60000 in turn, so that
+// no two listeners of a gateway share a port (Envoy Gateway would merge
+// them into one listener) unless a gateway outlives 40000 of them.
 func (f *Fixture) nextPortLocked() int {
 	p := f.port
 	f.port++

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/wire"
@@ -67,18 +72,36 @@ func TestSetResource_ServedNamesAndRevisions(t *testing.T) {
 		wantPath  string
 		wantValue func(first bool) string
 		wantObjs  []string
+		// inFile reads, from the node's objects, the value the revision
+		// field will have once Envoy Gateway translates them.
+		inFile func(objs map[string]map[string]any) string
 	}{
 		{wire.Listener, Namespace + "/n1/l-a", "address.socket_address.port_value",
-			func(first bool) string { return map[bool]string{true: "20000", false: "20001"}[first] }, []string{"Gateway/n1"}},
+			func(first bool) string { return map[bool]string{true: "20000", false: "20001"}[first] }, []string{"Gateway/n1"},
+			func(objs map[string]map[string]any) string {
+				return num(listenersOf(objs["Gateway/n1"])["l-a"]["port"])
+			}},
 		{wire.Route, Namespace + "/n1/r-a", "virtual_hosts.0.domains.0",
 			func(first bool) string {
 				return map[bool]string{true: "r1.xdsconform.test", false: "r2.xdsconform.test"}[first]
-			}, []string{"Gateway/n1", "HTTPRoute/n1.r-a"}},
+			}, []string{"Gateway/n1", "HTTPRoute/n1.r-a"},
+			func(objs map[string]map[string]any) string {
+				return objs["HTTPRoute/n1.r-a"]["spec"].(map[string]any)["hostnames"].([]any)[0].(string)
+			}},
 		{wire.Cluster, "httproute/" + Namespace + "/n1.c-a/rule/0", "connect_timeout",
 			func(first bool) string { return map[bool]string{true: "1.001s", false: "1.002s"}[first] },
-			[]string{"Gateway/n1", "HTTPRoute/n1.c-a", "Backend/n1.c-a", "BackendTrafficPolicy/n1.c-a"}},
+			[]string{"Gateway/n1", "HTTPRoute/n1.c-a", "Backend/n1.c-a", "BackendTrafficPolicy/n1.c-a"},
+			func(objs map[string]map[string]any) string {
+				timeout := objs["BackendTrafficPolicy/n1.c-a"]["spec"].(map[string]any)["timeout"].(map[string]any)["tcp"].(map[string]any)["connectTimeout"].(string)
+				d, err := time.ParseDuration(timeout)
+				require.NoError(t, err)
+				return durationpb.New(d).AsDuration().String()
+			}},
 		{wire.Endpoint, "httproute/" + Namespace + "/n1.e-a/rule/0", "endpoints.0.lb_endpoints.0.endpoint.address.socket_address.port_value",
-			func(first bool) string { return map[bool]string{true: "20001", false: "20002"}[first] }, []string{"Gateway/n1", "HTTPRoute/n1.e-a", "Backend/n1.e-a"}},
+			func(first bool) string { return map[bool]string{true: "20001", false: "20002"}[first] }, []string{"Gateway/n1", "HTTPRoute/n1.e-a", "Backend/n1.e-a"},
+			func(objs map[string]map[string]any) string {
+				return num(objs["Backend/n1.e-a"]["spec"].(map[string]any)["endpoints"].([]any)[0].(map[string]any)["ip"].(map[string]any)["port"])
+			}},
 	} {
 		t.Run(tc.ty.Short, func(t *testing.T) {
 			f, dir := newFixture(t)
@@ -92,9 +115,12 @@ func TestSetResource_ServedNamesAndRevisions(t *testing.T) {
 			objs := objectsIn(t, dir, "n1")
 			assert.ElementsMatch(t, tc.wantObjs, keys(objs))
 
+			assert.Equal(t, served(tc.ty, tc.wantValue(true)), tc.inFile(objs), "the file gives Envoy Gateway the revision's value")
+
 			second := set(t, f, "n1", tc.ty, "a", 2)
 			assert.Equal(t, tc.wantName, second.GetName(), "a new revision keeps the name")
 			assert.Equal(t, tc.wantValue(false), second.GetRevision()[0].GetValue(), "and changes the revision field")
+			assert.Equal(t, served(tc.ty, tc.wantValue(false)), tc.inFile(objectsIn(t, dir, "n1")), "and the file with it")
 
 			_, err = f.DeleteResource(t.Context(), &fixturepb.DeleteResourceRequest{NodeId: "n1", TypeUrl: tc.ty.URL, Name: second.GetName()})
 			require.NoError(t, err)
@@ -172,3 +198,39 @@ func TestNew_WritesTheClassAndStagesNothingBehind(t *testing.T) {
 }
 
 func keys[V any](m map[string]V) []string { return sorted(m) }
+
+// num renders a JSON number read back from a file as the harness would.
+func num(v any) string { return strconv.FormatFloat(v.(float64), 'f', -1, 64) }
+
+// served turns a revision value into the form inFile reads: durations as
+// Go prints them ("1.001s" is 1.001s either way), everything else as is.
+func served(ty wire.Type, v string) string {
+	if ty.URL == wire.Cluster.URL {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return "bad duration " + v
+		}
+		return d.String()
+	}
+	return v
+}
+
+func TestDeleteResource_UnknownNodeWritesNothing(t *testing.T) {
+	f, dir := newFixture(t)
+	_, err := f.DeleteResource(t.Context(), &fixturepb.DeleteResourceRequest{NodeId: "n9", TypeUrl: wire.Cluster.URL, Name: "x"})
+	require.NoError(t, err)
+	assert.NoFileExists(t, filepath.Join(dir, "n9.yaml"))
+	_, err = f.DeleteResource(t.Context(), &fixturepb.DeleteResourceRequest{NodeId: "../n9", TypeUrl: wire.Cluster.URL, Name: "x"})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err), "a node id is never a path")
+	_, err = f.SetResource(t.Context(), &fixturepb.SetResourceRequest{NodeId: "n9", TypeUrl: wire.Cluster.URL, Name: "c",
+		Resource: must(anypb.New(&cluster.Cluster{Name: "c", ConnectTimeout: durationpb.New(1500 * time.Microsecond)}))})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err), "no whole milliseconds")
+	assert.NoFileExists(t, filepath.Join(dir, "n9.yaml"), "a refused Set changes nothing")
+}
+
+func must(a *anypb.Any, err error) *anypb.Any {
+	if err != nil {
+		panic(err)
+	}
+	return a
+}

@@ -43,11 +43,21 @@ func Available(ctx context.Context) error {
 }
 
 // Dialer returns a dialer whose connections are opened inside the network
-// namespace of process pid, for grpc.WithContextDialer.
+// namespace of process pid, for grpc.WithContextDialer. It takes IP
+// addresses only: a name that resolves to several addresses makes the
+// net package dial them from goroutines of its own, on threads outside
+// the namespace.
 func Dialer(pid int) func(ctx context.Context, addr string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		if net.ParseIP(host) == nil {
+			return nil, fmt.Errorf("dialing %s in a network namespace: want an IP address, not a name", addr)
+		}
 		var conn net.Conn
-		err := Do(pid, func() error {
+		err = Do(pid, func() error {
 			var d net.Dialer
 			var err error
 			// The socket is created on this thread, in the namespace; it
@@ -80,6 +90,12 @@ func Do(pid int, fn func() error) error {
 			return
 		}
 		defer own.Close()
+		ownLink, err := os.Readlink("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("own network namespace: %w", err)
+			return
+		}
 		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 			runtime.UnlockOSThread()
 			done <- fmt.Errorf("entering the network namespace of process %d: %w", pid, err)
@@ -88,6 +104,12 @@ func Do(pid int, fn func() error) error {
 		ferr := fn()
 		if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
 			done <- errors.Join(ferr, fmt.Errorf("leaving the network namespace of process %d: %w", pid, err))
+			return
+		}
+		// Checked, not assumed: a thread back in the pool must be in the
+		// harness's namespace, or its next sockets would land in the peer's.
+		if after, err := os.Readlink("/proc/thread-self/ns/net"); err != nil || after != ownLink {
+			done <- errors.Join(ferr, fmt.Errorf("the thread did not leave the network namespace of process %d (%s)", pid, after))
 			return
 		}
 		runtime.UnlockOSThread()

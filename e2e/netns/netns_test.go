@@ -63,3 +63,8 @@ func TestDialer_ReachesTheNamespaceOnly(t *testing.T) {
 	_ = cmd.Wait()
 	require.Error(t, netns.Do(pid, func() error { return nil }), "the namespace went with its process")
 }
+
+func TestDialer_WantsAnIP(t *testing.T) {
+	_, err := netns.Dialer(1)(t.Context(), "localhost:18000")
+	require.ErrorContains(t, err, "want an IP address")
+}
