@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,18 @@ const EnvoyAdminPort = 9901
 
 // Available reports whether a Docker engine answers; the error is one line
 // saying why not. The testcontainers provider panics on some broken
+// DefaultEnvoyImage is the Envoy image the container tests run unless
+// XDSCONFORM_ENVOY_IMAGE names another.
+const DefaultEnvoyImage = "envoyproxy/envoy:v1.36-latest"
+
+// EnvoyImage is the Envoy image the container tests run.
+func EnvoyImage() string {
+	if img := os.Getenv("XDSCONFORM_ENVOY_IMAGE"); img != "" {
+		return img
+	}
+	return DefaultEnvoyImage
+}
+
 // set-ups, which is turned into an error too.
 func Available(ctx context.Context) (err error) {
 	defer func() {

@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -36,15 +35,6 @@ func requireEngine(t *testing.T) {
 	}
 }
 
-// envoyImage is the Envoy image the container tests run
-// (XDSCONFORM_ENVOY_IMAGE overrides it).
-func envoyImage() string {
-	if img := os.Getenv("XDSCONFORM_ENVOY_IMAGE"); img != "" {
-		return img
-	}
-	return "envoyproxy/envoy:v1.36-latest"
-}
-
 // An Envoy container starts with a mounted bootstrap, publishes its admin
 // port, and is gone after Stop.
 func TestEnvoyContainerStartsAndStops(t *testing.T) {
@@ -52,7 +42,7 @@ func TestEnvoyContainerStartsAndStops(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	boot := []byte("admin:\n  address:\n    socket_address: {address: 0.0.0.0, port_value: 9901}\nnode: {id: docker-test, cluster: xdsconform}\n")
-	c, err := StartClient(ctx, ClientRequest{Image: envoyImage(), Bootstrap: boot, ServerPort: 1})
+	c, err := StartClient(ctx, ClientRequest{Image: EnvoyImage(), Bootstrap: boot, ServerPort: 1})
 	require.NoError(t, err)
 	addr, err := c.AdminAddr(ctx)
 	require.NoError(t, err)

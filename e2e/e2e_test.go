@@ -3,10 +3,10 @@
 package e2e
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,6 +47,9 @@ type peer struct {
 	Version string
 	// Patched says what was changed in the peer for the run, if anything.
 	Patched string
+	// SkipUnreachable skips the peer's specs, with the reason, when its
+	// start says it is unreachable (a container without a Docker engine).
+	SkipUnreachable bool
 	// Note says how the run differed from the suite's usual one, and why
 	// (COMPATIBILITY.md prints it under the peer table).
 	Note string
@@ -89,6 +92,9 @@ func describe(p peer, labels ...string) {
 			var stop func()
 			var err error
 			env, target, stop, err = p.Start()
+			if p.SkipUnreachable && errors.Is(err, targets.ErrUnreachable) {
+				Skip(fmt.Sprintf("%s: %v", p.Name, err))
+			}
 			require.NoError(GinkgoT(), err, "starting %s (did make e2e-deps run?)", p.Name)
 			DeferCleanup(stop)
 		})
@@ -214,11 +220,9 @@ func writeReport(p peer, fam, target string, started time.Time, rs []results.Res
 	for i := range run.Results {
 		run.Results[i].Transcript = nil // the matrix needs verdicts; transcripts stay in CI logs
 	}
-	var b bytes.Buffer
-	require.NoError(t, reports.WriteJSON(&b, run))
 	dir := filepath.Join(outDir, p.Name)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, fam+".json"), b.Bytes(), 0o644))
+	require.NoError(t, reports.WriteFiles(run, "", filepath.Join(dir, fam+".json")))
 }
 
 // writeTranscripts writes the transcript of every pair that did not pass,
@@ -245,6 +249,11 @@ func clientEnv(opts targets.ClientOptions) func() (engine.Env, string, func(), e
 	return func() (engine.Env, string, func(), error) {
 		c, err := targets.NewClients(opts)
 		if err != nil {
+			return nil, "", nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.Preflight(ctx); err != nil { // a container target needs an engine
 			return nil, "", nil, err
 		}
 		return c, c.Name(), func() {}, nil

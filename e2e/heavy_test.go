@@ -3,9 +3,7 @@
 package e2e
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,7 +15,6 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
 	"github.com/xdsconform/xdsconform/docker"
@@ -62,18 +59,19 @@ func consulBinary() string { return peerDir("consul") + "/bin/consul" }
 func consulVersion() string { return moduleVersion(peerDir("consul"), "github.com/hashicorp/consul") }
 
 // startConsul runs `consul agent -dev` on free loopback ports, waits until
-// it has a leader and a Connect CA, and serves the fixture adapter for it.
-func startConsul() (engine.Env, string, func(), error) {
+// its Connect CA is up (the adapter needs the trust domain, which needs a
+// leader), and serves the fixture adapter for it.
+func startConsul() (env engine.Env, name string, stop func(), err error) {
 	if _, err := os.Stat(consulBinary()); err != nil {
 		return nil, "", nil, fmt.Errorf("%s: %w (run make e2e-heavy-deps)", consulBinary(), err)
 	}
+	var stops teardown
+	defer stops.onError(&err)
 	ports := make([]int, 5)
 	for i := range ports {
-		p, err := targets.FreePort() // Consul binds them itself, after this returns
-		if err != nil {
+		if ports[i], err = targets.FreePort(); err != nil { // Consul binds them itself, after this returns
 			return nil, "", nil, err
 		}
-		ports[i] = p
 	}
 	httpPort, grpcPort := ports[0], ports[1]
 	argv := []string{consulBinary(), "agent", "-dev", "-log-level", "warn",
@@ -81,92 +79,96 @@ func startConsul() (engine.Env, string, func(), error) {
 		"-http-port", strconv.Itoa(httpPort), "-grpc-port", strconv.Itoa(grpcPort), "-grpc-tls-port", "-1",
 		"-dns-port", "-1", "-server-port", strconv.Itoa(ports[2]), "-serf-lan-port", strconv.Itoa(ports[3]),
 		"-serf-wan-port", strconv.Itoa(ports[4])}
-	proc, err := process.Start(context.Background(), argv, process.Options{StderrTail: 16 << 10})
+	proc, err := startPeer(&stops, argv)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	stops := []func(){func() { _ = proc.Stop(5 * time.Second) }}
-	stop := func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
-	httpAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	fx, err := awaitConsul(ctx, proc, httpAddr)
-	if err != nil {
-		stop()
+	httpAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
+	var fx *consulfixture.Fixture
+	if err := awaitReady(ctx, proc, "consul", 200*time.Millisecond, func(ctx context.Context) (err error) {
+		fx, err = consulfixture.New(ctx, httpAddr)
+		return err
+	}); err != nil {
 		return nil, "", nil, err
 	}
-	fixtureAddr, stopFixture, err := serveFixture(fx)
+	s, err := serveAdapter(ctx, &stops, proc, fx, targets.ServerOptions{Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(grpcPort))})
 	if err != nil {
-		stop()
 		return nil, "", nil, err
 	}
-	stops = append(stops, stopFixture)
-	s, err := targets.StartServer(context.Background(), targets.ServerOptions{
-		Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(grpcPort)), Fixture: fixtureAddr})
-	if err != nil {
-		stop()
-		return nil, "", nil, fmt.Errorf("consul: %w; output: %s", err, proc.Tail())
-	}
-	stops = append(stops, s.Close)
-	return s, s.Name, stop, nil
+	return s, s.Name, stops.run, nil
 }
 
-// serveFixture serves a fixture adapter on a loopback port of the
-// harness's own, as a vendor's test build would next to its server.
-func serveFixture(fx fixturepb.FixtureServer) (addr string, stop func(), err error) {
+// teardown is what a peer's start has set up so far, undone in reverse.
+type teardown []func()
+
+func (t *teardown) add(f func()) { *t = append(*t, f) }
+
+// run undoes everything, last first.
+func (t *teardown) run() {
+	for i := len(*t) - 1; i >= 0; i-- {
+		(*t)[i]()
+	}
+}
+
+// onError undoes everything if the start failed (deferred with the start's
+// named error).
+func (t *teardown) onError(err *error) {
+	if *err != nil {
+		t.run()
+	}
+}
+
+// startPeer runs a heavy peer's process; stops stops it.
+func startPeer(stops *teardown, argv []string) (*process.Process, error) {
+	proc, err := process.Start(context.Background(), argv, process.Options{StderrTail: 16 << 10})
+	if err != nil {
+		return nil, err
+	}
+	stops.add(func() { _ = proc.Stop(5 * time.Second) })
+	return proc, nil
+}
+
+// serveAdapter serves a fixture adapter on a loopback port of the
+// harness's own, as a vendor's test build would next to its server, and
+// connects to the peer as a server target with it.
+func serveAdapter(ctx context.Context, stops *teardown, proc *process.Process, fx fixturepb.FixtureServer, opts targets.ServerOptions) (*targets.Server, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	g := grpc.NewServer()
 	fixturepb.RegisterFixtureServer(g, fx)
 	go func() { _ = g.Serve(lis) }()
-	return lis.Addr().String(), g.Stop, nil
+	stops.add(g.Stop)
+	opts.Fixture = lis.Addr().String()
+	s, err := targets.StartServer(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; output: %s", opts.Target, err, proc.Tail())
+	}
+	stops.add(s.Close)
+	return s, nil
 }
 
-// awaitConsul polls the agent until it has elected itself leader and its
-// Connect CA is up (the adapter needs the trust domain), bounded by ctx.
-func awaitConsul(ctx context.Context, proc *process.Process, httpAddr string) (*consulfixture.Fixture, error) {
-	tick := time.NewTicker(200 * time.Millisecond)
+// awaitReady polls probe every interval until it succeeds, the peer exits
+// or ctx ends.
+func awaitReady(ctx context.Context, proc *process.Process, peer string, interval time.Duration, probe func(context.Context) error) error {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	var lastErr error
 	for {
-		var leader string
-		if lastErr = getJSON(ctx, "http://"+httpAddr+"/v1/status/leader", &leader); lastErr == nil && leader != "" {
-			fx, err := consulfixture.New(ctx, httpAddr)
-			if err == nil {
-				return fx, nil
-			}
-			lastErr = err
+		lastErr := probe(ctx)
+		if lastErr == nil {
+			return nil
 		}
 		select {
 		case <-proc.Exited():
-			return nil, fmt.Errorf("consul exited: %v; output: %s", proc.ExitErr(), proc.Tail())
+			return fmt.Errorf("%s exited: %v; output: %s", peer, proc.ExitErr(), proc.Tail())
 		case <-ctx.Done():
-			return nil, fmt.Errorf("consul not ready: %v (last: %v); output: %s", ctx.Err(), lastErr, proc.Tail())
+			return fmt.Errorf("%s not ready: %v (last: %v); output: %s", peer, ctx.Err(), lastErr, proc.Tail())
 		case <-tick.C:
 		}
 	}
-}
-
-func getJSON(ctx context.Context, url string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // envoyGatewayBinary is where make e2e-heavy-deps builds Envoy Gateway.
@@ -210,7 +212,7 @@ extensionApis:
 // binds 0.0.0.0:18000 and more), serves the folder adapter, and returns a
 // target that dials xDS inside the namespace over mutual TLS, with
 // node.cluster naming the node's gateway.
-func startEnvoyGateway() (engine.Env, string, func(), error) {
+func startEnvoyGateway() (env engine.Env, name string, stop func(), err error) {
 	if _, err := os.Stat(envoyGatewayBinary()); err != nil {
 		return nil, "", nil, fmt.Errorf("%s: %w (run make e2e-heavy-deps)", envoyGatewayBinary(), err)
 	}
@@ -223,27 +225,21 @@ func startEnvoyGateway() (engine.Env, string, func(), error) {
 	if err != nil {
 		return nil, "", nil, err
 	}
-	stops := []func(){func() { _ = os.RemoveAll(tmp) }}
-	stop := func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
+	var stops teardown
+	defer stops.onError(&err)
+	stops.add(func() { _ = os.RemoveAll(tmp) })
 	dir := func(name string) string { return filepath.Join(tmp, name) }
 	for _, d := range []string{"home", "data", "state", "run", "resources", "stage"} {
 		if err := os.MkdirAll(dir(d), 0o755); err != nil {
-			stop()
 			return nil, "", nil, err
 		}
 	}
 	if out, err := exec.CommandContext(ctx, envoyGatewayBinary(), "certgen", "--local", "--config-home", dir("home")).CombinedOutput(); err != nil {
-		stop()
 		return nil, "", nil, fmt.Errorf("envoy-gateway certgen: %v: %s", err, out)
 	}
 	cfg := fmt.Sprintf(envoyGatewayConfig, dir("resources"), dir("home"), dir("data"), dir("state"), dir("run"))
 	fx, err := egfixture.New(dir("resources"), dir("stage"), envoyGatewayVersion())
 	if err != nil {
-		stop()
 		return nil, "", nil, err
 	}
 	argv := []string{envoyGatewayBinary(), "server", "--config-path", dir("eg.yaml")}
@@ -254,94 +250,55 @@ func startEnvoyGateway() (engine.Env, string, func(), error) {
 		cfg = strings.Replace(cfg, "    default: warn\n", "    default: info\n    xds: debug\n", 1)
 	}
 	if err := os.WriteFile(dir("eg.yaml"), []byte(cfg), 0o644); err != nil {
-		stop()
 		return nil, "", nil, err
 	}
-	proc, err := process.Start(context.Background(), netns.Command(argv...), process.Options{StderrTail: 16 << 10})
+	proc, err := startPeer(&stops, netns.Command(argv...))
 	if err != nil {
-		stop()
 		return nil, "", nil, err
 	}
-	stops = append(stops, func() { _ = proc.Stop(5 * time.Second) })
 	dial := netns.Dialer(proc.Pid())
-	if err := awaitEnvoyGateway(ctx, proc, dial); err != nil {
-		stop()
-		return nil, "", nil, err
-	}
-	fixtureAddr, stopFixture, err := serveFixture(fx)
-	if err != nil {
-		stop()
-		return nil, "", nil, err
-	}
-	stops = append(stops, stopFixture)
-	certs := dir("home") + "/certs/envoy/"
-	s, err := targets.StartServer(ctx, targets.ServerOptions{
-		Target: "127.0.0.1:18000", Fixture: fixtureAddr, FixturePlaintext: true,
-		TLS:    targets.TLSOptions{CAFile: certs + "ca.crt", CertFile: certs + "tls.crt", KeyFile: certs + "tls.key", ServerName: "envoy-gateway"},
-		Dialer: dial, NodeCluster: egfixture.NodeCluster, ConnectTimeout: 30 * time.Second,
-	})
-	if err != nil {
-		stop()
-		return nil, "", nil, fmt.Errorf("envoy gateway: %w; output: %s", err, proc.Tail())
-	}
-	stops = append(stops, s.Close)
-	return s, s.Name, stop, nil
-}
-
-// awaitEnvoyGateway polls Envoy Gateway's readiness probe (port 8081 in its
-// namespace), bounded by ctx. It turns ready once the file provider
-// watches its folder: a file written earlier may never be noticed.
-func awaitEnvoyGateway(ctx context.Context, proc *process.Process, dial func(context.Context, string) (net.Conn, error)) error {
-	client := &http.Client{Transport: &http.Transport{
+	// Ready once the file provider watches its folder (port 8081 in its
+	// namespace): a file written earlier may never be noticed.
+	probe := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return dial(ctx, addr) },
 	}}
-	defer client.CloseIdleConnections()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var lastErr error
-	for {
+	defer probe.CloseIdleConnections()
+	if err := awaitReady(ctx, proc, "envoy gateway", 100*time.Millisecond, func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:8081/readyz", nil)
 		if err != nil {
 			return err
 		}
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("readyz: %s", resp.Status)
+		resp, err := probe.Do(req)
+		if err != nil {
+			return err
 		}
-		lastErr = err
-		select {
-		case <-proc.Exited():
-			return fmt.Errorf("envoy gateway exited: %v; output: %s", proc.ExitErr(), proc.Tail())
-		case <-ctx.Done():
-			return fmt.Errorf("envoy gateway not ready: %v (last: %v); output: %s", ctx.Err(), lastErr, proc.Tail())
-		case <-tick.C:
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
 		}
+		return nil
+	}); err != nil {
+		return nil, "", nil, err
 	}
+	certs := dir("home") + "/certs/envoy/"
+	s, err := serveAdapter(ctx, &stops, proc, fx, targets.ServerOptions{
+		Target: "127.0.0.1:18000", FixturePlaintext: true,
+		TLS:    targets.TLSOptions{CAFile: certs + "ca.crt", CertFile: certs + "tls.crt", KeyFile: certs + "tls.key", ServerName: "envoy-gateway"},
+		Dialer: dial, NodeCluster: egfixture.NodeCluster, ConnectTimeout: 30 * time.Second,
+	})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return s, s.Name, stops.run, nil
 }
 
 // Envoy runs only as a container (nothing installable here bundles it).
-// Where no Docker engine is reachable the spec skips with the reason;
-// on a Docker host it runs the client suite against the image
-// (XDSCONFORM_ENVOY_IMAGE, default envoyproxy/envoy:v1.36-latest).
-var _ = Describe("containerised xDS clients", Label("client", "container", "envoy"), func() {
-	image := cmp.Or(os.Getenv("XDSCONFORM_ENVOY_IMAGE"), "envoyproxy/envoy:v1.36-latest")
-	p := peer{Name: "envoy", Version: image, Role: "client", Catalogue: scenarios.Client,
-		Start: clientEnv(targets.ClientOptions{Target: docker.Prefix + image})}
-	It("runs the client suite when a Docker engine is reachable", func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := docker.Available(ctx); err != nil {
-			Skip(fmt.Sprintf("Envoy container: %v", err))
-		}
-		env, target, stop, err := p.Start()
-		require.NoError(GinkgoT(), err)
-		defer stop()
-		for _, fam := range families(p.Catalogue()) {
-			run(p, env, target, fam)
-		}
-	})
+// Where no Docker engine is reachable its specs skip with the reason; on a
+// Docker host they run the client suite against the image
+// (XDSCONFORM_ENVOY_IMAGE, default docker.DefaultEnvoyImage). Not heavy:
+// make e2e runs it (and skips it here).
+var _ = Describe("containerised xDS clients", func() {
+	image := docker.EnvoyImage()
+	describe(peer{Name: "envoy", Version: image, Role: "client", Catalogue: scenarios.Client, SkipUnreachable: true,
+		Start: clientEnv(targets.ClientOptions{Target: docker.Prefix + image})}, "container")
 })

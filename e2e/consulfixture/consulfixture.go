@@ -104,8 +104,8 @@ func (f *Fixture) GetCapabilities(context.Context, *fixturepb.GetCapabilitiesReq
 // SetResource makes the resource's service an upstream of the node's proxy
 // and applies the resource's revision to the service.
 func (f *Fixture) SetResource(ctx context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
-	svc, err := serviceName(r.GetName())
-	if err != nil {
+	svc := r.GetName()
+	if err := validService(svc); err != nil {
 		return nil, err
 	}
 	msg, err := r.GetResource().UnmarshalNew()
@@ -282,12 +282,12 @@ func isNotFound(err error) bool {
 
 var validName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
-// serviceName maps a requested resource name to a Consul service name;
-// the harness's names (lower-case letters, digits and dashes) map to
-// themselves, anything else is refused rather than silently renamed.
-func serviceName(name string) (string, error) {
+// validService says whether a requested resource name can be the name of
+// the Consul service behind it: the harness's names (lower-case letters,
+// digits and dashes) can; anything else is refused rather than renamed.
+func validService(name string) error {
 	if !validName.MatchString(name) {
-		return "", status.Errorf(codes.InvalidArgument, "consul fixture: %q is not a valid service name", name)
+		return status.Errorf(codes.InvalidArgument, "consul fixture: %q is not a valid service name", name)
 	}
-	return name, nil
+	return nil
 }

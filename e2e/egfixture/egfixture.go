@@ -43,6 +43,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -89,13 +90,18 @@ type Fixture struct {
 	seq   int // next route hostname
 }
 
+// routeListener is a route configuration's listener port and current hostname.
+type routeListener struct {
+	port int
+	host string
+}
+
 // gateway is what the harness set for one node.
 type gateway struct {
-	listeners map[string]int    // l-N → port
-	routes    map[string]string // r-N → hostname
-	routePort map[string]int    // r-N → its listener's port
-	clusters  map[string]string // c-N → connect timeout ("1003ms")
-	endpoints map[string]uint32 // e-N → backend port
+	listeners map[string]int           // l-N → port
+	routes    map[string]routeListener // r-N → its listener and hostname
+	clusters  map[string]string        // c-N → connect timeout ("1003ms")
+	endpoints map[string]uint32        // e-N → backend port
 }
 
 // New writes the GatewayClass into dir, the folder Envoy Gateway watches,
@@ -158,10 +164,12 @@ func (f *Fixture) SetResource(_ context.Context, r *fixturepb.SetResourceRequest
 	case *route.RouteConfiguration:
 		host := fmt.Sprintf("r%d.xdsconform.test", f.seq)
 		f.seq++
-		g.routes["r-"+name] = host
-		if g.routePort["r-"+name] == 0 {
-			g.routePort["r-"+name] = f.nextPortLocked()
+		rt, ok := g.routes["r-"+name]
+		if !ok {
+			rt.port = f.nextPortLocked() // the listener keeps its port across revisions
 		}
+		rt.host = host
+		g.routes["r-"+name] = rt
 		resp = &fixturepb.SetResourceResponse{Name: listenerName(r.GetNodeId(), "r-"+name),
 			Revision: []*fixturepb.RevisionField{{Path: "virtual_hosts.0.domains.0", Value: host}}}
 	case *cluster.Cluster:
@@ -216,7 +224,6 @@ func (f *Fixture) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceR
 	case wire.Route.URL:
 		key := strings.TrimPrefix(served, listenerName(r.GetNodeId(), ""))
 		delete(g.routes, key)
-		delete(g.routePort, key)
 	case wire.Cluster.URL:
 		delete(g.clusters, routeOf(served))
 	case wire.Endpoint.URL:
@@ -261,7 +268,7 @@ func (f *Fixture) Reset(_ context.Context, r *fixturepb.ResetRequest) (*fixturep
 func (f *Fixture) gatewayLocked(node string) *gateway {
 	g := f.nodes[node]
 	if g == nil {
-		g = &gateway{listeners: map[string]int{}, routes: map[string]string{}, routePort: map[string]int{},
+		g = &gateway{listeners: map[string]int{}, routes: map[string]routeListener{},
 			clusters: map[string]string{}, endpoints: map[string]uint32{}}
 		f.nodes[node] = g
 	}
@@ -294,10 +301,10 @@ func objects(node string, g *gateway) []map[string]any {
 		listeners = append(listeners, map[string]any{"name": l, "protocol": "HTTP", "port": g.listeners[l]})
 	}
 	for _, r := range sorted(g.routes) {
-		listeners = append(listeners, map[string]any{"name": r, "protocol": "HTTP", "port": g.routePort[r]})
+		listeners = append(listeners, map[string]any{"name": r, "protocol": "HTTP", "port": g.routes[r].port})
 		// No backend: the rule answers itself, so a route configuration
 		// brings no cluster with it.
-		objs = append(objs, httpRoute(objectName(node, r), node, r, g.routes[r], ""))
+		objs = append(objs, httpRoute(objectName(node, r), node, r, g.routes[r].host, ""))
 	}
 	if len(g.clusters)+len(g.endpoints) > 0 {
 		listeners = append(listeners, map[string]any{"name": "http", "protocol": "HTTP", "port": 8080})
@@ -365,14 +372,7 @@ func (f *Fixture) write(name string, objs ...map[string]any) error {
 	return nil
 }
 
-func sorted[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sorted[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // objectName names a route, backend or policy of a node's gateway: object
 // names share the namespace, so they carry the node.

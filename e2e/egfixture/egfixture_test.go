@@ -67,38 +67,36 @@ func set(t *testing.T, f *Fixture, node string, ty wire.Type, name string, rev i
 
 func TestSetResource_ServedNamesAndRevisions(t *testing.T) {
 	for _, tc := range []struct {
-		ty        wire.Type
-		wantName  string
-		wantPath  string
-		wantValue func(first bool) string
-		wantObjs  []string
+		ty            wire.Type
+		wantName      string
+		wantPath      string
+		first, second string // the revision field of revisions 1 and 2
+		wantObjs      []string
 		// inFile reads, from the node's objects, the value the revision
 		// field will have once Envoy Gateway translates them.
 		inFile func(objs map[string]map[string]any) string
 	}{
 		{wire.Listener, Namespace + "/n1/l-a", "address.socket_address.port_value",
-			func(first bool) string { return map[bool]string{true: "20000", false: "20001"}[first] }, []string{"Gateway/n1"},
+			"20000", "20001", []string{"Gateway/n1"},
 			func(objs map[string]map[string]any) string {
 				return num(listenersOf(objs["Gateway/n1"])["l-a"]["port"])
 			}},
 		{wire.Route, Namespace + "/n1/r-a", "virtual_hosts.0.domains.0",
-			func(first bool) string {
-				return map[bool]string{true: "r1.xdsconform.test", false: "r2.xdsconform.test"}[first]
-			}, []string{"Gateway/n1", "HTTPRoute/n1.r-a"},
+			"r1.xdsconform.test", "r2.xdsconform.test", []string{"Gateway/n1", "HTTPRoute/n1.r-a"},
 			func(objs map[string]map[string]any) string {
 				return objs["HTTPRoute/n1.r-a"]["spec"].(map[string]any)["hostnames"].([]any)[0].(string)
 			}},
 		{wire.Cluster, "httproute/" + Namespace + "/n1.c-a/rule/0", "connect_timeout",
-			func(first bool) string { return map[bool]string{true: "1.001s", false: "1.002s"}[first] },
+			"1.001s", "1.002s",
 			[]string{"Gateway/n1", "HTTPRoute/n1.c-a", "Backend/n1.c-a", "BackendTrafficPolicy/n1.c-a"},
 			func(objs map[string]map[string]any) string {
 				timeout := objs["BackendTrafficPolicy/n1.c-a"]["spec"].(map[string]any)["timeout"].(map[string]any)["tcp"].(map[string]any)["connectTimeout"].(string)
 				d, err := time.ParseDuration(timeout)
 				require.NoError(t, err)
-				return durationpb.New(d).AsDuration().String()
+				return d.String()
 			}},
 		{wire.Endpoint, "httproute/" + Namespace + "/n1.e-a/rule/0", "endpoints.0.lb_endpoints.0.endpoint.address.socket_address.port_value",
-			func(first bool) string { return map[bool]string{true: "20001", false: "20002"}[first] }, []string{"Gateway/n1", "HTTPRoute/n1.e-a", "Backend/n1.e-a"},
+			"20001", "20002", []string{"Gateway/n1", "HTTPRoute/n1.e-a", "Backend/n1.e-a"},
 			func(objs map[string]map[string]any) string {
 				return num(objs["Backend/n1.e-a"]["spec"].(map[string]any)["endpoints"].([]any)[0].(map[string]any)["ip"].(map[string]any)["port"])
 			}},
@@ -111,16 +109,16 @@ func TestSetResource_ServedNamesAndRevisions(t *testing.T) {
 			assert.Equal(t, tc.wantName, first.GetName())
 			require.Len(t, first.GetRevision(), 1)
 			assert.Equal(t, tc.wantPath, first.GetRevision()[0].GetPath())
-			assert.Equal(t, tc.wantValue(true), first.GetRevision()[0].GetValue())
+			assert.Equal(t, tc.first, first.GetRevision()[0].GetValue())
 			objs := objectsIn(t, dir, "n1")
 			assert.ElementsMatch(t, tc.wantObjs, keys(objs))
 
-			assert.Equal(t, served(tc.ty, tc.wantValue(true)), tc.inFile(objs), "the file gives Envoy Gateway the revision's value")
+			assert.Equal(t, tc.first, tc.inFile(objs), "the file gives Envoy Gateway the revision's value")
 
 			second := set(t, f, "n1", tc.ty, "a", 2)
 			assert.Equal(t, tc.wantName, second.GetName(), "a new revision keeps the name")
-			assert.Equal(t, tc.wantValue(false), second.GetRevision()[0].GetValue(), "and changes the revision field")
-			assert.Equal(t, served(tc.ty, tc.wantValue(false)), tc.inFile(objectsIn(t, dir, "n1")), "and the file with it")
+			assert.Equal(t, tc.second, second.GetRevision()[0].GetValue(), "and changes the revision field")
+			assert.Equal(t, tc.second, tc.inFile(objectsIn(t, dir, "n1")), "and the file with it")
 
 			_, err = f.DeleteResource(t.Context(), &fixturepb.DeleteResourceRequest{NodeId: "n1", TypeUrl: tc.ty.URL, Name: second.GetName()})
 			require.NoError(t, err)
@@ -163,7 +161,7 @@ func TestSetResource_Names(t *testing.T) {
 		assert.NotContains(t, served, resp.GetName(), "%q is served under the name of %q", name, served[resp.GetName()])
 		served[resp.GetName()] = name
 	}
-	assert.Equal(t, Namespace+"/n1/l-a", listenerName("n1", "l-a"), "a DNS label is kept as it is")
+	assert.Equal(t, "a", served[Namespace+"/n1/l-a"], "a DNS label is kept as it is")
 	_, err := f.SetResource(t.Context(), &fixturepb.SetResourceRequest{NodeId: "N_1", TypeUrl: wire.Cluster.URL, Name: "a", Resource: wire.BuildAny(wire.Cluster, "a", 1)})
 	assert.Equal(t, codes.InvalidArgument, status.Code(err), "a node id must name its gateway")
 }
@@ -201,19 +199,6 @@ func keys[V any](m map[string]V) []string { return sorted(m) }
 
 // num renders a JSON number read back from a file as the harness would.
 func num(v any) string { return strconv.FormatFloat(v.(float64), 'f', -1, 64) }
-
-// served turns a revision value into the form inFile reads: durations as
-// Go prints them ("1.001s" is 1.001s either way), everything else as is.
-func served(ty wire.Type, v string) string {
-	if ty.URL == wire.Cluster.URL {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return "bad duration " + v
-		}
-		return d.String()
-	}
-	return v
-}
 
 func TestDeleteResource_UnknownNodeWritesNothing(t *testing.T) {
 	f, dir := newFixture(t)

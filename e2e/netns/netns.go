@@ -35,7 +35,8 @@ func Available(ctx context.Context) error {
 			return fmt.Errorf("a private network namespace needs %s: %w", tool, err)
 		}
 	}
-	out, err := exec.CommandContext(ctx, Command("true")[0], Command("true")[1:]...).CombinedOutput()
+	argv := Command("true")
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("cannot create a network namespace (needs root): %v: %s", err, out)
 	}

@@ -3,15 +3,17 @@
 package netns_test
 
 import (
+	"context"
 	"io"
 	"net"
-	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/e2e/netns"
+	"github.com/xdsconform/xdsconform/process"
 )
 
 // TestDialer_ReachesTheNamespaceOnly listens inside a private namespace and
@@ -22,16 +24,14 @@ func TestDialer_ReachesTheNamespaceOnly(t *testing.T) {
 		t.Skip(err)
 	}
 	// The line says loopback is up: the wrapper brings it up before exec.
-	argv := netns.Command("sh", "-c", "echo up; exec sleep 60")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	out, err := cmd.StdoutPipe()
+	proc, err := process.Start(t.Context(), netns.Command("sh", "-c", "echo up; exec sleep 60"), process.Options{})
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line := make([]byte, 3)
-	_, err = io.ReadFull(out, line)
+	t.Cleanup(func() { _ = proc.Stop(time.Second) })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err = proc.AwaitLine(ctx, "up")
 	require.NoError(t, err)
-	pid := cmd.Process.Pid
+	pid := proc.Pid()
 
 	var lis net.Listener
 	require.NoError(t, netns.Do(pid, func() error {
@@ -59,8 +59,7 @@ func TestDialer_ReachesTheNamespaceOnly(t *testing.T) {
 	require.NoError(t, err, "the port is free outside the namespace")
 	here.Close()
 
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
+	require.NoError(t, proc.Stop(time.Second))
 	require.Error(t, netns.Do(pid, func() error { return nil }), "the namespace went with its process")
 }
 
