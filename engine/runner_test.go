@@ -504,11 +504,11 @@ func TestAfterRunCheckThatBlocksIsAbandoned(t *testing.T) {
 	defer func() { *engine.AfterRunLimit = old }()
 	block := make(chan struct{})
 	defer close(block)
-	cat := []*engine.Scenario{{ID: "x/blocking/check", Level: results.Must, Variants: []wire.Variant{wire.SotWADS},
-		Run: func(t *engine.T) { t.AfterRun(func(*engine.T) { <-block }) }}}
-	pairs, err := engine.Expand(cat, engine.Selection{})
-	require.NoError(t, err)
-	rs, _ := engine.Run(t.Context(), pairs, engine.Config{Env: fakeEnv{}})
+	// Through run, which bounds the whole run: a regression fails here
+	// instead of hanging the test binary.
+	rs, _ := run(t, t.Context(), pairsOf(t, scenario("x/blocking/check", func(t *engine.T) {
+		t.AfterRun(func(*engine.T) { <-block })
+	})), engine.Config{Env: fakeEnv{}})
 	require.Len(t, rs, 1)
 	assert.Equal(t, results.Fail, rs[0].Outcome)
 	assert.Contains(t, rs[0].Message, "did not return within")

@@ -221,7 +221,7 @@ func (c *Clients) Preflight(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := docker.Available(ctx); err != nil {
-		return fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, c.opts.Target, err)
+		return containerError(c.opts.Target, err)
 	}
 	return nil
 }
@@ -515,10 +515,7 @@ func (c *Clients) launchContainer(ctx context.Context, spec LaunchSpec) (Running
 	defer cancel()
 	ct, err := docker.StartClient(startCtx, docker.ClientRequest{Image: strings.TrimPrefix(c.opts.Target, docker.Prefix), Bootstrap: boot, ServerPort: port})
 	if err != nil {
-		if errors.Is(err, docker.ErrNoEngine) {
-			return nil, fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, c.opts.Target, err)
-		}
-		return nil, err
+		return nil, containerError(c.opts.Target, err)
 	}
 	stop := func() error { return ct.Stop(context.WithoutCancel(ctx)) }
 	admin, err := ct.AdminAddr(startCtx)

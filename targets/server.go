@@ -112,9 +112,9 @@ type ServerOptions struct {
 	// its snapshots on the gateway a proxy serves, are then node-scoped.
 	NodeCluster string
 	// Dialer, when set, opens the xDS connections (not the fixture's) of a
-	// HOST:PORT target, for servers reachable only through a path of their
-	// own: the e2e suite dials Envoy Gateway inside its private network
-	// namespace. Built-in and container targets dial their own way.
+	// HOST:PORT or container target, for servers reachable only through a
+	// path of their own: the e2e suite dials Envoy Gateway inside its
+	// private network namespace. Built-in targets ignore it.
 	Dialer func(ctx context.Context, addr string) (net.Conn, error)
 	// FixturePlaintext connects to the fixture API without TLS even when
 	// the xDS connection uses it: a test-build fixture often listens on
@@ -192,11 +192,11 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if strings.HasPrefix(opts.Target, "builtin:") {
 		return startBuiltin(ctx, opts)
 	}
+	if len(opts.Faults) > 0 { // before a container is started for nothing
+		return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
+	}
 	if strings.HasPrefix(opts.Target, docker.Prefix) {
 		return startContainer(ctx, opts)
-	}
-	if len(opts.Faults) > 0 {
-		return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
 	}
 	if _, _, err := net.SplitHostPort(opts.Target); err != nil {
 		return nil, fmt.Errorf("--target %q: want HOST:PORT, container:IMAGE or one of %s", opts.Target, strings.Join(BuiltinServers, ", "))
@@ -260,27 +260,28 @@ func startContainer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if opts.ContainerXDSPort == 0 {
 		opts.ContainerXDSPort = DefaultContainerXDSPort
 	}
-	ct, err := docker.StartServer(ctx, docker.ServerRequest{Image: image, XDSPort: opts.ContainerXDSPort,
+	// An image pull is part of the start, so the bound is generous, but
+	// there is one: the CLI's context has no deadline.
+	startCtx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout+containerStartTimeout)
+	defer cancel()
+	ct, err := docker.StartServer(startCtx, docker.ServerRequest{Image: image, XDSPort: opts.ContainerXDSPort,
 		FixturePort: opts.ContainerFixturePort, Env: opts.ContainerEnv})
 	if err != nil {
-		if errors.Is(err, docker.ErrNoEngine) {
-			return nil, fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, opts.Target, err)
-		}
-		return nil, err
+		return nil, containerError(opts.Target, err)
 	}
 	stop := func() { _ = ct.Stop(context.WithoutCancel(ctx)) }
 	inner := opts
-	if inner.Target, err = ct.Addr(ctx, opts.ContainerXDSPort); err != nil {
+	if inner.Target, err = ct.Addr(startCtx, opts.ContainerXDSPort); err != nil {
 		stop()
 		return nil, err
 	}
 	if opts.ContainerFixturePort != 0 {
-		if inner.Fixture, err = ct.Addr(ctx, opts.ContainerFixturePort); err != nil {
+		if inner.Fixture, err = ct.Addr(startCtx, opts.ContainerFixturePort); err != nil {
 			stop()
 			return nil, err
 		}
 	}
-	s, err := StartServer(ctx, inner)
+	s, err := startServer(ctx, inner)
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("%s: %w; container output: %s", opts.Target, err, ct.Logs())
@@ -288,6 +289,18 @@ func startContainer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	s.Name = opts.Target + strings.TrimPrefix(s.Name, inner.Target)
 	s.closers = append([]func(){stop}, s.closers...) // closed last
 	return s, nil
+}
+
+// containerStartTimeout bounds a container's start, image pull included.
+const containerStartTimeout = 3 * time.Minute
+
+// containerError is err from starting a container target: no Docker
+// engine makes the target unreachable (exit code 3).
+func containerError(target string, err error) error {
+	if errors.Is(err, docker.ErrNoEngine) {
+		return fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, target, err)
+	}
+	return err
 }
 
 // InProcess is a management server that runs inside the harness: its xDS

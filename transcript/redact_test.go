@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"strings"
 	"testing"
 
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -73,5 +72,4 @@ func TestRedactScrubsInlineKeys(t *testing.T) {
 func TestRedactLeavesOtherResponsesAlone(t *testing.T) {
 	m := &discovery.DiscoveryResponse{TypeUrl: wire.Cluster.URL, Resources: []*anypb.Any{wire.BuildAny(wire.Cluster, "c", 1)}}
 	assert.Same(t, proto.Message(m), Redact(m))
-	assert.False(t, strings.Contains(m.String(), RedactedSecret))
 }

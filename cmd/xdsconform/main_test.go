@@ -99,6 +99,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad target", []string{"server", "--target", "nonsense"}, exitUsage, "want HOST:PORT"},
 		{"unknown builtin", []string{"server", "--target", "builtin:nope"}, exitUsage, "unknown built-in"},
 		{"bad level", []string{"server", "--target", "builtin:reference", "--level", "OFTEN"}, exitUsage, "unknown level"},
+		{"bad container env", []string{"server", "--target", "container:example/cp", "--container-env", "NOVALUE"}, exitUsage, "--container-env"},
 		{"bad node cluster", []string{"server", "--target", "builtin:reference", "--node-cluster", "gw/{{.Cluster}}"}, exitUsage, "--node-cluster"},
 		{"bad variant", []string{"server", "--target", "builtin:reference", "--variant", "rest"}, exitUsage, "unknown variant"},
 		{"unknown fault", []string{"server", "--target", "builtin:reference", "--fault", "nope"}, exitUsage, "--fault"},

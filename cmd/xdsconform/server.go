@@ -55,6 +55,7 @@ type serverFlags struct {
 	containerFx    int
 	nodeCluster    string
 	fixturePlain   bool
+	containerEnv   []string
 }
 
 func newServerCmd(out io.Writer) *cobra.Command {
@@ -84,6 +85,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refserver.AllFaults)+")")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
 	fs.IntVar(&f.containerXDS, "container-xds-port", targets.DefaultContainerXDSPort, "with --target container:IMAGE: the xDS port inside the container")
+	fs.StringArrayVar(&f.containerEnv, "container-env", nil, "with --target container:IMAGE: KEY=VALUE in the container's environment (repeatable)")
 	fs.IntVar(&f.containerFx, "container-fixture-port", 0, "with --target container:IMAGE: the fixture API port inside the container (0: none)")
 	return c
 }
@@ -122,6 +124,16 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 			return usageError("--metadata %q: want KEY=VALUE", kv)
 		}
 		opts.Metadata[strings.ToLower(k)] = v
+	}
+	for _, kv := range f.containerEnv {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageError("--container-env %q: want KEY=VALUE", kv)
+		}
+		if opts.ContainerEnv == nil {
+			opts.ContainerEnv = map[string]string{}
+		}
+		opts.ContainerEnv[k] = v
 	}
 	for _, name := range f.faults {
 		fault, err := refserver.ParseFault(name)
