@@ -11,6 +11,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/refserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -29,20 +30,28 @@ import (
 func TestServerSuiteWithGeneratedNames(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts targets.ServerOptions
+		ref  func() *refserver.Server
 	}{
-		{"generated names", targets.ServerOptions{Target: targets.BuiltinReference, GenerateNames: true}},
-		{"generated names and content", targets.ServerOptions{Target: targets.BuiltinReference, GenerateNames: true, BuildsContent: true}},
+		{"generated names", func() *refserver.Server { return refserver.New().GenerateNames() }},
+		{"generated names and content", func() *refserver.Server { return refserver.New().GenerateNames().BuildsContent() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			runGeneratedNames(t, tc.opts)
+			runGeneratedNames(t, serveRef(t, tc.name, tc.ref()))
 		})
 	}
 }
 
-func runGeneratedNames(t *testing.T, opts targets.ServerOptions) {
-	rs := runTarget(t, opts, testTimeouts, engine.Selection{})
+// serveRef serves a reference server set up by the test.
+func serveRef(t *testing.T, name string, ref *refserver.Server) *targets.Server {
+	srv, err := targets.ServeInProcess(t.Context(), "reference server, "+name, ref)
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func runGeneratedNames(t *testing.T, srv *targets.Server) {
+	rs := runOn(t, srv, testTimeouts, engine.Selection{})
 	ran := 0
 	for _, r := range rs {
 		if r.Outcome == results.Skip {
@@ -72,9 +81,7 @@ func (w wrongRevisions) Set(ctx context.Context, node string, t wire.Type, name 
 // field.
 func TestRevisionFieldsCanFail(t *testing.T) {
 	ctx := t.Context()
-	srv, err := targets.StartServer(ctx, targets.ServerOptions{Target: targets.BuiltinReference, GenerateNames: true, BuildsContent: true})
-	require.NoError(t, err)
-	defer srv.Close()
+	srv := serveRef(t, "generated names and content", refserver.New().GenerateNames().BuildsContent())
 	srv.Fixture = wrongRevisions{srv.Fixture}
 	pairs, err := engine.Expand(Server(), engine.Selection{Run: []string{"server/stream/node-only-on-first-request", "server/nack/new-version-after-nack"}, Variants: []wire.Variant{wire.SotWADS}})
 	require.NoError(t, err)

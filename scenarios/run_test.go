@@ -34,10 +34,16 @@ func runServerSuiteWith(t testing.TB, to engine.Timeouts, fault refserver.Fault,
 // selected server scenarios against it.
 func runTarget(t testing.TB, opts targets.ServerOptions, to engine.Timeouts, sel engine.Selection) []results.Result {
 	t.Helper()
-	ctx := context.Background()
-	srv, err := targets.StartServer(ctx, opts)
+	srv, err := targets.StartServer(context.Background(), opts)
 	require.NoError(t, err)
 	defer srv.Close()
+	return runOn(t, srv, to, sel)
+}
+
+// runOn runs the selected server scenarios against srv.
+func runOn(t testing.TB, srv *targets.Server, to engine.Timeouts, sel engine.Selection) []results.Result {
+	t.Helper()
+	ctx := context.Background()
 	pairs, err := engine.Expand(Server(), sel)
 	require.NoError(t, err)
 	rs, interrupted := engine.Run(ctx, pairs, engine.Config{Env: srv, Timeouts: to})

@@ -92,15 +92,6 @@ type ServerOptions struct {
 	Faults []refserver.Fault
 	// ConnectTimeout bounds the reachability check.
 	ConnectTimeout time.Duration
-	// GenerateNames makes builtin:reference serve every resource under a
-	// name of its own, like servers that generate names (a harness
-	// self-test: scenarios must only need chosen names when they say so).
-	GenerateNames bool
-	// BuildsContent makes builtin:reference serve content of its own (see
-	// refserver.Server.BuildsContent), like Consul and Envoy Gateway: a
-	// harness self-test that scenarios recognise revisions by the fields
-	// the fixture names.
-	BuildsContent bool
 	// ContainerXDSPort is the xDS port inside a container:IMAGE target
 	// (default DefaultContainerXDSPort); ContainerFixturePort its fixture
 	// API port (0: the image serves none); ContainerEnv its environment.
@@ -346,14 +337,7 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 	var impl InProcess
 	switch opts.Target {
 	case BuiltinReference:
-		ref := refserver.New(opts.Faults...)
-		if opts.GenerateNames {
-			ref.GenerateNames()
-		}
-		if opts.BuildsContent {
-			ref.BuildsContent()
-		}
-		impl = ref
+		impl = refserver.New(opts.Faults...)
 	case BuiltinGoControlPlane, BuiltinGoControlPlaneLin:
 		if len(opts.Faults) > 0 {
 			return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
