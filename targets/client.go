@@ -73,12 +73,10 @@ type ClientOptions struct {
 	// Variants the client speaks; default all four for the reference
 	// client, SotW ADS otherwise.
 	Variants []wire.Variant
-	// Observer is how to read the client's status: ObserveCSDS (default),
-	// ObserveAdmin (Envoy /config_dump) or ObserveNone. A container target
-	// defaults to ObserveAdmin unless ObserverSet.
+	// Observer is how to read the client's status: ObserveCSDS,
+	// ObserveAdmin (Envoy /config_dump) or ObserveNone. Empty chooses by
+	// target: ObserveAdmin for a container (Envoy), ObserveCSDS otherwise.
 	Observer string
-	// ObserverSet says Observer was chosen by the user.
-	ObserverSet bool
 	// ObserverAddr is the status endpoint's address, for Wait only (a
 	// launched client gets a fresh port per scenario).
 	ObserverAddr string
@@ -121,6 +119,9 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	}
 	if c.opts.Observer == "" {
 		c.opts.Observer = ObserveCSDS
+		if strings.HasPrefix(opts.Target, docker.Prefix) {
+			c.opts.Observer = ObserveAdmin
+		}
 	}
 	if !slices.Contains([]string{ObserveCSDS, ObserveAdmin, ObserveNone}, c.opts.Observer) {
 		return nil, fmt.Errorf("unknown observer %q (want csds, admin or none)", c.opts.Observer)
@@ -153,9 +154,6 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 		}
 		c.name = opts.Target
 		c.variants = wire.AllVariants
-		if c.opts.Observer == ObserveCSDS && !opts.ObserverSet {
-			c.opts.Observer = ObserveAdmin
-		}
 	case opts.Target != "":
 		return nil, fmt.Errorf("unknown client target %q (built-in clients: %s; external clients: --client-cmd or --client-wait)", opts.Target, strings.Join(BuiltinClients, ", "))
 	case opts.Command != "":

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/knownfailing"
@@ -61,7 +60,6 @@ type clientFlags struct {
 	opts     targets.ClientOptions
 	variants []string
 	faults   []string
-	flags    *pflag.FlagSet // to tell a chosen --observer from its default
 }
 
 func newClientCmd(out io.Writer) *cobra.Command {
@@ -83,14 +81,13 @@ func newClientCmd(out io.Writer) *cobra.Command {
 
 func (f *clientFlags) register(c *cobra.Command) {
 	fs := c.Flags()
-	f.flags = fs
 	fs.StringVar(&f.opts.Target, "target", "", "built-in client: builtin:reference or builtin:grpc-go; or container:IMAGE, an Envoy image run with testcontainers (needs a Docker engine)")
 	fs.StringVar(&f.opts.Command, "client-cmd", "", "shell command starting your client, run once per scenario (template variables: see above)")
 	fs.BoolVar(&f.opts.Wait, "client-wait", false, "your client is started elsewhere and connects to --listen; scenarios run one at a time")
 	fs.StringVar(&f.opts.Listen, "listen", "", "address of the harness's management server (default: a fresh 127.0.0.1 port per scenario; required with --client-wait)")
 	fs.StringVar(&f.opts.Listener, "listener", "", "with --client-wait: the listener name your client asks for")
 	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four)")
-	fs.StringVar(&f.opts.Observer, "observer", targets.ObserveCSDS, "how to read the client's status: csds, admin (Envoy /config_dump) or none")
+	fs.StringVar(&f.opts.Observer, "observer", "", "how to read the client's status: csds, admin (Envoy /config_dump) or none (default: admin for a container target, csds otherwise)")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refclient.AllFaults)+")")
 	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
@@ -130,11 +127,6 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	}
 	if need := f.opts.DNETimer + 2*f.suite.timeout; f.suite.scenarioTimeout < need {
 		return suiteRun{}, usageError("--scenario-timeout (%v) must be at least --dne-timer + 2 × --timeout (%v)", f.suite.scenarioTimeout, need)
-	}
-	if f.flags != nil { // nil when run builds the suite itself
-		if fl := f.flags.Lookup("observer"); fl != nil {
-			f.opts.ObserverSet = fl.Changed
-		}
 	}
 	clients, err := targets.NewClients(f.opts)
 	if err != nil {
