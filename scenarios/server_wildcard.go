@@ -87,7 +87,7 @@ var wildcardScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
 			s.Subscribe(CDS, a)
-			s.AwaitResource(CDS, a)
+			s.Ack(CDS, s.AwaitResource(CDS, a))
 			s.Subscribe(CDS, "*")
 			s.RequireResource(CDS, s.AwaitResource(CDS, b), b, 1)
 		}),
@@ -121,7 +121,7 @@ var wildcardScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
 			s.Subscribe(CDS, a)
-			s.AwaitResource(CDS, a)
+			s.Ack(CDS, s.AwaitResource(CDS, a))
 			s.Unsubscribe(CDS, a)
 			s.ExpectNoneCarrying("the client subscribes to no cluster at all", CDS, b)
 		}),
