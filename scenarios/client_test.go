@@ -122,22 +122,23 @@ var mustCatchClient = map[string]refclient.Fault{
 
 // alsoCatchClient names, for scenarios with more than one check, faults
 // that get past the first check and are caught by a later one, so that no
-// check in a scenario is one that cannot fail. want, when set, is in the
-// words of the check that must fail; variants, when set, limits the fault
+// check in a scenario is one that cannot fail. want is in the words of
+// the check that must fail (required: a later check must be the one that
+// fails, not the first); variants, when set, limits the fault
 // to the variants it can break.
 var alsoCatchClient = map[string][]clientCatch{
 	"client/stream/node-on-first-request": {
 		{fault: refclient.FaultNodeWithoutCluster, want: "node.cluster"},
 		{fault: refclient.FaultWrongNodeID, want: "node.id of its bootstrap"},
 	},
-	"client/ack/version-and-nonce":              {{fault: refclient.FaultAckEmptyNames}}, // the ACK's names
+	"client/ack/version-and-nonce":              {{fault: refclient.FaultAckEmptyNames, want: "should keep asking for"}},
 	"client/nack/error-detail":                  {{fault: refclient.FaultNackRejectedVersion, want: "the NACK's version must be empty", variants: wire.SotWOnly}},
-	"client/nack/reported-in-status":            {{fault: refclient.FaultEmptyErrorState}},        // the error's text
-	"client/resources/unrequested-ignored":      {{fault: refclient.FaultApplyUnrequested}},       // not applied
-	"client/resources/unsolicited-push":         {{fault: refclient.FaultStatusShowsFirstConfig}}, // whole content
-	"client/resources/wrapped-in-sotw":          {{fault: refclient.FaultStatusShowsFirstConfig}}, // whole content
-	"client/resources/heartbeat-keeps-resource": {{fault: refclient.FaultHeartbeatDeletes}, {fault: refclient.FaultStatusShowsFirstConfig}},
-	"client/dne/timer":                          {{fault: refclient.FaultEarlyDNE}}, // not before the timer
+	"client/nack/reported-in-status":            {{fault: refclient.FaultEmptyErrorState, want: "come with the error the client found"}},
+	"client/resources/unrequested-ignored":      {{fault: refclient.FaultApplyUnrequested, want: "as in use"}},
+	"client/resources/unsolicited-push":         {{fault: refclient.FaultStatusShowsFirstConfig, want: "exactly the resource last accepted"}},
+	"client/resources/wrapped-in-sotw":          {{fault: refclient.FaultStatusShowsFirstConfig, want: "exactly the resource last accepted"}},
+	"client/resources/heartbeat-keeps-resource": {{fault: refclient.FaultHeartbeatDeletes, want: "deleted by a heartbeat"}, {fault: refclient.FaultStatusShowsFirstConfig, want: "exactly the resource last accepted"}},
+	"client/dne/timer":                          {{fault: refclient.FaultEarlyDNE, want: "long before the timer"}},
 	"client/unsubscribe/last-resource":          {{fault: refclient.FaultLastUnsubscribeSaysNothing, want: "endpoints"}},
 	"client/nonce/kept-after-unsubscribe-all":   {{fault: refclient.FaultLastUnsubscribeSaysNothing, want: "should drop the endpoints"}},
 	// Per-type streams carry one type each: a stream-wide version is the
@@ -161,8 +162,11 @@ func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {
 	for id := range mustCatchClient {
 		assert.True(t, ids[id], "self-proof table names unknown scenario %s", id)
 	}
-	for id := range alsoCatchClient {
+	for id, catches := range alsoCatchClient {
 		assert.True(t, ids[id], "second self-proof table names unknown scenario %s", id)
+		for _, c := range catches {
+			assert.NotEmpty(t, c.want, "%s / %s: say which check the fault must fail", id, c.fault)
+		}
 	}
 }
 
