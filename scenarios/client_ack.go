@@ -56,9 +56,11 @@ var clientAckScenarios = []*engine.Scenario{
 			// Every ACK above also carries the newest version of the stream;
 			// a CDS request prompted by a route change is where a client
 			// using one version for the whole stream shows.
-			cl2 := c.Name("second-cluster")
+			// (A client may add the new cluster in steps: the request
+			// that names both is read, as in the deletion scenarios.)
+			cl2 := c.Extra("second-cluster")
 			c.ExpectAck(RDS, c.Respond(RDS, "rds-2", wire.ClientRoutes(c.R, 2, c.CL, cl2)), "rds-2")
-			sub := c.ExpectSubscribed(CDS, c.CL, cl2)
+			sub := c.AwaitSubscribed(CDS, c.CL, cl2)
 			require.Equal(c, "cds-2", sub.Version(), "%s changes the CDS subscription: it should carry the CDS version", sub)
 		}),
 	},
