@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/refclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
@@ -91,7 +90,6 @@ var clientStreamScenarios = []*engine.Scenario{
 					require.True(c, known, "%s has type_url %q: every ADS request must name its v3 type", r, r.RawTypeURL())
 				}
 			}
-			c.Expect(LDS) // and the listener was answered
 		}),
 	},
 	{
@@ -128,8 +126,6 @@ var clientProfileScenarios = []*engine.Scenario{
 			// the same stream, not on a new aggregated one.
 			c.NoStreamAfter(c.Stream(LDS).ID, "a second aggregated stream for its next type")
 			c.ExpectSubscribed(RDS, c.R)
-			opened := c.Srv.Streams()
-			require.Len(c, opened, 1, "the client opened %d streams: %s", len(opened), streamNames(opened))
 		}),
 	},
 	{
@@ -155,14 +151,6 @@ func (c *C) requireGRPCProfile() {
 	if !strings.HasPrefix(strings.ToLower(ua), "grpc") && ua != refclient.UserAgentName {
 		c.Skipf("the rule binds gRPC clients only, and this client calls itself %q", ua)
 	}
-}
-
-func streamNames(sts []*fakeserver.Stream) string {
-	var names []string
-	for _, st := range sts {
-		names = append(names, st.Name)
-	}
-	return strings.Join(names, ", ")
 }
 
 // chainTypes are the types of the chain in the order a client asks for them.
