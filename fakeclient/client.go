@@ -349,9 +349,23 @@ func (c *Client) SendDelta(t wire.Type, req *discovery.DeltaDiscoveryRequest) er
 // the whole new name set, in delta a request subscribing names. "*" is the
 // explicit wildcard.
 func (c *Client) Subscribe(t wire.Type, names ...string) error {
+	return c.subscribe(t, nil, names)
+}
+
+// SubscribeWithNonce is Subscribe with response_nonce set to nonce instead
+// of the last one received: a stale or unknown nonce, for the rules about
+// requests that carry one.
+func (c *Client) SubscribeWithNonce(t wire.Type, nonce string, names ...string) error {
+	return c.subscribe(t, &nonce, names)
+}
+
+func (c *Client) subscribe(t wire.Type, nonce *string, names []string) error {
 	if c.variant.IsDelta() {
 		req := c.DeltaRequest(t)
 		req.ResourceNamesSubscribe = names
+		if nonce != nil {
+			req.ResponseNonce = *nonce
+		}
 		return c.SendDelta(t, req)
 	}
 	c.mu.Lock()
@@ -362,7 +376,11 @@ func (c *Client) Subscribe(t wire.Type, names ...string) error {
 			set = append(set, n)
 		}
 	}
-	return c.SendSotW(t, c.SotWRequest(t, set))
+	req := c.SotWRequest(t, set)
+	if nonce != nil {
+		req.ResponseNonce = *nonce
+	}
+	return c.SendSotW(t, req)
 }
 
 // Unsubscribe drops names from the subscription for t.

@@ -123,7 +123,12 @@ var wildcardScenarios = []*engine.Scenario{
 			s.Subscribe(CDS, a)
 			s.Ack(CDS, s.AwaitResource(CDS, a))
 			s.Unsubscribe(CDS, a)
-			s.ExpectNoneCarrying("the client subscribes to no cluster at all", CDS, b)
+			// A change to b gives a server that took the empty list for
+			// a wildcard something to push (the ACK above means nothing
+			// is pending for an unchanged state); a, just dropped, must
+			// not come back either.
+			s.Set(CDS, "b", 2)
+			s.ExpectNoneCarrying("the client subscribes to no cluster at all", CDS, a, b)
 		}),
 	},
 	{

@@ -134,21 +134,7 @@ func (s *S) Subscribe(t wire.Type, names ...string) { s.must(s.C.Subscribe(t, na
 // nonce instead of the latest one: a stale or unknown nonce (NONCE-7,
 // NONCE-12).
 func (s *S) SubscribeWithNonce(t wire.Type, nonce string, names ...string) {
-	if s.Variant.IsDelta() {
-		req := s.C.DeltaRequest(t)
-		req.ResponseNonce, req.ResourceNamesSubscribe = nonce, names
-		s.must(s.C.SendDelta(t, req))
-		return
-	}
-	set := s.C.Names(t)
-	for _, n := range names {
-		if !slices.Contains(set, n) {
-			set = append(set, n)
-		}
-	}
-	req := s.C.SotWRequest(t, set)
-	req.ResponseNonce = nonce
-	s.must(s.C.SendSotW(t, req))
+	s.must(s.C.SubscribeWithNonce(t, nonce, names...))
 }
 
 // Unsubscribe drops names of type t.
