@@ -25,11 +25,11 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
 
-## generate: regenerate the requirements catalogue and the fixture API code
+## generate: regenerate the requirements catalogue (from requirements/requirements.md) and the
+## fixture API code (installs protoc from Debian and the pinned Go plugins into bin/tools if missing)
 generate:
 	cd requirements && $(GO) generate ./...
-	cd fixture/fixturepb && protoc -I. --go_out=. --go_opt=paths=source_relative \
-		--go-grpc_out=. --go-grpc_opt=paths=source_relative fixture.proto
+	GO=$(GO) tools/genproto.sh
 
 ## e2e-deps: build and install the real peers the e2e suite drives (each Go peer from its own
 ## version-pinned module under e2e/peers, npm packages, Debian packages); cached

@@ -1,13 +1,16 @@
-// Package requirements is the catalogue of testable rules from
-// shared/spec/requirements.md, embedded in the binary so that the harness
-// can check and report requirement IDs without the shared/ tree.
+// Package requirements is the catalogue of testable rules from the
+// requirements document, embedded in the binary so that the harness can
+// check, report and explain requirement IDs.
 //
-// catalog.tsv is generated from the document and checked in; after the
-// document changes, run go generate in this directory (a test fails while
-// the checked-in file is out of date and the document is present).
+// requirements.md in this directory is a byte-identical copy of
+// shared/spec/requirements.md, so that a clean clone has the rules without
+// the shared/ tree. catalog.tsv is generated from that copy and checked in:
+// after the document changes, copy it here and run make generate (a test
+// fails while catalog.tsv is out of date with the copy, and another while the
+// copy differs from shared/, when shared/ is checked out beside the repo).
 package requirements
 
-//go:generate go run ./gen ../../shared/spec/requirements.md catalog.tsv
+//go:generate go run ./gen requirements.md catalog.tsv
 
 import (
 	_ "embed"
@@ -21,10 +24,12 @@ import (
 var catalogTSV string
 
 // Requirement is one numbered rule of the catalogue. All fields are the
-// document's raw text.
+// document's raw Markdown text on one line (backticks and all).
 type Requirement struct {
 	// ID is the catalogue ID, e.g. "NONCE-7".
 	ID string
+	// Family is the ID's area prefix, e.g. "NONCE".
+	Family string
 	// Title is the rule's one-line title.
 	Title string
 	// Binds is who the rule binds: "server", "client", "both" or "proxy".
@@ -35,6 +40,22 @@ type Requirement struct {
 	// "SotW, ADS, per-type". It is kept raw because the document mixes
 	// variants, resource types and client profiles in this field.
 	Variants string
+	// BlackBox says whether and how the rule can be checked from outside:
+	// "Yes", "Yes (FX)" (needs the fixture API), "Yes (oracle)" (needs the
+	// client's status view), "Yes (gRPC only)", "Partial ...", "No ...".
+	BlackBox string
+	// Provenance says where the rule comes from and whether it is newer
+	// than the source documents, e.g. "SRC (001, 002, 004)" or "ADDED".
+	Provenance string
+	// Source cites the document section, usually with the quoted sentence
+	// the rule rests on.
+	Source string
+	// Text is the rule itself (the document's "Requirement" bullet).
+	Text string
+	// Test is the document's idea of how a harness checks the rule.
+	Test string
+	// Note is the document's remark on the rule, "" when it has none.
+	Note string
 }
 
 var (
@@ -61,14 +82,16 @@ func load(tsv string) ([]Requirement, error) {
 	seen := map[string]bool{}
 	for i, l := range lines[1:] {
 		f := strings.Split(l, "\t")
-		if len(f) != 5 {
-			return nil, fmt.Errorf("line %d: %d fields, want 5", i+2, len(f))
+		if len(f) != specmd.Columns {
+			return nil, fmt.Errorf("line %d: %d fields, want %d", i+2, len(f), specmd.Columns)
 		}
 		if seen[f[0]] {
 			return nil, fmt.Errorf("line %d: duplicate ID %s", i+2, f[0])
 		}
 		seen[f[0]] = true
-		rs = append(rs, Requirement{ID: f[0], Title: f[1], Binds: f[2], Strength: f[3], Variants: f[4]})
+		// Column order is specmd.Header's.
+		rs = append(rs, Requirement{ID: f[0], Family: f[1], Title: f[2], Binds: f[3], Strength: f[4], Variants: f[5],
+			Provenance: f[6], Source: f[7], Text: f[8], Test: f[9], BlackBox: f[10], Note: f[11]})
 	}
 	return rs, nil
 }

@@ -20,6 +20,8 @@ Roles:
            and the client suite against grpc-go, both built in, with their
            known-failing lists; needs no setup
   list     the scenario catalogue
+  coverage which catalogue rules the scenarios check, per role and level
+  explain  one rule: its text, source, testability and the scenarios checking it
 
 Exit codes:
   0    every selected scenario passed (or failed and is listed as known-failing)
@@ -43,7 +45,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout))
+	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout))
 	if err := root.ExecuteContext(ctx); err != nil {
 		code := codeOf(err)
 		if code != exitFailures && code != exitInterrupted {

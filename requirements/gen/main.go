@@ -1,10 +1,10 @@
 // Command gen regenerates requirements/catalog.tsv from the requirements
-// catalogue document. It is run by go generate in package requirements:
+// catalogue document (the repository's copy, requirements/requirements.md).
+// It is run by go generate in package requirements (make generate):
 //
-//	go run ./gen ../../shared/spec/requirements.md catalog.tsv
+//	go run ./gen requirements.md catalog.tsv
 //
-// The output is checked in so that the harness binary embeds the catalogue
-// and works without the shared/ tree.
+// The output is checked in so that the harness binary embeds the catalogue.
 package main
 
 import (
