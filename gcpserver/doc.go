@@ -6,10 +6,11 @@
 // what goes on the wire:
 //
 //   - Snapshot: cache.SnapshotCache (ads=false), one snapshot per node id,
-//     rebuilt whole on every fixture change, one cache.NewResources per
-//     type. Each type keeps its own version (a per-node, per-type counter
-//     given to its NewResources), bumped only when that type's resources
-//     change; setting identical content or deleting an unknown name bumps
+//     rebuilt whole on every fixture change (or batch), one
+//     cache.NewResourcesWithTTL per type. Each type keeps its own version (a
+//     per-node, per-type counter given to its NewResourcesWithTTL), bumped
+//     once when that type's resources (or TTLs) change, however many changed
+//     in a batch; setting identical content or deleting an unknown name bumps
 //     nothing. Resources are node-scoped. Reset installs an empty snapshot
 //     in which only the types that had resources get a new version
 //     (ClearSnapshot would also forget the node's open watches, so open
@@ -86,7 +87,10 @@
 // protocols (subscription.go:4, 74-97, 129-141). The SnapshotCache SotW path
 // then builds responses from the literal request names (simple.go:516-523):
 // R={"*"} yields an empty response and R={"*",A} only A (T), so WILD-1/3
-// fail there. The LinearCache and both caches in delta honour it (T).
+// do not hold there. The LinearCache and both caches in delta honour it (T).
+// The Snapshot flavour therefore claims explicit_wildcard for the delta
+// variants only (variant_capabilities), and the "*" scenarios are skipped,
+// not failed, in SotW: WILD-1 is a SHOULD, a feature a server may lack.
 // Dropping "*" in delta: the SnapshotCache silently stops tracking
 // wildcard-only names (delta.go:60-75); the LinearCache sends them in
 // removed_resources (linear.go:206-211).
@@ -102,6 +106,27 @@
 // unsubscribing a name received only through the wildcard forgets its
 // version, so it is sent again straight away (subscription.go:153-157,
 // delta.go:47-50, linear.go:153-157): a needless resend, WILD-9 holds.
+//
+// TTL (Snapshot: claimed for SotW only): resources are stored as
+// types.ResourceWithTTL (cache.NewResourcesWithTTL). A SotW response wraps
+// each resource that has a TTL in a discovery Resource carrying it
+// (cache.go:448-486), for every client: nothing in pkg/ reads
+// node.client_features, so a client that advertises neither
+// xds.config.supports-resource-ttl nor resource-in-sotw gets wrappers too
+// (TTL-1, TTL-5) (T). The delta response drops the TTL: it builds each
+// Resource from name, version and content only (cache.go:349-384) (T).
+// Heartbeats need NewSnapshotCacheWithHeartbeating, which this target does
+// not use: they go to SotW watches only, and a heartbeat lists only the
+// resources that have a TTL (simple.go:187-220), which for full-state
+// types (LDS, CDS) reads as the deletion of the others. The LinearCache
+// has no TTL.
+//
+// Batches (Snapshot: claimed): ApplyChanges builds one snapshot from every
+// change and installs it with one SetSnapshot, so each type changes
+// version once and no client sees part of a batch. The LinearCache can
+// update one type atomically (UpdateResources) but not several, so the
+// Linear flavour leaves ApplyChanges unimplemented. Neither cache has
+// aliases (Resource.aliases is never set).
 //
 // Other: the SnapshotCache answers an open SotW watch whenever its type's
 // version in the new snapshot differs from the watch's version_info

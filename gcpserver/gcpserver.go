@@ -3,6 +3,7 @@ package gcpserver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/fixture"
@@ -88,30 +90,87 @@ func (s *Server) Register(g *grpc.Server) {
 // out-of-process harness.
 func (s *Server) FixtureServer() fixturepb.FixtureServer { return s.fx }
 
-// capabilities is what both flavours claim; only the server text differs.
-// Every claim was checked against the v0.14.0 source, see doc.go:
+// capabilities is what each flavour claims. Every claim was checked against
+// the v0.14.0 source, see doc.go:
 //   - all eight types: cache.GetResponseType knows every one of them, so the
 //     SnapshotCache stores them, and a LinearCache takes any type URL;
 //   - all four variants: server.Server implements ADS and the per-type
 //     Stream*/Delta* methods (VHDS delta only, which is all it has);
 //   - legacy wildcard: on by default for every type (config.Opts);
-//   - explicit "*": the stream subscription treats it as wildcard
-//     (pkg/server/stream/v3/subscription.go); the SnapshotCache's SotW path
-//     then filters by the literal name, which is a bug we want reported,
-//     not a missing feature we should hide;
+//   - explicit "*": the stream subscription treats it as wildcard in both
+//     protocols (pkg/server/stream/v3/subscription.go), and the LinearCache
+//     and the SnapshotCache's delta path serve it so; the SnapshotCache's
+//     SotW path then filters by the literal name "*" (simple.go:516-523).
+//     So the Snapshot flavour declares it per variant, delta only. WILD-1 is
+//     a SHOULD: in the issue tracker's view it is a feature a server may
+//     lack, and a server that does not implement "*" in one variant is
+//     skipped there, not failed;
+//   - "batch" (Snapshot only): all changes go into one snapshot, installed
+//     with one SetSnapshot. The LinearCache could only update one type at a
+//     time (see linearFixture);
+//   - "ttl" (Snapshot, SotW only): resources with a TTL are sent wrapped in
+//     a discovery Resource carrying it (cache.go:448-486), but the delta
+//     response drops it (RawDeltaResponse.GetDeltaDiscoveryResponse sets no
+//     Resource.ttl), so delta does not claim it. The LinearCache keeps no
+//     TTL at all. Note that go-control-plane wraps for every client,
+//     whatever its client features, which TTL-1 and TTL-5 check;
+//   - no "aliases" (go-control-plane never sets Resource.aliases nor reads
+//     subscriptions by alias) and no "envoy-warming" (a SotW EDS request
+//     carrying the current version and no new name is not answered,
+//     simple.go:426-452);
 //   - names are the caller's; resources are per node only for Snapshot.
 func capabilities(flavour Flavour) *fixturepb.Capabilities {
-	typeURLs, variants := wire.AllTypeURLs(), wire.VariantNames(wire.AllVariants)
-	return &fixturepb.Capabilities{
+	c := &fixturepb.Capabilities{
 		ApiVersion:       fixture.APIVersion,
 		Server:           fmt.Sprintf("%s (%s cache)", ServerVersion, flavour),
-		TypeUrls:         typeURLs,
-		Variants:         variants,
+		TypeUrls:         wire.AllTypeURLs(),
+		Variants:         wire.VariantNames(wire.AllVariants),
 		LegacyWildcard:   true,
-		ExplicitWildcard: true,
+		ExplicitWildcard: flavour == Linear,
 		GeneratesNames:   false,
 		NodeScoped:       flavour == Snapshot,
 	}
+	if flavour == Snapshot {
+		c.Features = []string{fixture.FeatureBatch}
+		for _, v := range wire.AllVariants {
+			o := &fixturepb.VariantCapabilities{Variant: v.String()}
+			if v.IsDelta() {
+				o.ExplicitWildcard = proto.Bool(true)
+			} else {
+				o.AddFeatures = []string{fixture.FeatureTTL}
+			}
+			c.VariantCapabilities = append(c.VariantCapabilities, o)
+		}
+	}
+	return c
+}
+
+// unclaimed refuses a request that uses a feature the flavour does not
+// claim, rather than ignoring what was asked for.
+func unclaimed(feature string) error {
+	return status.Errorf(codes.InvalidArgument, "feature %q is not claimed by this go-control-plane target", feature)
+}
+
+// decodeTTL reads the TTL of a set: nil when unset, else a positive
+// duration.
+func decodeTTL(r *fixturepb.SetResourceRequest) (*time.Duration, error) {
+	if r.GetTtl() == nil {
+		return nil, nil
+	}
+	if err := r.GetTtl().CheckValid(); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "ttl: %v", err)
+	}
+	d := r.GetTtl().AsDuration()
+	if d <= 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "ttl %v is not positive (leave it unset for no TTL)", d)
+	}
+	return &d, nil
+}
+
+// batchError says which change of a batch err is about, keeping its code.
+func batchError(i int, err error) error {
+	st := status.Convert(err)
+	return status.Errorf(st.Code(), "change #%d: %s (nothing applied)", i, st.Message())
 }
 
 // decode checks a fixture request and unpacks its resource: go-control-plane

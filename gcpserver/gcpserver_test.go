@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/fixture"
@@ -280,6 +281,33 @@ func TestSnapshotVersionsPerType(t *testing.T) {
 	step("empty reset", reset)
 	step("set after reset", set(wire.Cluster, "c", 2), wire.Cluster)
 	step("endpoint again", set(wire.Endpoint, "e", 1), wire.Endpoint)
+	withTTL := func(ttl time.Duration) func() error {
+		return func() error {
+			_, err := f.SetResource(ctx, &fixturepb.SetResourceRequest{NodeId: "n1", TypeUrl: wire.Cluster.URL, Name: "c",
+				Resource: wire.BuildAny(wire.Cluster, "c", 2), Ttl: durationpb.New(ttl)})
+			return err
+		}
+	}
+	step("ttl set", withTTL(time.Minute), wire.Cluster)
+	step("same ttl", withTTL(time.Minute))
+	step("ttl changed", withTTL(time.Hour), wire.Cluster)
+	step("ttl removed", set(wire.Cluster, "c", 2), wire.Cluster)
+	apply := func(changes ...*fixturepb.Change) func() error {
+		return func() error {
+			_, err := f.ApplyChanges(ctx, &fixturepb.ApplyChangesRequest{NodeId: "n1", Changes: changes})
+			return err
+		}
+	}
+	setC := func(ty wire.Type, name string, rev int) *fixturepb.Change {
+		return &fixturepb.Change{Change: &fixturepb.Change_Set{Set: &fixturepb.SetResourceRequest{TypeUrl: ty.URL, Name: name, Resource: wire.BuildAny(ty, name, rev)}}}
+	}
+	delC := func(ty wire.Type, name string) *fixturepb.Change {
+		return &fixturepb.Change{Change: &fixturepb.Change_Delete{Delete: &fixturepb.DeleteResourceRequest{TypeUrl: ty.URL, Name: name}}}
+	}
+	step("batch", apply(setC(wire.Cluster, "c", 3), setC(wire.Cluster, "d", 1), delC(wire.Endpoint, "e"), setC(wire.Listener, "l", 1)),
+		wire.Cluster, wire.Endpoint, wire.Listener)
+	step("batch changing nothing in the end", apply(setC(wire.Route, "r", 1), delC(wire.Route, "r"), setC(wire.Cluster, "d", 1)))
+	step("empty batch", apply())
 }
 
 // TestEveryTypeServed backs the type_urls capability: each type, on its own
@@ -352,16 +380,35 @@ func TestCapabilities(t *testing.T) {
 	eachFlavour(t, func(t *testing.T, fl Flavour, h *harness) {
 		c, err := h.fx.Capabilities(context.Background())
 		require.NoError(t, err)
+		require.NoError(t, fixture.Check(c))
 		assert.Equal(t, "v1", c.GetApiVersion())
 		assert.Equal(t, "go-control-plane v0.14.0 ("+string(fl)+" cache)", c.GetServer())
 		assert.Len(t, c.GetTypeUrls(), len(wire.AllTypes))
-		for _, v := range wire.AllVariants {
-			assert.True(t, fixture.Supports(c, v), v.String())
-		}
 		assert.True(t, c.GetLegacyWildcard())
-		assert.True(t, c.GetExplicitWildcard())
+		// The global claim is what a harness without per-variant
+		// capabilities reads: "*" only where every variant honours it.
+		assert.Equal(t, fl == Linear, c.GetExplicitWildcard())
 		assert.False(t, c.GetGeneratesNames())
 		assert.Equal(t, fl == Snapshot, c.GetNodeScoped())
+		for _, v := range wire.AllVariants {
+			claims := fixture.Effective(c, v)
+			assert.True(t, claims.Served(), v.String())
+			assert.Len(t, claims.Types(), len(wire.AllTypes), v.String())
+			assert.True(t, claims.LegacyWildcard(), v.String())
+			var features []string
+			switch fl {
+			case Snapshot:
+				// TestSotWExplicitWildcard, TestDeltaExplicitWildcard
+				assert.Equal(t, v.IsDelta(), claims.ExplicitWildcard(), v.String())
+				features = []string{fixture.FeatureBatch}
+				if !v.IsDelta() {
+					features = append(features, fixture.FeatureTTL) // TestSnapshotTTL
+				}
+			case Linear:
+				assert.True(t, claims.ExplicitWildcard(), v.String())
+			}
+			assert.ElementsMatch(t, features, claims.Features(), v.String())
+		}
 	})
 }
 

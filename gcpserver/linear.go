@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -16,6 +17,12 @@ import (
 // linearFixture drives one LinearCache per type behind a MuxCache. The
 // caches hold one global set of resources, so node ids only matter for
 // Reset, which removes what the harness created under that id.
+//
+// It implements no optional feature, and leaves ApplyChanges unimplemented:
+// a LinearCache takes no TTL (UpdateResource and UpdateResources store
+// plain types.Resource) and has no aliases, and a batch could only be
+// atomic within one type (LinearCache.UpdateResources); across types it
+// would be one update per cache, which an ADS client sees one at a time.
 type linearFixture struct {
 	fixturepb.UnimplementedFixtureServer
 
@@ -62,6 +69,12 @@ func (f *linearFixture) SetResource(_ context.Context, r *fixturepb.SetResourceR
 	t, m, err := decode(r.GetTypeUrl(), r.GetName(), r.GetResource())
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case r.GetTtl() != nil:
+		return nil, unclaimed(fixture.FeatureTTL)
+	case len(r.GetAliases()) > 0:
+		return nil, unclaimed(fixture.FeatureAliases)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
@@ -22,9 +25,23 @@ import (
 type entry struct {
 	res *anypb.Any
 	// version is the per-resource version sent in delta Resource.version
-	// (VER-7): a hash of the content, so it changes exactly when the content
-	// does.
+	// (VER-7): a hash of what is served, the content and, when set, the TTL
+	// and aliases, so it changes exactly when any of them does and streams,
+	// which push what changed version, resend the resource then.
 	version string
+	// ttl is the TTL the fixture set (feature "ttl"), for the streams to
+	// send as Resource.ttl to clients that advertise
+	// xds.config.supports-resource-ttl (TTL-1; in SotW inside a Resource
+	// wrapper, only for clients that advertise resource-in-sotw, TTL-5).
+	// nil: no TTL, and a resource resent without one cancels the client's
+	// timer (TTL-3). Never zero or negative.
+	ttl *durationpb.Duration
+	// aliases are the resource's aliases (feature "aliases"), for delta
+	// streams to list in Resource.aliases and to match subscriptions and
+	// unsubscriptions against, as names of this resource (DELTA-10).
+	// Non-empty, distinct, and none is the name or an alias of another
+	// resource of the type, so an alias names one resource only.
+	aliases []string
 }
 
 // typeStore holds the resources of one type for one node.
@@ -64,14 +81,26 @@ func (s snapshot) filter(keep func(name string) bool) []string {
 
 // contentVersion hashes the resource deterministically, so setting identical
 // content keeps the per-resource version (no needless delta pushes, UPD-1).
-func contentVersion(a *anypb.Any) string {
+func contentVersion(a *anypb.Any) string { return entryVersion(a, nil, nil) }
+
+// entryVersion is the version of an entry (entry.version): contentVersion
+// of the resource when it has no TTL and no aliases, else a hash that also
+// covers them.
+func entryVersion(a *anypb.Any, ttl *durationpb.Duration, aliases []string) string {
 	b := a.GetValue()
 	if m, err := a.UnmarshalNew(); err == nil {
 		if d, err := (proto.MarshalOptions{Deterministic: true}).Marshal(m); err == nil {
 			b = d
 		}
 	}
-	h := sha256.Sum256(append([]byte(a.GetTypeUrl()+"\x00"), b...))
+	b = append([]byte(a.GetTypeUrl()+"\x00"), b...)
+	if ttl != nil {
+		b = fmt.Appendf(b, "\x00ttl=%d.%09d", ttl.GetSeconds(), ttl.GetNanos())
+	}
+	for _, al := range aliases {
+		b = fmt.Appendf(b, "\x00alias=%s", al)
+	}
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
 }
 
@@ -158,6 +187,9 @@ type fixtureServer struct {
 func (s *Server) FixtureServer() fixturepb.FixtureServer { return fixtureServer{s: s} }
 
 func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabilitiesRequest) (*fixturepb.Capabilities, error) {
+	// Everything in every variant: every type, both wildcards and every
+	// optional feature, so one global claim says it all and no variant
+	// needs an override.
 	c := &fixturepb.Capabilities{
 		ApiVersion:       fixture.APIVersion,
 		Server:           "xdsconform reference server",
@@ -168,22 +200,54 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 		NodeScoped:       true,
 		TypeUrls:         wire.AllTypeURLs(),
 		Variants:         wire.VariantNames(wire.AllVariants),
+		Features:         slices.Clone(fixture.Features),
 	}
 	return c, nil
 }
 
-func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
+// set is a validated SetResource: the entry to store under name, and the
+// response to give.
+type set struct {
+	t    wire.Type
+	name string // the name served, which may be generated
+	e    *entry
+	resp *fixturepb.SetResourceResponse
+}
+
+// prepareSet validates r and builds its entry, without the lock: nothing
+// here depends on the store. What does (aliases against the other
+// resources of the type) is checked by storeLocked.
+func (f fixtureServer) prepareSet(r *fixturepb.SetResourceRequest) (set, error) {
 	t, err := typeByURL(r.GetTypeUrl())
 	if err != nil {
-		return nil, err
+		return set{}, err
 	}
 	if r.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "name is empty")
+		return set{}, status.Error(codes.InvalidArgument, "name is empty")
 	}
 	if r.GetResource().GetTypeUrl() != t.URL {
 		// Storing it would make the server send resources that do not match
 		// the response type (STREAM-7), so refuse it here.
-		return nil, status.Errorf(codes.InvalidArgument, "resource type %q does not match type_url %q", r.GetResource().GetTypeUrl(), t.URL)
+		return set{}, status.Errorf(codes.InvalidArgument, "resource type %q does not match type_url %q", r.GetResource().GetTypeUrl(), t.URL)
+	}
+	var ttl *durationpb.Duration
+	if r.GetTtl() != nil {
+		if err := r.GetTtl().CheckValid(); err != nil {
+			return set{}, status.Errorf(codes.InvalidArgument, "ttl: %v", err)
+		}
+		if r.GetTtl().AsDuration() <= 0 {
+			return set{}, status.Errorf(codes.InvalidArgument, "ttl %v is not positive (leave it unset for no TTL)", r.GetTtl().AsDuration())
+		}
+		ttl = proto.Clone(r.GetTtl()).(*durationpb.Duration)
+	}
+	aliases := slices.Clone(r.GetAliases())
+	for i, a := range aliases {
+		if a == "" {
+			return set{}, status.Errorf(codes.InvalidArgument, "alias #%d is empty", i)
+		}
+		if slices.Contains(aliases[:i], a) {
+			return set{}, status.Errorf(codes.InvalidArgument, "alias %q is listed twice", a)
+		}
 	}
 	res := proto.Clone(r.GetResource()).(*anypb.Any)
 	name := r.GetName()
@@ -191,30 +255,64 @@ func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRe
 		name = GeneratedPrefix + name
 		renamed, err := wire.Renamed(res, name)
 		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "renaming the resource: %v", err)
+			return set{}, status.Errorf(codes.InvalidArgument, "renaming the resource: %v", err)
 		}
 		res = renamed
 	}
 	resp := &fixturepb.SetResourceResponse{Name: name}
 	if f.s.buildsContent {
-		set, err := res.UnmarshalNew()
+		m, err := res.UnmarshalNew()
 		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "decoding the resource: %v", err)
+			return set{}, status.Errorf(codes.InvalidArgument, "decoding the resource: %v", err)
 		}
-		if resp.Revision, err = fixture.RevisionOf(set); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+		if resp.Revision, err = fixture.RevisionOf(m); err != nil {
+			return set{}, status.Errorf(codes.InvalidArgument, "%v", err)
 		}
 		res.Value = protowire.AppendVarint(protowire.AppendTag(res.Value, builtFieldNumber, protowire.VarintType), 1)
 	}
-	e := &entry{res: res, version: contentVersion(res)}
+	e := &entry{res: res, version: entryVersion(res, ttl, aliases), ttl: ttl, aliases: aliases}
+	return set{t: t, name: name, e: e, resp: resp}, nil
+}
+
+// storeLocked stores p in resources, the name -> entry map of its type,
+// after checking that no name is both a resource and an alias of another
+// one; s.mu held (or resources private to the caller).
+func storeLocked(resources map[string]*entry, p set) error {
+	for other, e := range resources {
+		if other == p.name {
+			continue // replaced
+		}
+		if slices.Contains(p.e.aliases, other) {
+			return status.Errorf(codes.InvalidArgument, "alias %q of %s %q is the name of another resource", other, p.t.Short, p.name)
+		}
+		if slices.Contains(e.aliases, p.name) {
+			return status.Errorf(codes.InvalidArgument, "%s name %q is an alias of %q", p.t.Short, p.name, other)
+		}
+		for _, a := range p.e.aliases {
+			if slices.Contains(e.aliases, a) {
+				return status.Errorf(codes.InvalidArgument, "alias %q of %s %q is also an alias of %q", a, p.t.Short, p.name, other)
+			}
+		}
+	}
+	resources[p.name] = p.e
+	return nil
+}
+
+func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
+	p, err := f.prepareSet(r)
+	if err != nil {
+		return nil, err
+	}
 	s := f.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ts := s.typeStoreLocked(r.GetNodeId(), t.URL)
-	ts.resources[name] = e
+	ts := s.typeStoreLocked(r.GetNodeId(), p.t.URL)
+	if err := storeLocked(ts.resources, p); err != nil {
+		return nil, err
+	}
 	s.bumpLocked(r.GetNodeId(), ts)
 	s.notifyLocked(r.GetNodeId())
-	return resp, nil
+	return p.resp, nil
 }
 
 // builtFieldNumber is the unknown field the content-building mode adds: the
@@ -236,6 +334,82 @@ func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteReso
 	s.bumpLocked(r.GetNodeId(), ts)
 	s.notifyLocked(r.GetNodeId())
 	return &fixturepb.DeleteResourceResponse{}, nil
+}
+
+// ApplyChanges applies a batch (feature "batch") as one change: every
+// change is validated and applied, in order, to private copies of the
+// types it touches, and only if all succeed do the copies replace the
+// stored maps, under one hold of the lock. A stream therefore sees all of
+// the batch or none of it. Each type touched gets one new version, as for
+// one SetResource or DeleteResource (VER-1, VER-2), and the node's streams
+// are woken once, so they push the result as they push any one change.
+func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChangesRequest) (*fixturepb.ApplyChangesResponse, error) {
+	type change struct {
+		set *set      // nil: a delete
+		t   wire.Type // of the delete
+		del string
+	}
+	changes := make([]change, 0, len(r.GetChanges()))
+	for i, c := range r.GetChanges() {
+		switch {
+		case c.GetSet() != nil:
+			p, err := f.prepareSet(c.GetSet())
+			if err != nil {
+				return nil, batchError(i, err)
+			}
+			changes = append(changes, change{set: &p})
+		case c.GetDelete() != nil:
+			t, err := typeByURL(c.GetDelete().GetTypeUrl())
+			if err != nil {
+				return nil, batchError(i, err)
+			}
+			changes = append(changes, change{t: t, del: c.GetDelete().GetName()})
+		default:
+			return nil, status.Errorf(codes.InvalidArgument, "change #%d neither sets nor deletes", i)
+		}
+	}
+	node := r.GetNodeId()
+	s := f.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	working := map[string]map[string]*entry{} // type URL -> the type's resources after the batch so far
+	var touched []string                      // type URLs, in order of first change
+	resp := &fixturepb.ApplyChangesResponse{}
+	for i, c := range changes {
+		url := c.t.URL
+		if c.set != nil {
+			url = c.set.t.URL
+		}
+		w, ok := working[url]
+		if !ok {
+			w = maps.Clone(s.typeStoreLocked(node, url).resources)
+			working[url] = w
+			touched = append(touched, url)
+		}
+		if c.set == nil {
+			delete(w, c.del)
+			continue
+		}
+		if err := storeLocked(w, *c.set); err != nil {
+			return nil, batchError(i, err)
+		}
+		resp.Set = append(resp.Set, c.set.resp)
+	}
+	for _, url := range touched {
+		ts := s.typeStoreLocked(node, url)
+		ts.resources = working[url]
+		s.bumpLocked(node, ts)
+	}
+	if len(touched) > 0 {
+		s.notifyLocked(node)
+	}
+	return resp, nil
+}
+
+// batchError says which change of a batch err is about, keeping its code.
+func batchError(i int, err error) error {
+	st := status.Convert(err)
+	return status.Errorf(st.Code(), "change #%d: %s (nothing applied)", i, st.Message())
 }
 
 func (f fixtureServer) Reset(_ context.Context, r *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {

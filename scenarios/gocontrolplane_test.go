@@ -38,6 +38,11 @@ func TestServerSuiteAgainstGoControlPlane(t *testing.T) {
 					assert.Equal(t, results.Fail, r.Outcome, "%s is listed as known-failing (%s) but %s", r.FullName(), reason, r.Outcome)
 					continue
 				}
+				// A pair skipped for a claim the fixture does not make
+				// (per variant) is no verdict either way.
+				if r.Outcome == results.Skip {
+					continue
+				}
 				assert.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
 			}
 		})

@@ -43,21 +43,35 @@ const (
 // BuiltinServers lists the built-in server targets.
 var BuiltinServers = []string{BuiltinReference, BuiltinGoControlPlane, BuiltinGoControlPlaneLin}
 
-// What scenarios may need from a server target.
+// What scenarios may need from a server target. The needs about the
+// server's claims use the fixture's vocabulary (fixture.LegacyWildcard,
+// fixture.Feature*, fixture.TypeCapability), so Lacks asks the claims of
+// the pair's variant (fixture.Effective) for each of them.
 const (
 	// NeedFixture: the scenario changes server state through the fixture API.
 	NeedFixture engine.Need = "fixture"
 	// NeedLegacyWildcard: the server supports the legacy empty wildcard.
-	NeedLegacyWildcard engine.Need = "legacy-wildcard"
+	NeedLegacyWildcard engine.Need = fixture.LegacyWildcard
 	// NeedExplicitWildcard: the server supports "*".
-	NeedExplicitWildcard engine.Need = "explicit-wildcard"
+	NeedExplicitWildcard engine.Need = fixture.ExplicitWildcard
 	// NeedChosenNames: the scenario relies on the server serving the names
 	// the harness asks for (not names it generates itself).
 	NeedChosenNames engine.Need = "chosen-names"
+	// NeedTTL: the scenario sets resources with a TTL (feature "ttl").
+	NeedTTL engine.Need = fixture.FeatureTTL
+	// NeedAliases: the scenario sets resources with aliases (feature
+	// "aliases").
+	NeedAliases engine.Need = fixture.FeatureAliases
+	// NeedBatch: the scenario applies several changes atomically (feature
+	// "batch").
+	NeedBatch engine.Need = fixture.FeatureBatch
+	// NeedEnvoyWarming: the scenario checks the Envoy warming resend of
+	// WARM-4, which only servers claiming "envoy-warming" promise.
+	NeedEnvoyWarming engine.Need = fixture.FeatureEnvoyWarming
 )
 
 // NeedType says the scenario uses resource type t.
-func NeedType(t wire.Type) engine.Need { return engine.Need("type:" + t.Short) }
+func NeedType(t wire.Type) engine.Need { return engine.Need(fixture.TypeCapability(t)) }
 
 // ErrUnreachable marks a target that could not be connected to; the CLI
 // exits 3 on it.
@@ -232,6 +246,10 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			s.Close()
 			return nil, fmt.Errorf("fixture %s speaks fixture API %q; this harness speaks %q", opts.Fixture, caps.GetApiVersion(), fixture.APIVersion)
 		}
+		if err := fixture.Check(caps); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("fixture %s capabilities: %w", opts.Fixture, err)
+		}
 		s.Caps = caps
 		if caps.GetServer() != "" {
 			s.Name += " (" + caps.GetServer() + ")"
@@ -325,6 +343,9 @@ func ServeInProcess(ctx context.Context, name string, impl InProcess, opts ...gr
 		closers: []func(){func() { g.Stop(); <-served }},
 	}
 	caps, err := s.Fixture.Capabilities(ctx)
+	if err == nil {
+		err = fixture.Check(caps)
+	}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -426,45 +447,76 @@ func (s *Server) Connect() (*grpc.ClientConn, error) {
 	return conn, nil
 }
 
-// Lacks implements engine.Env.
+// Lacks implements engine.Env. Every claim is read for variant v
+// (fixture.Effective): a server may support a feature in one variant and
+// not in another, and is then skipped only where it lacks it. The reasons
+// about the wildcards and types keep their v1 wording when the global
+// claim already lacks it, and name the variant when only its override
+// does.
 func (s *Server) Lacks(sc *engine.Scenario, v wire.Variant) string {
-	if s.Caps != nil && !fixture.Supports(s.Caps, v) {
-		return fmt.Sprintf("target does not serve %s", v)
+	var claims fixture.Claims
+	if s.Caps != nil {
+		claims = fixture.Effective(s.Caps, v)
+		if !claims.Served() {
+			return fmt.Sprintf("target does not serve %s", v)
+		}
 	}
 	for _, n := range sc.Needs {
 		switch {
 		case n == NeedFixture:
 			if s.Fixture == nil {
-				return "needs fixture (start the target with --fixture)"
+				return noFixture
 			}
 		case n == NeedLegacyWildcard:
-			if s.Caps != nil && !s.Caps.GetLegacyWildcard() {
-				return "target does not support the legacy wildcard"
+			if s.Caps != nil && !claims.LegacyWildcard() {
+				return inVariant("target does not support the legacy wildcard", s.Caps.GetLegacyWildcard(), v)
 			}
 		case n == NeedExplicitWildcard:
-			if s.Caps != nil && !s.Caps.GetExplicitWildcard() {
-				return "target does not support the explicit \"*\" wildcard"
+			if s.Caps != nil && !claims.ExplicitWildcard() {
+				return inVariant("target does not support the explicit \"*\" wildcard", s.Caps.GetExplicitWildcard(), v)
 			}
 		case n == NeedChosenNames:
 			if s.Caps != nil && s.Caps.GetGeneratesNames() {
 				return "target generates its own resource names"
 			}
-		case strings.HasPrefix(string(n), "type:"):
-			t, ok := wire.TypeByShort(strings.TrimPrefix(string(n), "type:"))
+		case strings.HasPrefix(string(n), fixture.TypePrefix):
+			t, ok := wire.TypeByShort(strings.TrimPrefix(string(n), fixture.TypePrefix))
 			if !ok {
 				return fmt.Sprintf("unknown need %q", n)
 			}
 			if !t.Speaks(v.Protocol) {
 				return fmt.Sprintf("%s has no %s method", t.Short, v.Protocol)
 			}
-			if s.Caps != nil && !fixture.Serves(s.Caps, t) {
-				return fmt.Sprintf("target does not serve %s", t.Short)
+			if s.Caps != nil && !claims.Serves(t) {
+				return inVariant(fmt.Sprintf("target does not serve %s", t.Short), fixture.Serves(s.Caps, t), v)
+			}
+		case fixture.IsFeature(string(n)):
+			// A feature is a claim of the fixture: without one, nothing
+			// is claimed.
+			if s.Caps == nil {
+				return noFixture
+			}
+			if !claims.Feature(string(n)) {
+				return fmt.Sprintf("the fixture does not claim feature %q for %s", n, v)
 			}
 		default:
 			return fmt.Sprintf("unknown need %q", n)
 		}
 	}
 	return ""
+}
+
+// noFixture is the reason to skip a scenario that needs the fixture API on
+// a target started without one.
+const noFixture = "needs fixture (start the target with --fixture)"
+
+// inVariant is reason, naming variant v when the global claim (global)
+// had it and only v's override took it away.
+func inVariant(reason string, global bool, v wire.Variant) string {
+	if global {
+		return fmt.Sprintf("%s in %s", reason, v)
+	}
+	return reason
 }
 
 // Close stops a built-in target and closes connections.
