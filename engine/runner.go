@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -27,7 +28,7 @@ type Config struct {
 	Env Env
 	// Timeouts are the named waits.
 	Timeouts Timeouts
-	// Parallel caps the pairs running at once (default 64: pairs mostly wait).
+	// Parallel caps the pairs running at once (default DefaultParallel).
 	Parallel int
 	// KnownFailing excuses listed failures; may be nil.
 	KnownFailing *KnownFailing
@@ -39,13 +40,19 @@ type Config struct {
 	Salt string
 }
 
+// DefaultParallel is how many pairs run at once unless configured: pairs
+// mostly wait (for responses, and through their trailing quiet window), so
+// a whole suite fits in one wave and takes about as long as its longest
+// pair.
+const DefaultParallel = 256
+
 // Run runs pairs concurrently and returns one result per pair that ran, in
 // the order of pairs (catalogue order when they come from Expand). When ctx is cancelled (Ctrl-C), pairs not yet
 // started are dropped, pairs in flight end with an error outcome, and
 // interrupted is true.
 func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, interrupted bool) {
 	if cfg.Parallel <= 0 {
-		cfg.Parallel = 64
+		cfg.Parallel = DefaultParallel
 	}
 	if cfg.Timeouts == (Timeouts{}) {
 		cfg.Timeouts = DefaultTimeouts
@@ -116,14 +123,46 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	case t.skip != "":
 		r.Outcome, r.Message = results.Skip, t.skip
 	case len(t.failures) > 0:
-		r.Outcome, r.Message = results.Fail, strings.Join(t.failures, "\n")
+		r.RulesBroken, r.BrokenLevel, r.Message = judge(t.failures, s.Level)
+		r.Outcome = results.Fail
+		if r.BrokenLevel == results.May {
+			// Only MAY rules were not met: an optional behaviour the
+			// target does not implement, reported, never a failure.
+			r.Outcome = results.Unsupported
+		}
 	default:
 		r.Outcome = results.Pass
 	}
-	if r.Outcome == results.Fail || r.Outcome == results.Pass {
+	switch r.Outcome {
+	case results.Fail, results.Pass, results.Unsupported:
 		r.KnownFailing = cfg.KnownFailing.Reason(p)
 	}
 	return r
+}
+
+// judge turns the failures of a pair into the rules broken (in the order
+// they first failed), the strongest of their levels, and the message, each
+// failure headed by its rule and level.
+func judge(fs []Failure, scenarioLevel results.Level) (rules []string, level results.Level, msg string) {
+	var lines []string
+	for _, f := range fs {
+		l := LevelOf(f.Rule, scenarioLevel)
+		if !slices.Contains(rules, f.Rule) {
+			rules = append(rules, f.Rule)
+		}
+		level = results.Strongest(level, l)
+		lines = append(lines, fmt.Sprintf("%s (%s): %s", f.Rule, l, f.Message))
+	}
+	return rules, level, strings.Join(lines, "\n")
+}
+
+// LevelOf is the catalogue strength of rule, or def when the catalogue
+// does not know the rule.
+func LevelOf(rule string, def results.Level) results.Level {
+	if r, ok := requirements.Lookup(rule); ok {
+		return results.Level(r.Strength)
+	}
+	return def
 }
 
 // runBody runs the scenario body in its own goroutine so that FailNow,
@@ -142,6 +181,9 @@ func runBody(ctx context.Context, t *T, body func(*T)) (panicked string) {
 		}()
 		defer t.runCleanups()
 		body(t)
+		// Only a body that ran to its end waits out the trailing window:
+		// one that failed, skipped or aborted already has its verdict.
+		t.linger()
 	}()
 	select {
 	case msg := <-done:

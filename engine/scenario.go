@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
@@ -65,7 +66,28 @@ func Validate(cat []*Scenario) error {
 		if err := requirements.Validate(s.Requirements); err != nil {
 			return fmt.Errorf("scenario %s: %w", s.ID, err)
 		}
+		if err := checkCitations(s); err != nil {
+			return fmt.Errorf("scenario %s: %w", s.ID, err)
+		}
 		seen[s.ID] = true
+	}
+	return nil
+}
+
+// checkCitations keeps a scenario's citations consistent with the
+// catalogue: its level is its headline rule's level (so a report's level
+// means what the catalogue says), and every rule it cites binds the side
+// its role observes.
+func checkCitations(s *Scenario) error {
+	role, _, _ := strings.Cut(s.ID, "/")
+	for i, id := range s.Requirements {
+		r, _ := requirements.Lookup(id)
+		if i == 0 && results.Level(r.Strength) != s.Level {
+			return fmt.Errorf("level %s, but its headline rule %s is %s", s.Level, id, r.Strength)
+		}
+		if r.Binds != role && r.Binds != "both" {
+			return fmt.Errorf("cites %s, which binds the %s, not the %s the %s role observes", id, r.Binds, role, role)
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -28,8 +29,12 @@ type Timeouts struct {
 }
 
 // DefaultTimeouts suit loopback targets; CI against remote servers may
-// raise them.
-var DefaultTimeouts = Timeouts{Expect: 5 * time.Second, Quiet: 300 * time.Millisecond, Scenario: 60 * time.Second}
+// raise them. The quiet window is long enough to catch a violation that
+// comes a second after what provoked it (a resend after a NACK, say):
+// must-not-happen checks are watches that run on while the pair goes on
+// and share one trailing window at its end (T.Linger), so a long window
+// costs each pair once, not once per check.
+var DefaultTimeouts = Timeouts{Expect: 5 * time.Second, Quiet: 1500 * time.Millisecond, Scenario: 60 * time.Second}
 
 // T is handed to a scenario body. It satisfies testify's require.TestingT
 // and assert.TestingT, so scenarios use require/assert as their assertion
@@ -51,13 +56,28 @@ type T struct {
 	Env Env
 
 	prefix string
+	// requirements are the scenario's citations; the first is its
+	// headline rule, which failures name unless a step names its own.
+	requirements []string
 
-	mu       sync.Mutex
-	failures []string
-	skip     string
-	abort    string
-	checks   []func(*T)
-	cleanups []func()
+	mu         sync.Mutex
+	failures   []Failure
+	skip       string
+	abort      string
+	lingering  bool
+	onLinger   []func()
+	stopLinger chan struct{}
+	checks     []func(*T)
+	cleanups   []func()
+}
+
+// Failure is one failed expectation: the rule its step checks and what
+// went wrong.
+type Failure struct {
+	// Rule is the catalogue ID of the rule the failing step checks.
+	Rule string
+	// Message says what was expected and what happened.
+	Message string
 }
 
 func newT(ctx context.Context, p Pair, cfg *Config) *T {
@@ -71,7 +91,19 @@ func newT(ctx context.Context, p Pair, cfg *Config) *T {
 		Transcript: transcript.New(),
 		Env:        cfg.Env,
 		prefix:     "x" + h + "-",
+
+		requirements: p.Scenario.Requirements,
+		stopLinger:   make(chan struct{}),
 	}
+}
+
+// Headline is the scenario's headline rule, its first citation: failures
+// whose step names no rule of its own are reported under it.
+func (t *T) Headline() string {
+	if len(t.requirements) == 0 {
+		return ""
+	}
+	return t.requirements[0]
 }
 
 // Context is cancelled when the pair's time is up or the run is interrupted.
@@ -85,21 +117,91 @@ func (t *T) Name(base string) string { return t.prefix + base }
 // to look only at their own resources on a server shared with other pairs.
 func (t *T) Owns(name string) bool { return strings.HasPrefix(name, t.prefix) }
 
-// Errorf records a failure and lets the body carry on.
+// Errorf records a failure of the headline rule and lets the body carry
+// on. Role environments wrap T with a step rule of their own (see Failf).
 func (t *T) Errorf(format string, args ...any) {
+	t.Failf(t.Headline(), format, args...)
+}
+
+// Failf records a failure of rule and lets the body carry on. An unknown
+// rule ID is a scenario bug: the failure is then filed under the headline
+// rule, with the bad ID in the message, rather than lost.
+func (t *T) Failf(rule, format string, args ...any) {
+	msg := cleanTestify(fmt.Sprintf(format, args...))
+	if _, ok := requirements.Lookup(rule); !ok {
+		msg = fmt.Sprintf("(step names unknown rule %q) %s", rule, msg)
+		rule = t.Headline()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.failures = append(t.failures, cleanTestify(fmt.Sprintf(format, args...)))
+	t.failures = append(t.failures, Failure{Rule: rule, Message: msg})
 }
 
 // FailNow stops the body; the pair fails with the failures recorded so far.
 func (t *T) FailNow() {
 	t.mu.Lock()
 	if len(t.failures) == 0 {
-		t.failures = append(t.failures, "failed")
+		t.failures = append(t.failures, Failure{Rule: t.Headline(), Message: "failed"})
 	}
 	t.mu.Unlock()
 	runtime.Goexit()
+}
+
+// Failed reports whether a failure has been recorded.
+func (t *T) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.failures) > 0
+}
+
+// Linger keeps the pair running for the quiet window after its body ends,
+// before the cleanups close the fake peers: a must-not-happen check
+// registered as a watch then also sees a violation that comes late, and
+// every watch of the pair shares that one trailing window instead of each
+// waiting on its own. f, if not nil, runs when the window starts (a fake
+// client ACKs what still arrives, so that a server that waits for ACKs
+// keeps sending).
+func (t *T) Linger(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lingering = true
+	if f != nil {
+		t.onLinger = append(t.onLinger, f)
+	}
+}
+
+// linger waits out the trailing window of a body that ended normally and
+// asked for one.
+func (t *T) linger() {
+	t.mu.Lock()
+	on, hooks := t.lingering && len(t.failures) == 0, t.onLinger
+	t.mu.Unlock()
+	if !on {
+		return
+	}
+	for _, f := range hooks {
+		f()
+	}
+	timer := time.NewTimer(t.Timeouts.Quiet)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-t.ctx.Done():
+	case <-t.stopLinger:
+	}
+}
+
+// StopLinger ends the trailing window early: a watch has already caught a
+// violation, so waiting on cannot change the verdict. Safe to call any
+// number of times, from any goroutine.
+func (t *T) StopLinger() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.stopLinger:
+	default:
+		close(t.stopLinger)
+	}
 }
 
 // Fatalf records a failure and stops the body.

@@ -39,6 +39,10 @@ type Options struct {
 	Quiet time.Duration
 	// Transcript receives every message; nil records nothing.
 	Transcript *transcript.Transcript
+	// OnViolation, if set, is called (once) when the first watch or
+	// global invariant is broken, from the receiving goroutine; the engine
+	// uses it to end a pair's trailing window early.
+	OnViolation func()
 }
 
 // ErrTimeout is returned (wrapped) when an expected response did not arrive
@@ -59,6 +63,11 @@ type Client struct {
 	opened     map[string]int // streams opened per key, for names
 	types      map[string]*typeState
 	violations []Violation
+	perRule    map[string]int // violations seen per rule, kept or not
+	watches    []*watch
+	autoAck    bool
+	reported   bool // OnViolation was called
+	seq        int  // responses received so far
 }
 
 // typeState is what the fake client remembers about one resource type. It
@@ -70,6 +79,7 @@ type typeState struct {
 	nonce        string            // latest nonce received on the current stream
 	known        map[string]string // delta: name -> version received and not removed
 	queue        []*Response       // received and not yet consumed by Expect
+	started      bool              // a request of the type went out on the current stream
 }
 
 type stream struct {
@@ -96,6 +106,7 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, v wire.Variant, opt
 		streams: map[string]*stream{},
 		opened:  map[string]int{},
 		types:   map[string]*typeState{},
+		perRule: map[string]int{},
 	}
 }
 
@@ -109,11 +120,162 @@ func (c *Client) Node() *core.Node {
 	}
 }
 
-// Violations returns the global-invariant breaches seen so far.
+// Violations returns the global-invariant breaches seen so far, then one
+// per watch that caught something. A rule broken over and over (a server
+// flooding bad responses) is listed maxPerRule times, the last entry
+// saying how many more there were.
 func (c *Client) Violations() []Violation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return slices.Clone(c.violations)
+	out := slices.Clone(c.violations)
+	for rule, n := range c.perRule {
+		if n > maxPerRule {
+			for i := len(out) - 1; i >= 0; i-- {
+				if out[i].Rule == rule {
+					out[i].Message += fmt.Sprintf(" (and %d more violations of %s)", n-maxPerRule, rule)
+					break
+				}
+			}
+		}
+	}
+	for _, w := range c.watches {
+		if w.hits > 0 {
+			v := w.first
+			if w.hits > 1 {
+				v.Message += fmt.Sprintf(" (%d such responses in all)", w.hits)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// maxPerRule bounds how many violations of one global invariant are kept.
+const maxPerRule = 3
+
+// addViolations records global-invariant breaches; c.mu must be held.
+func (c *Client) addViolations(vs []Violation) {
+	for _, v := range vs {
+		c.perRule[v.Rule]++
+		if c.perRule[v.Rule] <= maxPerRule {
+			c.violations = append(c.violations, v)
+		}
+	}
+	if len(vs) > 0 {
+		c.violated()
+	}
+}
+
+// violated calls OnViolation the first time; c.mu must be held.
+func (c *Client) violated() {
+	if !c.reported && c.opts.OnViolation != nil {
+		c.reported = true
+		go c.opts.OnViolation()
+	}
+}
+
+// Watch is a must-not-happen check: from the moment it is set until the
+// client closes (or stop is called), every response of its types that
+// Match accepts breaks Rule. It is how "the server must not send X" is
+// checked without blocking the scenario: the scenario goes on, and the
+// watch sees a violation whenever it comes, up to the pair's trailing
+// window.
+type Watch struct {
+	// Rule is the catalogue ID the matching response breaks.
+	Rule string
+	// Why says in words what must not happen, for the report.
+	Why string
+	// Types are the response types watched.
+	Types []wire.Type
+	// Match reports whether a response is forbidden; nil forbids every
+	// response of Types.
+	Match func(*Response) bool
+}
+
+type watch struct {
+	Watch
+	stopped bool
+	hits    int
+	first   Violation
+}
+
+func (w *watch) watches(r *Response) bool {
+	if w.stopped || !slices.ContainsFunc(w.Types, func(t wire.Type) bool { return t.URL == r.TypeURL }) {
+		return false
+	}
+	return w.Match == nil || w.Match(r)
+}
+
+// check applies w to r; c.mu must be held.
+func (c *Client) check(w *watch, r *Response) {
+	if !w.watches(r) {
+		return
+	}
+	if w.hits == 0 {
+		w.first = Violation{Rule: w.Rule, Stream: r.Stream, Nonce: r.Nonce,
+			Message: fmt.Sprintf("%s, yet a %s response came (version %q, resources %q, removed %q)",
+				w.Why, shortType(r.TypeURL), r.Version, r.Names(), r.Removed)}
+		c.opts.Transcript.Event(r.Stream, fmt.Sprintf("violation: %s: %s (nonce %q)", w.Rule, w.Why, r.Nonce))
+	}
+	w.hits++
+	c.violated()
+}
+
+// Forbid sets a watch. Responses already received and not yet consumed are
+// judged at once: they arrived after whatever the scenario did before.
+// stop ends the watch, for a scenario in which what is forbidden becomes
+// allowed again later.
+func (c *Client) Forbid(w Watch) (stop func()) {
+	ws := &watch{Watch: w}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watches = append(c.watches, ws)
+	for _, t := range w.Types {
+		for _, r := range c.state(t).queue {
+			c.check(ws, r)
+		}
+	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		ws.stopped = true
+	}
+}
+
+// AutoAck makes the client ACK every response from now on, and the ones
+// received and not yet consumed: once a scenario's steps are over, its
+// watches may still wait for a violation, and a server that sends nothing
+// new until its last response is ACKed must not be kept from sending it.
+// It stops ACKing once a violation was seen: the verdict is in, and ACKing
+// a server that answers every ACK would only feed a loop.
+func (c *Client) AutoAck() {
+	c.mu.Lock()
+	c.autoAck = true
+	var pending []*Response
+	for _, st := range c.types {
+		pending = append(pending, st.queue...)
+		st.queue = nil
+	}
+	c.mu.Unlock()
+	for _, r := range pending {
+		c.autoAckOne(r)
+	}
+}
+
+func (c *Client) autoAckOne(r *Response) {
+	c.mu.Lock()
+	on := c.autoAck && !c.reported
+	c.mu.Unlock()
+	if t, ok := wire.TypeByURL(r.TypeURL); ok && on {
+		_ = c.Ack(t, r) // the stream may be closing; nothing to report
+	}
+}
+
+func shortType(url string) string {
+	if t, ok := wire.TypeByURL(url); ok {
+		return t.Short
+	}
+	return url
 }
 
 func (c *Client) state(t wire.Type) *typeState {
@@ -182,7 +344,13 @@ func (c *Client) receive(s *stream) {
 			return
 		}
 		c.mu.Lock()
-		c.violations = append(c.violations, checkResponse(r, s.expected, s.nonces, c.resourceInSotW())...)
+		c.seq++
+		r.Seq = c.seq
+		c.addViolations(checkResponse(r, s.expected, s.nonces, c.resourceInSotW()))
+		for _, w := range c.watches {
+			c.check(w, r)
+		}
+		ack := false
 		if t, ok := wire.TypeByURL(r.TypeURL); ok && c.streams[s.key] == s {
 			st := c.state(t)
 			st.nonce = r.Nonce
@@ -192,10 +360,17 @@ func (c *Client) receive(s *stream) {
 			for _, n := range r.Removed {
 				delete(st.known, n)
 			}
-			st.queue = append(st.queue, r)
+			if c.autoAck {
+				ack = true
+			} else {
+				st.queue = append(st.queue, r)
+			}
 		}
 		c.wake()
 		c.mu.Unlock()
+		if ack {
+			c.autoAckOne(r)
+		}
 	}
 }
 
@@ -321,6 +496,7 @@ func (c *Client) SendSotW(t wire.Type, req *discovery.DiscoveryRequest) error {
 	}
 	c.mu.Lock()
 	c.state(t).names = slices.Clone(req.GetResourceNames())
+	c.state(t).started = true
 	c.mu.Unlock()
 	return c.send(t, req)
 }
@@ -341,8 +517,17 @@ func (c *Client) SendDelta(t wire.Type, req *discovery.DeltaDiscoveryRequest) er
 	st.subscribed = slices.DeleteFunc(st.subscribed, func(n string) bool {
 		return slices.Contains(req.GetResourceNamesUnsubscribe(), n)
 	})
+	st.started = true
 	c.mu.Unlock()
 	return c.send(t, req)
+}
+
+// Started reports whether a request of type t went out on the stream that
+// carries t now: the next one is then not the type's first on the stream.
+func (c *Client) Started(t wire.Type) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state(t).started
 }
 
 // Subscribe adds names to the subscription for t: in SotW a request with
@@ -518,6 +703,51 @@ func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Re
 	}
 }
 
+// ExpectAnyWithin returns the response that arrived first among those of
+// types not yet consumed, waiting up to wait for one: for rules about the
+// order in which a server sends several types on one stream.
+func (c *Client) ExpectAnyWithin(wait time.Duration, types ...wire.Type) (*Response, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		c.mu.Lock()
+		var first *typeState
+		var closed error
+		for _, t := range types {
+			st := c.state(t)
+			if len(st.queue) > 0 && (first == nil || st.queue[0].Seq < first.queue[0].Seq) {
+				first = st
+			}
+			if s := c.streams[c.key(t)]; s != nil && s.err != nil && closed == nil {
+				closed = fmt.Errorf("waiting for a response: %w", closedError(s))
+			}
+		}
+		if first != nil {
+			r := first.queue[0]
+			first.queue = first.queue[1:]
+			c.mu.Unlock()
+			return r, nil
+		}
+		ch := c.notify
+		c.mu.Unlock()
+		if closed != nil {
+			return nil, closed
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("no response within %v: %w", wait, ErrTimeout)
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-ch:
+		case <-timer.C:
+		case <-c.ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("interrupted while waiting for a response: %w", c.ctx.Err())
+		}
+		timer.Stop()
+	}
+}
+
 // next pops the next response of t, waiting up to wait. With a zero wait it
 // only looks at what is queued. A closed stream ends the wait at once.
 func (c *Client) next(t wire.Type, wait time.Duration, block bool) (*Response, error) {
@@ -587,6 +817,7 @@ func (c *Client) Reconnect(t wire.Type) {
 			st.nonce = ""
 			st.queue = nil
 			st.subscribed = nil
+			st.started = false
 		}
 	}
 	c.mu.Unlock()

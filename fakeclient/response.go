@@ -15,6 +15,10 @@ import (
 type Response struct {
 	// Stream names the stream it arrived on.
 	Stream string
+	// Seq numbers the client's responses from 1 in the order they
+	// arrived, across streams and types: the order rules (make-before-break)
+	// compare it.
+	Seq int
 	// TypeURL is the response's type_url.
 	TypeURL string
 	// Nonce is the response's nonce.

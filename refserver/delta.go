@@ -1,9 +1,12 @@
 package refserver
 
 import (
+	"time"
+
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -22,10 +25,13 @@ type deltaType struct {
 	lastNonce   string // nonce of the last response of this type
 	lastVersion string // system_version_info of the last response (FaultBumpAllTypes)
 
-	excluded       nameSet           // FaultUnsubscribeWildcardMember: names dropped under "*"
-	firstSent      map[string]string // FaultFirstResourceVersion: version first sent per name
-	everSubscribed nameSet           // FaultUpdatesAfterUnsubscribe: every name ever subscribed
-	everSent       map[string]string // FaultNoResendOnResubscribe: last version sent per name
+	excluded       nameSet               // FaultUnsubscribeWildcardMember: names dropped under "*"
+	firstSent      map[string]string     // FaultFirstResourceVersion: version first sent per name
+	everSubscribed nameSet               // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+	everSent       map[string]string     // FaultNoResendOnResubscribe: last version sent per name
+	frozen         nameSet               // FaultWildcardFrozen: what existed when the wildcard began
+	stalled        bool                  // FaultStallAfterNack: a NACK came and no request since
+	sentAny        map[string]*anypb.Any // FaultMergeUpdates: what was last sent per name
 }
 
 // deltaConn is one Delta stream, ADS or per-type.
@@ -44,7 +50,8 @@ func (s *Server) serveDelta(st deltaStream, service *wire.Type) error {
 func (c *deltaConn) typeState(t wire.Type) *deltaType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, everSent: map[string]string{}, firstSent: map[string]string{}}
+		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, everSent: map[string]string{}, firstSent: map[string]string{},
+			sentAny: map[string]*anypb.Any{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -59,6 +66,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	if err != nil {
 		return err
 	}
+	if c.s.dropped(t, true) {
+		return nil // breaks STREAM-9 (Runtime) or STREAM-10 (VirtualHost)
+	}
 	ts := c.typeState(t)
 	nonce := req.GetResponseNonce()
 
@@ -71,6 +81,15 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	nack := req.GetErrorDetail() != nil
 	if nack && c.s.has(FaultCloseOnNack) {
 		return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
+	}
+	// Breaks ACK-9 with FaultStallAfterNack: pushes wait for the next request.
+	ts.stalled = nack && c.s.has(FaultStallAfterNack)
+	if nack && c.s.has(FaultLateNackResend) {
+		// Breaks ACK-5 / UPD-1, a second later: the rejected content again.
+		c.after(time.Second, func() error {
+			snap := c.s.snapshot(c.node, t.URL)
+			return c.send(ts, snap, setOfNames(c.wanted(ts, snap)), nil)
+		})
 	}
 
 	snap := c.s.snapshot(c.node, t.URL)
@@ -102,13 +121,16 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		}
 	}
 
-	if c.s.has(FaultFirstNameOnly) && len(sub) > 1 {
+	if c.s.firstNameOnly(t) && len(sub) > 1 {
 		sub = sub[:1] // breaks RES-2, MULTI-1
 	}
 	for _, n := range sub {
 		if n == "*" && !c.s.has(FaultStarIsLiteral) { // breaks WILD-1/WILD-3 when set
 			ts.wildcard = true // WILD-1, WILD-3
 			continue
+		}
+		if t.Wildcard && c.s.has(FaultWildcardOnlyLdsCds) {
+			continue // breaks WILD-8: the name is dropped
 		}
 		ts.subscribed[n] = true
 		ts.everSubscribed[n] = true
@@ -186,6 +208,7 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 
 	switch {
 	case ts.wildcard && !wasWildcard:
+		ts.frozen = snap.names() // FaultWildcardFrozen's memory
 		// Wildcard turned on: send every resource the client does not hold
 		// at its current version.
 		for n, e := range snap.resources {
@@ -249,7 +272,10 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 // wants reports whether the stream subscribes to name: explicitly or through
 // the wildcard, which covers every resource of the type for the node.
 func (c *deltaConn) wants(ts *deltaType, name string) bool {
-	if ts.subscribed[name] || (ts.wildcard && !ts.excluded[name]) {
+	if ts.subscribed[name] {
+		return true
+	}
+	if ts.wildcard && !ts.excluded[name] && (!c.s.has(FaultWildcardFrozen) || ts.frozen[name]) { // breaks WILD-1/2 when frozen
 		return true
 	}
 	// Breaks UNSUB-2: once subscribed, always pushed.
@@ -267,7 +293,7 @@ func (c *deltaConn) wanted(ts *deltaType, snap snapshot) []string {
 func (c *deltaConn) onWake() error {
 	for _, url := range c.order {
 		ts := c.types[url]
-		if !ts.started {
+		if !ts.started || ts.stalled {
 			continue
 		}
 		snap := c.s.snapshot(c.node, url)
@@ -289,11 +315,16 @@ func (c *deltaConn) onWake() error {
 			if _, ok := snap.resources[n]; ok {
 				continue
 			}
-			if c.s.has(FaultNeverReportDeletions) {
+			if c.s.has(FaultNeverReportDeletions) || (c.s.has(FaultNoRemovalUnderWildcard) && !ts.subscribed[n]) {
 				delete(ts.known, n) // breaks DEL-1: forgotten silently
 				continue
 			}
 			remove[n] = true
+		}
+		if len(send) > 0 && c.s.has(FaultDeltaPushEverything) {
+			for _, n := range c.wanted(ts, snap) {
+				send[n] = true // breaks UPD-1: the unchanged ones too
+			}
 		}
 		if len(send) == 0 && len(remove) == 0 {
 			continue
@@ -327,6 +358,10 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 		if _, ok := ts.firstSent[n]; !ok {
 			ts.firstSent[n] = r.Version
 		}
+		if prev, ok := ts.sentAny[n]; ok && c.s.has(FaultMergeUpdates) && ts.everSent[n] != e.version {
+			r.Resource = mergeAny(prev, r.Resource) // breaks GRP-4
+		}
+		ts.sentAny[n] = r.Resource
 		resp.Resources = append(resp.Resources, r)
 		ts.known[n] = e.version
 		ts.everSent[n] = e.version
@@ -340,5 +375,33 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	}
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
+	if c.holdsHeadOfLine() {
+		return nil // breaks ADS-2: nothing is answered while an EDS name is missing
+	}
 	return c.st.Send(resp)
+}
+
+// holdsHeadOfLine is FaultADSHeadOfLine on an ADS stream: a subscribed
+// EDS name that does not exist holds back every response.
+func (c *deltaConn) holdsHeadOfLine() bool {
+	eds := c.types[wire.Endpoint.URL]
+	if c.service != nil || eds == nil || !c.s.has(FaultADSHeadOfLine) {
+		return false
+	}
+	snap := c.s.snapshot(c.node, wire.Endpoint.URL)
+	for n := range eds.subscribed {
+		if _, ok := snap.resources[n]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// setOfNames is names as a set.
+func setOfNames(names []string) nameSet {
+	out := nameSet{}
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
 }

@@ -101,6 +101,49 @@ const (
 	FaultFirstNameOnly Fault = "first-name-only"
 	// FaultListenerNameWithoutPort serves a Listener named "host:port" as "host" (RES-7).
 	FaultListenerNameWithoutPort Fault = "listener-name-without-port"
+
+	// The faults below each break a step the scenarios of issue 10 added;
+	// most of them passed every scenario before, which is why the steps
+	// were added (scenarios/selfproof_test.go, the regression table).
+
+	// FaultDropOneType never answers a request for Runtime resources (STREAM-9).
+	FaultDropOneType Fault = "drop-one-type"
+	// FaultNoDeltaVHDS refuses VirtualHost subscriptions on delta streams (STREAM-10).
+	FaultNoDeltaVHDS Fault = "no-delta-vhds"
+	// FaultWildcardFrozen lets a wildcard subscription cover only the
+	// resources that existed when it began (WILD-1, WILD-2).
+	FaultWildcardFrozen Fault = "wildcard-frozen"
+	// FaultNoRemovalUnderWildcard lists in removed_resources only the
+	// deleted names subscribed explicitly, never those the wildcard covers (DEL-1).
+	FaultNoRemovalUnderWildcard Fault = "no-removal-under-wildcard"
+	// FaultPartialStateForNamed sends a SotW Listener or Cluster stream
+	// that subscribes by name only the changed resources (GRP-1).
+	FaultPartialStateForNamed Fault = "partial-state-for-named"
+	// FaultStallAfterNack pushes nothing of a type after a NACK of it
+	// until the client sends another request of the type (ACK-9).
+	FaultStallAfterNack Fault = "stall-after-nack"
+	// FaultLateNackResend resends the rejected resources one second after
+	// a NACK (ACK-5, UPD-1), late enough to pass a short quiet window.
+	FaultLateNackResend Fault = "late-nack-resend"
+	// FaultMergeUpdates sends an updated resource merged into the version
+	// the stream sent before, repeated fields appended (GRP-4).
+	FaultMergeUpdates Fault = "merge-updates"
+	// FaultDeltaPushEverything sends, with every delta push, every
+	// subscribed resource, changed or not (UPD-1).
+	FaultDeltaPushEverything Fault = "delta-push-everything"
+	// FaultADSHeadOfLine answers nothing on an ADS stream while a
+	// subscribed EDS name does not exist (ADS-2).
+	FaultADSHeadOfLine Fault = "ads-head-of-line"
+	// FaultRoutesFirstNameOnly serves only the first name of a request for
+	// RouteConfigurations (RES-2): the scenarios used to name routes in no
+	// request at all.
+	FaultRoutesFirstNameOnly Fault = "routes-first-name-only"
+	// FaultWildcardOnlyLdsCds ignores Listener and Cluster subscriptions by
+	// name, serving those types by wildcard only (WILD-8).
+	FaultWildcardOnlyLdsCds Fault = "wildcard-only-lds-cds"
+	// FaultNamedIsWildcard answers a SotW Listener or Cluster subscription
+	// by name with every resource of the type (WILD-8).
+	FaultNamedIsWildcard Fault = "named-is-wildcard"
 )
 
 // AllFaults lists every fault in a stable order (the order of the table in
@@ -145,6 +188,19 @@ var AllFaults = []Fault{
 	FaultVersionOnFirstSendOnly,
 	FaultEmptyStateOnDelete,
 	FaultDropNamesWithStar,
+	FaultDropOneType,
+	FaultNoDeltaVHDS,
+	FaultWildcardFrozen,
+	FaultNoRemovalUnderWildcard,
+	FaultPartialStateForNamed,
+	FaultStallAfterNack,
+	FaultLateNackResend,
+	FaultMergeUpdates,
+	FaultDeltaPushEverything,
+	FaultADSHeadOfLine,
+	FaultRoutesFirstNameOnly,
+	FaultWildcardOnlyLdsCds,
+	FaultNamedIsWildcard,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -187,6 +243,19 @@ var faultDescriptions = map[Fault]string{
 	FaultVersionOnFirstSendOnly:        "VER-7: a delta resource's updates carry an empty version",
 	FaultEmptyStateOnDelete:            "GRP-1, DEL-7: a deletion is answered with an empty full state, dropping what remains",
 	FaultDropNamesWithStar:             "WILD-4: dropping \"*\" (delta) also drops the explicit names subscribed with it",
+	FaultDropOneType:                   "STREAM-9: requests for Runtime resources are never answered",
+	FaultNoDeltaVHDS:                   "STREAM-10: VirtualHost subscriptions are refused on delta streams",
+	FaultWildcardFrozen:                "WILD-1, WILD-2: a wildcard covers only the resources that existed when it began",
+	FaultNoRemovalUnderWildcard:        "DEL-1: a deleted resource the wildcard covered is never listed in removed_resources",
+	FaultPartialStateForNamed:          "GRP-1: SotW Listener/Cluster pushes to a stream subscribing by name carry only the changed resources",
+	FaultStallAfterNack:                "ACK-9: after a NACK nothing of the type is pushed until the client sends another request",
+	FaultLateNackResend:                "ACK-5, UPD-1: the rejected resources are resent one second after a NACK",
+	FaultMergeUpdates:                  "GRP-4: an update is sent merged into the previous version, repeated fields appended",
+	FaultDeltaPushEverything:           "UPD-1: every delta push carries every subscribed resource, changed or not",
+	FaultADSHeadOfLine:                 "ADS-2: nothing is answered on ADS while a subscribed EDS name does not exist",
+	FaultRoutesFirstNameOnly:           "RES-2: of a request naming several RouteConfigurations only the first is served",
+	FaultWildcardOnlyLdsCds:            "WILD-8: Listener and Cluster subscriptions by name are ignored; only wildcards are served",
+	FaultNamedIsWildcard:               "WILD-8: a SotW Listener/Cluster subscription by name gets every resource of the type",
 }
 
 // Description returns one line naming the rule the fault breaks.

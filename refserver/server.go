@@ -25,10 +25,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
@@ -111,10 +113,27 @@ type conn struct {
 
 	nonces    uint64 // stream-wide counter: nonces never repeat on a stream (NONCE-2)
 	lastNonce string // last nonce sent on the stream for any type
+
+	// later carries work a fault schedules for the stream's goroutine
+	// (FaultLateNackResend); ctx is the stream's.
+	later chan func() error
+	ctx   context.Context
 }
 
 func newConn(s *Server, service *wire.Type) *conn {
-	return &conn{s: s, service: service, wake: make(chan struct{}, 1)}
+	return &conn{s: s, service: service, wake: make(chan struct{}, 1), later: make(chan func() error)}
+}
+
+// after runs f on the stream's goroutine after d, unless the stream ends
+// first: only faults schedule anything.
+func (c *conn) after(d time.Duration, f func() error) {
+	ctx := c.ctx
+	time.AfterFunc(d, func() {
+		select {
+		case c.later <- f:
+		case <-ctx.Done():
+		}
+	})
 }
 
 // begin handles the node of a request. The first request names the node and
@@ -222,6 +241,7 @@ func unrequestedType(t wire.Type) wire.Type {
 // one handles requests and wake-ups in order and is the only one to Send.
 func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onRequest func(*Req) error, onWake func() error) error {
 	defer c.end()
+	c.ctx = ctx
 	reqs := make(chan *Req)
 	recvErr := make(chan error, 1)
 	go func() {
@@ -251,6 +271,10 @@ func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onR
 			if err := onRequest(r); err != nil {
 				return err
 			}
+		case f := <-c.later:
+			if err := f(); err != nil {
+				return err
+			}
 		case <-c.wake:
 			// Requests that have already arrived are handled first, so a
 			// change is judged against the latest subscription (UPD-3).
@@ -269,6 +293,39 @@ func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onR
 			}
 		}
 	}
+}
+
+// mergeAny is FaultMergeUpdates: next merged into prev, as a server that
+// patches the copy it sent instead of replacing it would send (GRP-4
+// broken). Anything that does not decode is sent as it is.
+func mergeAny(prev, next *anypb.Any) *anypb.Any {
+	p, err := prev.UnmarshalNew()
+	if err != nil {
+		return next
+	}
+	n, err := next.UnmarshalNew()
+	if err != nil {
+		return next
+	}
+	proto.Merge(p, n)
+	merged, err := anypb.New(p)
+	if err != nil {
+		return next
+	}
+	return merged
+}
+
+// firstNameOnly reports whether a request's names are cut to the first
+// (FaultFirstNameOnly, or FaultRoutesFirstNameOnly for routes).
+func (s *Server) firstNameOnly(t wire.Type) bool {
+	return s.has(FaultFirstNameOnly) || (t.URL == wire.Route.URL && s.has(FaultRoutesFirstNameOnly))
+}
+
+// dropped reports whether the server ignores requests of t altogether
+// (FaultDropOneType: Runtime; FaultNoDeltaVHDS: VirtualHost on delta).
+func (s *Server) dropped(t wire.Type, delta bool) bool {
+	return (t.URL == wire.Runtime.URL && s.has(FaultDropOneType)) ||
+		(t.URL == wire.VirtualHost.URL && delta && s.has(FaultNoDeltaVHDS))
 }
 
 // nameSet is a set of resource names.

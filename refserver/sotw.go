@@ -3,10 +3,12 @@ package refserver
 import (
 	"fmt"
 	"maps"
+	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -26,9 +28,12 @@ type sotwType struct {
 	lastVersion string            // version_info of the last response (FaultBumpAllTypes)
 	sent        map[string]string // name -> version of the content last sent
 
-	excluded       nameSet // FaultUnsubscribeWildcardMember: names dropped under "*"
-	everSubscribed nameSet // FaultUpdatesAfterUnsubscribe: every name ever subscribed
-	forgotten      nameSet // FaultForgetMissingSubscriptions: names missing when added
+	excluded       nameSet               // FaultUnsubscribeWildcardMember: names dropped under "*"
+	everSubscribed nameSet               // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+	forgotten      nameSet               // FaultForgetMissingSubscriptions: names missing when added
+	frozen         nameSet               // FaultWildcardFrozen: what existed when the wildcard began
+	stalled        bool                  // FaultStallAfterNack: a NACK came and no request since
+	sentAny        map[string]*anypb.Any // FaultMergeUpdates: what was last sent per name
 }
 
 // sotwConn is one SotW stream, ADS or per-type.
@@ -48,7 +53,8 @@ func (s *Server) serveSotW(st sotwStream, service *wire.Type) error {
 func (c *sotwConn) typeState(t wire.Type) *sotwType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &sotwType{t: t, names: nameSet{}, sent: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, forgotten: nameSet{}}
+		ts = &sotwType{t: t, names: nameSet{}, sent: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, forgotten: nameSet{},
+			sentAny: map[string]*anypb.Any{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -71,6 +77,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	t, err := c.resolveType(req.GetTypeUrl())
 	if err != nil {
 		return err
+	}
+	if c.s.dropped(t, false) {
+		return nil // breaks STREAM-9: the type is never answered
 	}
 	ts := c.typeState(t)
 	nonce := req.GetResponseNonce()
@@ -96,6 +105,12 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	if nack && c.s.has(FaultCloseOnNack) {
 		return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
 	}
+	// Breaks ACK-9 with FaultStallAfterNack: pushes wait for the next request.
+	ts.stalled = nack && c.s.has(FaultStallAfterNack)
+	if nack && c.s.has(FaultLateNackResend) {
+		// Breaks ACK-5 / UPD-1, a second later: the rejected content again.
+		c.after(time.Second, func() error { return c.respondSubscribed(ts, c.s.snapshot(c.node, t.URL), false) })
+	}
 
 	first := !ts.started
 	ts.started = true
@@ -110,6 +125,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		c.applyNames(ts, req.GetResourceNames())
 	}
 	snap := c.s.snapshot(c.node, t.URL)
+	if ts.wildcard && !prevWildcard {
+		ts.frozen = snap.names() // FaultWildcardFrozen's memory
+	}
 	if c.s.has(FaultForgetMissingSubscriptions) {
 		// Breaks DNE-3: a name missing when it is added is never served on
 		// the stream until the client drops it and adds it again.
@@ -171,7 +189,7 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 // applyNames replaces the subscription of ts by resource_names. SotW
 // requests always carry the whole set of names (RES-1).
 func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
-	if c.s.has(FaultFirstNameOnly) && len(requested) > 1 {
+	if c.s.firstNameOnly(ts.t) && len(requested) > 1 {
 		requested = requested[:1] // breaks RES-2, MULTI-1
 	}
 	names, star := nameSet{}, false
@@ -180,7 +198,13 @@ func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
 			star = true // WILD-1, WILD-3: "*" subscribes to everything, names add to it
 			continue
 		}
+		if ts.t.Wildcard && c.s.has(FaultWildcardOnlyLdsCds) {
+			continue // breaks WILD-8: the name is dropped
+		}
 		names[n] = true
+	}
+	if len(names) > 0 && ts.t.Wildcard && c.s.has(FaultNamedIsWildcard) {
+		star = true // breaks WILD-8: names read as a wildcard
 	}
 	wildcard := star
 	if len(requested) == 0 {
@@ -226,7 +250,10 @@ func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
 // wants reports whether the stream subscribes to name: explicitly or through
 // the wildcard, which covers every resource of the type for the node.
 func (c *sotwConn) wants(ts *sotwType, name string) bool {
-	if (ts.names[name] && !ts.forgotten[name]) || (ts.wildcard && !ts.excluded[name]) {
+	if ts.names[name] && !ts.forgotten[name] {
+		return true
+	}
+	if ts.wildcard && !ts.excluded[name] && (!c.s.has(FaultWildcardFrozen) || ts.frozen[name]) { // breaks WILD-1/2 when frozen
 		return true
 	}
 	// Breaks UNSUB-2: once subscribed, always pushed.
@@ -267,7 +294,7 @@ func (c *sotwConn) respondSubscribed(ts *sotwType, snap snapshot, skipSent bool)
 func (c *sotwConn) onWake() error {
 	for _, url := range c.order {
 		ts := c.types[url]
-		if !ts.started {
+		if !ts.started || ts.stalled {
 			continue
 		}
 		snap := c.s.snapshot(c.node, url)
@@ -309,7 +336,7 @@ func (c *sotwConn) onWake() error {
 			if len(changed) > 0 {
 				err = c.send(ts, snap, changed, false) // GRP-2: only the changed ones
 			}
-		case len(changed) > 0 && c.s.has(FaultPartialFullState):
+		case len(changed) > 0 && (c.s.has(FaultPartialFullState) || (c.s.has(FaultPartialStateForNamed) && !ts.wildcard)):
 			err = c.send(ts, snap, changed, false) // breaks GRP-1
 		case deleted && c.s.has(FaultEmptyStateOnDelete):
 			err = c.send(ts, snap, nil, true) // breaks GRP-1: what remains is dropped
@@ -336,7 +363,12 @@ func (c *sotwConn) send(ts *sotwType, snap snapshot, names []string, full bool) 
 	}
 	for _, n := range names { // DUP-1: names are unique
 		e := snap.resources[n]
-		resp.Resources = append(resp.Resources, c.pack(ts.t, e))
+		a := c.pack(ts.t, e)
+		if prev, ok := ts.sentAny[n]; ok && c.s.has(FaultMergeUpdates) && ts.sent[n] != e.version {
+			a = mergeAny(prev, a) // breaks GRP-4
+		}
+		ts.sentAny[n] = a
+		resp.Resources = append(resp.Resources, a)
 		ts.sent[n] = e.version
 	}
 	if c.s.has(FaultDuplicateNames) && len(resp.Resources) > 0 {
@@ -351,7 +383,26 @@ func (c *sotwConn) send(ts *sotwType, snap snapshot, names []string, full bool) 
 	}
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
+	if c.holdsHeadOfLine() {
+		return nil // breaks ADS-2: nothing is answered while an EDS name is missing
+	}
 	return c.st.Send(resp)
+}
+
+// holdsHeadOfLine is FaultADSHeadOfLine on an ADS stream: a subscribed
+// EDS name that does not exist holds back every response.
+func (c *sotwConn) holdsHeadOfLine() bool {
+	eds := c.types[wire.Endpoint.URL]
+	if c.service != nil || eds == nil || !c.s.has(FaultADSHeadOfLine) {
+		return false
+	}
+	snap := c.s.snapshot(c.node, wire.Endpoint.URL)
+	for n := range eds.names {
+		if _, ok := snap.resources[n]; !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // versionInfo is the type's version for the node: it changes whenever a

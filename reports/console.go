@@ -34,6 +34,9 @@ type ConsoleOptions struct {
 	// Color wraps outcome labels and the verdict in ANSI colours. Leave it
 	// off when the output is not a terminal.
 	Color bool
+	// FailOn is the weakest level whose failures fail the run (default
+	// results.DefaultFailOn); weaker failures are labelled WARN.
+	FailOn results.Level
 }
 
 // Console prints one line per finished scenario as results arrive, and a
@@ -51,6 +54,9 @@ func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
 	if opts.TranscriptTail == 0 {
 		opts.TranscriptTail = DefaultTranscriptTail
 	}
+	if opts.FailOn == "" {
+		opts.FailOn = results.DefaultFailOn
+	}
 	return &Console{w: w, opts: opts}
 }
 
@@ -58,21 +64,28 @@ func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
 //
 //	PASS  server/nonce/stale-request-ignored [sotw-ads] (12ms)
 //	FAIL  server/nonce/stale-request-ignored [sotw-ads] (12ms): <first line of message>
+//	WARN  server/nonce/stale-request-ignored [sotw-ads] (12ms): <a failure below --fail-on>
+//	UNSUP server/delta/reconnect-unchanged-not-resent [delta-ads] (12ms): not supported: <first line>
 //	XFAIL server/nonce/stale-request-ignored [sotw-ads] (12ms): known failing: <reason>
 //	XPASS server/nonce/stale-request-ignored [sotw-ads] (12ms): stale known-failing entry: <reason>
+//
+// A failure's message starts with the rule its failing step checks and
+// that rule's level ("RES-4 (MUST): ...").
 //
 // Write errors are ignored: progress output is best effort and must not
 // abort a run.
 func (c *Console) Finished(r results.Result) {
 	var b strings.Builder
-	lbl := label(r)
+	lbl := label(r, c.opts.FailOn)
 	b.WriteString(c.paint(lbl, fmt.Sprintf("%-5s", lbl)))
 	fmt.Fprintf(&b, " %s [%s] (%s)", clean(r.ID), clean(r.Variant), formatDuration(r.Duration))
 	switch lbl {
-	case "FAIL", "ERROR", "SKIP":
+	case "FAIL", "WARN", "ERROR", "SKIP":
 		if m := firstLine(r.Message); m != "" {
 			b.WriteString(": " + m)
 		}
+	case "UNSUP":
+		b.WriteString(": not supported: " + firstLine(r.Message))
 	case "XFAIL":
 		b.WriteString(": known failing: " + firstLine(r.KnownFailing))
 	case "XPASS":
@@ -81,7 +94,7 @@ func (c *Console) Finished(r results.Result) {
 	b.WriteByte('\n')
 	if c.opts.Verbose {
 		switch lbl {
-		case "FAIL", "ERROR", "XFAIL":
+		case "FAIL", "WARN", "ERROR", "XFAIL":
 			c.writeDetails(&b, r)
 		case "SKIP":
 			if strings.Contains(strings.TrimRight(r.Message, "\n"), "\n") {
@@ -104,7 +117,8 @@ func (c *Console) Finished(r results.Result) {
 // print the same summary apart from durations.
 func (c *Console) Summary(run results.Run) {
 	rs := sortedResults(run.Results)
-	s := results.Summarize(rs)
+	failOn := failOnOf(run, c.opts.FailOn)
+	s := results.SummarizeFor(rs, failOn)
 	var b strings.Builder
 
 	fmt.Fprintf(&b, "\n=== Summary: %s suite against %s (%d results in %s)\n",
@@ -113,8 +127,10 @@ func (c *Console) Summary(run results.Run) {
 		name string
 		n    int
 	}{
-		{"pass", s.Pass - s.StalePasses},
+		{"pass", s.Pass - s.StalePasses + unsupportedStale(rs)},
 		{"fail", s.Fail},
+		{"warn", s.Tolerated},
+		{"unsupported", s.Unsupported - unsupportedStale(rs)},
 		{"known-failing", s.KnownFailing},
 		{"stale", s.StalePasses},
 		{"skipped", s.Skip},
@@ -122,13 +138,19 @@ func (c *Console) Summary(run results.Run) {
 	} {
 		fmt.Fprintf(&b, "  %-14s %d\n", row.name, row.n)
 	}
+	writeByLevel(&b, s)
 
-	var fails, errs, xfails, xpasses []results.Result
+	var fails, warns, errs, xfails, xpasses []results.Result
+	var unsupported []results.Result
 	skips := map[string]int{}
 	for _, r := range rs {
-		switch label(r) {
+		switch label(r, failOn) {
 		case "FAIL":
 			fails = append(fails, r)
+		case "WARN":
+			warns = append(warns, r)
+		case "UNSUP":
+			unsupported = append(unsupported, r)
 		case "ERROR":
 			errs = append(errs, r)
 		case "XFAIL":
@@ -146,14 +168,23 @@ func (c *Console) Summary(run results.Run) {
 	for _, sec := range []struct {
 		title string
 		rs    []results.Result
-	}{{"Failures", fails}, {"Errors", errs}} {
+	}{{"Failures", fails}, {"Errors", errs}, {"Warnings: failures below --fail-on " + string(failOn) + ", not counted against the run", warns}} {
 		if len(sec.rs) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n=== %s (%d)\n", sec.title, len(sec.rs))
 		for _, r := range sec.rs {
-			fmt.Fprintf(&b, "\n--- %s %s\n", c.paint(label(r), label(r)), clean(r.FullName()))
+			lbl := label(r, failOn)
+			fmt.Fprintf(&b, "\n--- %s %s\n", c.paint(lbl, lbl), clean(r.FullName()))
 			c.writeDetails(&b, r)
+		}
+	}
+	if len(unsupported) > 0 {
+		// MAY behaviours: what the target does not implement, for the
+		// record, never against the run.
+		fmt.Fprintf(&b, "\n=== Not supported: optional (MAY) behaviours the target does not implement (%d)\n", len(unsupported))
+		for _, r := range unsupported {
+			fmt.Fprintf(&b, "  %s: %s\n", clean(r.FullName()), firstLine(r.Message))
 		}
 	}
 	if len(xfails) > 0 {
@@ -209,6 +240,13 @@ func (c *Console) verdict(run results.Run, s results.Summary) string {
 	add(s.Fail, "failure", "failures")
 	add(s.Error, "error", "errors")
 	add(s.StalePasses, "stale known-failing entry", "stale known-failing entries")
+	extra := ""
+	if s.Tolerated > 0 {
+		extra += fmt.Sprintf(", %d below --fail-on %s", s.Tolerated, failOnOf(run, c.opts.FailOn))
+	}
+	if s.Unsupported > 0 {
+		extra += fmt.Sprintf(", %d MAY not supported", s.Unsupported)
+	}
 	switch {
 	case run.Interrupted:
 		problems = append([]string{"run interrupted, results are partial"}, problems...)
@@ -216,7 +254,44 @@ func (c *Console) verdict(run results.Run, s results.Summary) string {
 	case !s.OK():
 		return c.paint("FAIL", "FAIL") + ": " + strings.Join(problems, ", ")
 	default:
-		return c.paint("PASS", "PASS") + fmt.Sprintf(": %d passed, %d known failing, %d skipped", s.Pass, s.KnownFailing, s.Skip)
+		return c.paint("PASS", "PASS") + fmt.Sprintf(": %d passed, %d known failing, %d skipped", s.Pass, s.KnownFailing, s.Skip) + extra
+	}
+}
+
+// failOnOf is the run's fail-on level, or def when the run does not say.
+func failOnOf(run results.Run, def results.Level) results.Level {
+	if run.FailOn != "" {
+		return run.FailOn
+	}
+	if def != "" {
+		return def
+	}
+	return results.DefaultFailOn
+}
+
+// unsupportedStale counts unsupported results listed as known failing:
+// results.Summary counts them both as unsupported and as stale, and the
+// table shows each result once, under stale.
+func unsupportedStale(rs []results.Result) int {
+	n := 0
+	for _, r := range rs {
+		if r.Outcome == results.Unsupported && r.KnownFailing != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// writeByLevel writes the outcome counts per level, MUST first.
+func writeByLevel(b *strings.Builder, s results.Summary) {
+	b.WriteString("  by level:\n")
+	for _, l := range results.Levels {
+		lc := s.ByLevel[l]
+		line := fmt.Sprintf("    %-7s %d pass, %d fail", l, lc.Pass, lc.Fail)
+		if l == results.May {
+			line = fmt.Sprintf("    %-7s %d supported, %d not supported, %d fail", l, lc.Pass, lc.Unsupported, lc.Fail)
+		}
+		fmt.Fprintf(b, "%s, %d skipped, %d error\n", line, lc.Skip, lc.Error)
 	}
 }
 
@@ -224,6 +299,9 @@ func (c *Console) verdict(run results.Run, s results.Summary) string {
 func (c *Console) writeDetails(b *strings.Builder, r results.Result) {
 	fmt.Fprintf(b, "    level:        %s\n", clean(orDash(string(r.Level))))
 	fmt.Fprintf(b, "    requirements: %s\n", clean(orDash(strings.Join(r.Requirements, ", "))))
+	if len(r.RulesBroken) > 0 {
+		fmt.Fprintf(b, "    rules broken: %s (%s)\n", clean(strings.Join(r.RulesBroken, ", ")), clean(string(r.FailureLevel())))
+	}
 	if r.KnownFailing != "" {
 		fmt.Fprintf(b, "    known failing: %s\n", firstLine(r.KnownFailing))
 	}
@@ -257,18 +335,27 @@ func transcriptTail(entries []transcript.Entry, n int) ([]transcript.Entry, stri
 }
 
 // label is the progress-line label. Known-failing status only changes the
-// label of passes and failures, mirroring results.Summarize: a listed
-// scenario that errors or is skipped is reported as such.
-func label(r results.Result) string {
+// label of passes, failures and unsupported MAY behaviours, mirroring
+// results.Summarize: a listed scenario that errors or is skipped is
+// reported as such. A failure below failOn is a WARN.
+func label(r results.Result, failOn results.Level) string {
 	switch r.Outcome {
 	case results.Pass:
 		if r.KnownFailing != "" {
 			return "XPASS"
 		}
 		return "PASS"
-	case results.Fail:
+	case results.Unsupported:
 		if r.KnownFailing != "" {
+			return "XPASS"
+		}
+		return "UNSUP"
+	case results.Fail:
+		switch {
+		case r.KnownFailing != "":
 			return "XFAIL"
+		case failOn != "" && !r.FailureLevel().AtLeast(failOn):
+			return "WARN"
 		}
 		return "FAIL"
 	case results.Skip:
@@ -294,7 +381,7 @@ func (c *Console) paint(lbl, text string) string {
 	}
 	col := map[string]string{
 		"PASS": ansiGreen, "FAIL": ansiRed, "ERROR": ansiRed, "XPASS": ansiRed,
-		"SKIP": ansiYellow, "XFAIL": ansiYellow,
+		"SKIP": ansiYellow, "XFAIL": ansiYellow, "WARN": ansiYellow, "UNSUP": ansiYellow,
 	}[lbl]
 	if col == "" {
 		return text

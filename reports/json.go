@@ -8,8 +8,10 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 )
 
-// JSONSchemaVersion is the schema_version WriteJSON writes.
-const JSONSchemaVersion = "1"
+// JSONSchemaVersion is the schema_version WriteJSON writes. Version 2
+// added the "unsupported" outcome, rules_broken, broken_level, fail_on
+// and the summary.
+const JSONSchemaVersion = "2"
 
 // WriteJSON writes run as indented JSON, schema version 1. The layout is
 // results.Run's JSON encoding:
@@ -23,6 +25,13 @@ const JSONSchemaVersion = "1"
 //	  "started": RFC 3339 timestamp,
 //	  "duration_ns": integer nanoseconds,
 //	  "interrupted": true,                  // present only when cut short
+//	  "fail_on": "MUST" | "SHOULD",         // omitted: SHOULD
+//	  "summary": {                          // the verdict arithmetic
+//	    "pass", "fail", "warn", "unsupported", "known_failing", "stale",
+//	    "skipped", "error": integer,        // as the console summary
+//	    "ok": bool,                         // exit status 0
+//	    "by_level": {"MUST": {"pass", "fail", "unsupported", "skipped", "error": integer}, ...}
+//	  },
 //	  "results": [                          // sorted by id, then variant
 //	    {
 //	      "id": "server/nonce/stale-request-ignored",
@@ -30,8 +39,12 @@ const JSONSchemaVersion = "1"
 //	      "title": string,
 //	      "requirements": ["NONCE-7", ...], // always an array
 //	      "level": "MUST" | "SHOULD" | "MAY",
-//	      "outcome": "pass" | "fail" | "skipped" | "error",
-//	      "message": string,                // omitted when empty
+//	      "outcome": "pass" | "fail" | "unsupported" | "skipped" | "error",
+//	      "message": string,                // omitted when empty; each failure
+//	                                        // starts "RULE (LEVEL): "
+//	      "rules_broken": ["RES-4", ...],   // fail and unsupported only: the rules
+//	                                        // whose steps failed
+//	      "broken_level": "MUST" | ...,     // the strongest of them
 //	      "known_failing": string,          // reason; omitted when not listed
 //	      "duration_ns": integer,
 //	      "transcript": [                   // every entry, for every outcome;
@@ -48,10 +61,12 @@ const JSONSchemaVersion = "1"
 //	  ]
 //	}
 //
-// Unlike JUnit, JSON keeps the transcripts of passing results too: it is the
-// complete record for tooling and for checking a verdict after the fact.
-// An empty SchemaVersion is filled in; a different one is an error, since
-// this writer and the comment above describe version 1 only.
+// "unsupported" is a MAY behaviour the target does not implement: reported,
+// never a failure. Unlike JUnit, JSON keeps the transcripts of passing
+// results too: it is the complete record for tooling and for checking a
+// verdict after the fact. An empty SchemaVersion is filled in; a different
+// one is an error, since this writer and the comment above describe
+// version 2 only.
 func WriteJSON(w io.Writer, run results.Run) error {
 	switch run.SchemaVersion {
 	case "":
@@ -76,5 +91,48 @@ func WriteJSON(w io.Writer, run results.Run) error {
 	// Transcript arrows and messages such as "<-" read better unescaped; the
 	// file is not meant for embedding in HTML.
 	enc.SetEscapeHTML(false)
-	return enc.Encode(run)
+	return enc.Encode(jsonRun{Run: run, Summary: summaryOf(run)})
+}
+
+// jsonRun is the JSON report: the run and its summary.
+type jsonRun struct {
+	results.Run
+	Summary jsonSummary `json:"summary"`
+}
+
+// jsonSummary is the summary object of the JSON report.
+type jsonSummary struct {
+	Pass         int                           `json:"pass"`
+	Fail         int                           `json:"fail"`
+	Warn         int                           `json:"warn"`
+	Unsupported  int                           `json:"unsupported"`
+	KnownFailing int                           `json:"known_failing"`
+	Stale        int                           `json:"stale"`
+	Skipped      int                           `json:"skipped"`
+	Error        int                           `json:"error"`
+	OK           bool                          `json:"ok"`
+	ByLevel      map[results.Level]jsonByLevel `json:"by_level"`
+}
+
+// jsonByLevel is one level's outcome counts.
+type jsonByLevel struct {
+	Pass        int `json:"pass"`
+	Fail        int `json:"fail"`
+	Unsupported int `json:"unsupported"`
+	Skipped     int `json:"skipped"`
+	Error       int `json:"error"`
+}
+
+func summaryOf(run results.Run) jsonSummary {
+	s := results.SummarizeFor(run.Results, failOnOf(run, ""))
+	stale := unsupportedStale(run.Results)
+	out := jsonSummary{
+		Pass: s.Pass - s.StalePasses + stale, Fail: s.Fail, Warn: s.Tolerated, Unsupported: s.Unsupported - stale,
+		KnownFailing: s.KnownFailing, Stale: s.StalePasses, Skipped: s.Skip, Error: s.Error,
+		OK: s.OK() && !run.Interrupted, ByLevel: map[results.Level]jsonByLevel{},
+	}
+	for l, c := range s.ByLevel {
+		out.ByLevel[l] = jsonByLevel{Pass: c.Pass, Fail: c.Fail, Unsupported: c.Unsupported, Skipped: c.Skip, Error: c.Error}
+	}
+	return out
 }

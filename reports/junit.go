@@ -18,17 +18,18 @@ import (
 // plugin), GitLab (unit test reports) and the common GitHub actions:
 //
 //	<testsuites name tests failures errors skipped time>
-//	  <testsuite name="xdsconform <role> suite: <target>" tests failures errors skipped time timestamp>
+//	  <testsuite name="xdsconform <role> suite: <target> [<LEVEL>]" tests failures errors skipped time timestamp>
 //	    <properties><property name value/>...</properties>
 //	    <testcase classname="<role>.<area>" name="<id>[<variant>]" time="seconds">
 //	      <failure|error message type>...</failure|error> | <skipped message/>
 //	      <system-out>transcript</system-out>
 //	    </testcase>
 //
-// The whole run is one <testsuite>, not one per variant: the variant is
-// already part of every testcase name, CI tools group by classname anyway,
-// the suite's counts then equal the console summary and the exit status
-// exactly, and the run's properties (target, options) are stated once.
+// Results are grouped by level, one <testsuite> per level that has
+// results (MUST, SHOULD, MAY, in that order), so a CI page shows the MUST
+// verdict apart from the rest; the variant is part of every testcase name
+// and CI tools group by classname within a suite. The counts of the
+// <testsuites> root are those of the console summary and the exit status.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -136,35 +137,48 @@ func systemOut(s string) *junitText {
 // error, skipped = skipped + known-failing.
 func WriteJUnit(w io.Writer, run results.Run) error {
 	rs := sortedResults(run.Results)
-	s := results.Summarize(rs)
-	for _, r := range rs {
-		if !knownOutcome(r.Outcome) {
-			s.Error++ // written as <error> below; keep the counts consistent
-		}
-	}
-	suite := junitSuite{
-		Name:       fmt.Sprintf("xdsconform %s suite: %s", orDash(run.Role), orDash(run.Target)),
-		Tests:      len(rs),
-		Failures:   s.Fail + s.StalePasses,
-		Errors:     s.Error,
-		Skipped:    s.Skip + s.KnownFailing,
-		Time:       seconds(run.Duration),
-		Properties: junitProperties(run),
-	}
-	if !run.Started.IsZero() {
-		suite.Timestamp = run.Started.UTC().Format(time.RFC3339)
-	}
-	for _, r := range rs {
-		suite.Cases = append(suite.Cases, junitTestCase(run.Role, r))
-	}
+	failOn := failOnOf(run, "")
+	name := fmt.Sprintf("xdsconform %s suite: %s", orDash(run.Role), orDash(run.Target))
+	total := junitCounts(rs, failOn)
 	doc := junitSuites{
-		Name:     suite.Name,
-		Tests:    suite.Tests,
-		Failures: suite.Failures,
-		Errors:   suite.Errors,
-		Skipped:  suite.Skipped,
-		Time:     suite.Time,
-		Suites:   []junitSuite{suite},
+		Name:     name,
+		Tests:    len(rs),
+		Failures: total.Failures,
+		Errors:   total.Errors,
+		Skipped:  total.Skipped,
+		Time:     seconds(run.Duration),
+	}
+	// One suite per level, strongest first; a level nobody has is left
+	// out, and so is a result of a level outside the catalogue's three
+	// (shown under a suite of its own name, so nothing is lost).
+	groups := map[results.Level][]results.Result{}
+	var order []results.Level
+	for _, r := range rs {
+		if _, ok := groups[r.Level]; !ok {
+			order = append(order, r.Level)
+		}
+		groups[r.Level] = append(groups[r.Level], r)
+	}
+	slices.SortStableFunc(order, func(a, b results.Level) int { return levelIndex(a) - levelIndex(b) })
+	for _, l := range order {
+		g := groups[l]
+		c := junitCounts(g, failOn)
+		suite := junitSuite{
+			Name:       fmt.Sprintf("%s [%s]", name, orDash(string(l))),
+			Tests:      len(g),
+			Failures:   c.Failures,
+			Errors:     c.Errors,
+			Skipped:    c.Skipped,
+			Time:       seconds(sumDurations(g)),
+			Properties: junitProperties(run),
+		}
+		if !run.Started.IsZero() {
+			suite.Timestamp = run.Started.UTC().Format(time.RFC3339)
+		}
+		for _, r := range g {
+			suite.Cases = append(suite.Cases, junitTestCase(run.Role, r, failOn))
+		}
+		doc.Suites = append(doc.Suites, suite)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -181,12 +195,51 @@ func WriteJUnit(w io.Writer, run results.Run) error {
 	return err
 }
 
+// junitTotals are the JUnit counts of a group of results.
+type junitTotals struct{ Failures, Errors, Skipped int }
+
+// junitCounts counts rs as WriteJUnit writes them: failures = fail +
+// stale, errors = error (and outcomes this package does not know),
+// skipped = skipped + known-failing + failures below fail-on + MAY
+// behaviours not supported.
+func junitCounts(rs []results.Result, failOn results.Level) junitTotals {
+	s := results.SummarizeFor(rs, failOn)
+	t := junitTotals{
+		Failures: s.Fail + s.StalePasses,
+		Errors:   s.Error,
+		Skipped:  s.Skip + s.KnownFailing + s.Tolerated + s.Unsupported - unsupportedStale(rs),
+	}
+	for _, r := range rs {
+		if !knownOutcome(r.Outcome) {
+			t.Errors++ // written as <error>; keep the counts consistent
+		}
+	}
+	return t
+}
+
+// levelIndex orders levels MUST, SHOULD, MAY, then anything else.
+func levelIndex(l results.Level) int {
+	if i := slices.Index(results.Levels, l); i >= 0 {
+		return i
+	}
+	return len(results.Levels)
+}
+
+func sumDurations(rs []results.Result) time.Duration {
+	var d time.Duration
+	for _, r := range rs {
+		d += r.Duration
+	}
+	return d
+}
+
 func junitProperties(run results.Run) []junitProperty {
 	ps := []junitProperty{
 		{"harness_version", run.HarnessVersion},
 		{"role", run.Role},
 		{"target", run.Target},
 		{"interrupted", strconv.FormatBool(run.Interrupted)},
+		{"fail_on", string(failOnOf(run, ""))},
 	}
 	keys := make([]string, 0, len(run.Options))
 	for k := range run.Options {
@@ -199,16 +252,22 @@ func junitProperties(run results.Run) []junitProperty {
 	return ps
 }
 
-func junitTestCase(role string, r results.Result) junitCase {
+func junitTestCase(role string, r results.Result, failOn results.Level) junitCase {
 	tc := junitCase{ClassName: className(role, r.ID), Name: r.FullName(), Time: seconds(r.Duration)}
 	full := transcript.Format(r.Transcript)
-	switch label(r) {
+	switch label(r, failOn) {
 	case "PASS":
 		// Passing cases carry no transcript here; the JSON report has them
 		// all, and CI pages stay small.
 	case "FAIL":
 		tc.Failure = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
 		tc.SystemOut = systemOut(full)
+	case "WARN":
+		tc.Skipped = &junitProblem{Message: fmt.Sprintf("failure below --fail-on %s, not counted: %s", failOn, firstLineRaw(r.Message)),
+			Body: text(problemBody(r))}
+		tc.SystemOut = systemOut(full)
+	case "UNSUP":
+		tc.Skipped = &junitProblem{Message: "not supported (MAY): " + firstLineRaw(r.Message), Body: text(problemBody(r))}
 	case "ERROR":
 		tc.Error = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
 		tc.SystemOut = systemOut(full)
@@ -233,7 +292,7 @@ func junitTestCase(role string, r results.Result) junitCase {
 
 func knownOutcome(o results.Outcome) bool {
 	switch o {
-	case results.Pass, results.Fail, results.Skip, results.Error:
+	case results.Pass, results.Fail, results.Skip, results.Error, results.Unsupported:
 		return true
 	}
 	return false
@@ -257,9 +316,15 @@ func className(role, id string) string {
 	return strings.Join(segs, ".")
 }
 
-// problemType is "<level> <requirement IDs>", e.g. "SHOULD NONCE-7", so the
-// strength and the rules broken are visible in CI failure listings.
+// problemType is "<level> <rules broken>", e.g. "MUST RES-4": the level
+// of the strongest rule broken and every rule whose step failed, so CI
+// failure listings show what broke (JUnit's common schema has no
+// per-testcase properties). A result without rules broken (an error)
+// shows the scenario's level and citations.
 func problemType(r results.Result) string {
+	if len(r.RulesBroken) > 0 {
+		return strings.TrimSpace(string(r.FailureLevel()) + " " + strings.Join(r.RulesBroken, " "))
+	}
 	return strings.TrimSpace(string(r.Level) + " " + strings.Join(r.Requirements, " "))
 }
 

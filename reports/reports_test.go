@@ -51,7 +51,7 @@ func sampleRun() results.Run {
 	fail.Requirements = []string{"NONCE-7", "NONCE-8"}
 	fail.Transcript = entries(20)
 	return results.Run{
-		SchemaVersion: "1", HarnessVersion: "v0.1.0", Role: "server", Target: "builtin:reference",
+		SchemaVersion: "2", HarnessVersion: "v0.1.0", Role: "server", Target: "builtin:reference",
 		Options: map[string]string{"timeout": "5s", "filter": "nonce"},
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Duration: 1500 * time.Millisecond,
 		Results: []results.Result{
@@ -150,7 +150,8 @@ func TestConsoleSummary(t *testing.T) {
 	out := b.String()
 
 	// Totals by outcome, in the documented order.
-	totals := "  pass           1\n  fail           1\n  known-failing  1\n  stale          1\n  skipped        3\n  error          1\n"
+	totals := "  pass           1\n  fail           1\n  warn           0\n  unsupported    0\n  known-failing  1\n  stale          1\n  skipped        3\n  error          1\n" +
+		"  by level:\n    MUST    0 pass, 0 fail, 0 skipped, 0 error\n    SHOULD  2 pass, 2 fail, 3 skipped, 1 error\n"
 	if !strings.Contains(out, totals) {
 		t.Errorf("totals missing; want\n%s\ngot\n%s", totals, out)
 	}
@@ -244,6 +245,7 @@ type xSuites struct {
 	Failures int      `xml:"failures,attr"`
 	Errors   int      `xml:"errors,attr"`
 	Skipped  int      `xml:"skipped,attr"`
+	Time     string   `xml:"time,attr"`
 	Suites   []xSuite `xml:"testsuite"`
 }
 
@@ -297,7 +299,7 @@ func TestWriteJUnit(t *testing.T) {
 	if got := [4]int{doc.Tests, doc.Failures, doc.Errors, doc.Skipped}; got != [4]int{8, 2, 1, 4} {
 		t.Errorf("testsuites counts = %v, want [8 2 1 4]", got)
 	}
-	if s.Name != "xdsconform server suite: builtin:reference" || s.Time != "1.500" {
+	if s.Name != "xdsconform server suite: builtin:reference [SHOULD]" || doc.Time != "1.500" {
 		t.Errorf("suite name/time = %q/%q", s.Name, s.Time)
 	}
 	props := map[string]string{}
@@ -371,7 +373,7 @@ func TestWriteJUnitEscapesHostileText(t *testing.T) {
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("hostile text broke the XML: %v\n%s", err, b.String())
 	}
-	if doc.Suites[0].Name != `xdsconform server suite: "><evil` {
+	if doc.Suites[0].Name != `xdsconform server suite: "><evil [SHOULD]` {
 		t.Errorf("suite name = %q", doc.Suites[0].Name)
 	}
 	f := doc.Suites[0].Cases[0].Failure
@@ -428,7 +430,7 @@ func TestWriteJSONRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip differs:\ngot  %+v\nwant %+v", got, want)
 	}
-	if !strings.Contains(b.String(), `"schema_version": "1"`) {
+	if !strings.Contains(b.String(), `"schema_version": "2"`) {
 		t.Error("schema_version missing")
 	}
 	// Passing results keep their transcripts in JSON.
@@ -457,13 +459,13 @@ func TestWriteJSONSchemaVersionAndEmptyFields(t *testing.T) {
 	if err := WriteJSON(&b, results.Run{Results: []results.Result{{ID: "a/b"}}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"schema_version": "1"`, `"options": {}`, `"requirements": []`} {
+	for _, want := range []string{`"schema_version": "2"`, `"options": {}`, `"requirements": []`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %s:\n%s", want, b.String())
 		}
 	}
-	if err := WriteJSON(&b, results.Run{SchemaVersion: "2"}); err == nil {
-		t.Error("schema version 2 accepted")
+	if err := WriteJSON(&b, results.Run{SchemaVersion: "1"}); err == nil {
+		t.Error("schema version 1 accepted")
 	}
 }
 
@@ -521,5 +523,111 @@ func TestWriteFilesBadPath(t *testing.T) {
 	err = WriteFiles(sampleRun(), "", dir)
 	if err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("error %v does not name %s", err, dir)
+	}
+}
+
+// A failure names the rules its failing steps broke; a failure below
+// --fail-on is a warning; a MAY behaviour not implemented is "not
+// supported"; and the reports group results by level.
+func TestRulesBrokenLevelsAndFailOn(t *testing.T) {
+	mustFail := res("server/ack/nack[sotw-ads]", "sotw-ads", results.Fail, "RES-4 (MUST): expected a response carrying b", "")
+	mustFail.ID, mustFail.Level, mustFail.RulesBroken, mustFail.BrokenLevel = "server/ack/nack", results.Should, []string{"RES-4"}, results.Must
+	shouldFail := res("server/ack/loop", "sotw-ads", results.Fail, "UPD-1 (SHOULD): resent after an ACK", "")
+	shouldFail.RulesBroken, shouldFail.BrokenLevel = []string{"UPD-1"}, results.Should
+	unsup := res("server/delta/skip", "delta-ads", results.Unsupported, "DELTA-8 (MAY): resent", "")
+	unsup.Level, unsup.RulesBroken, unsup.BrokenLevel = results.May, []string{"DELTA-8"}, results.May
+	run := results.Run{SchemaVersion: "2", Role: "server", Target: "t", FailOn: results.Must,
+		Results: []results.Result{mustFail, shouldFail, unsup}}
+
+	var con bytes.Buffer
+	c := NewConsole(&con, ConsoleOptions{FailOn: results.Must})
+	for _, r := range run.Results {
+		c.Finished(r)
+	}
+	c.Summary(run)
+	out := con.String()
+	for _, want := range []string{
+		"FAIL  server/ack/nack [sotw-ads] (12ms): RES-4 (MUST): expected a response carrying b",
+		"WARN  server/ack/loop [sotw-ads] (12ms): UPD-1 (SHOULD): resent after an ACK",
+		"UNSUP server/delta/skip [delta-ads] (12ms): not supported: DELTA-8 (MAY): resent",
+		"    rules broken: RES-4 (MUST)",
+		"=== Not supported: optional (MAY) behaviours the target does not implement (1)",
+		"MAY     0 supported, 1 not supported, 0 fail",
+		"\nFAIL: 1 failure\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Without the MUST failure the run is green: a SHOULD failure below
+	// --fail-on must and an unsupported MAY do not fail it.
+	green := run
+	green.Results = []results.Result{shouldFail, unsup}
+	if s := results.SummarizeFor(green.Results, results.Must); !s.OK() || s.Tolerated != 1 || s.Unsupported != 1 {
+		t.Errorf("summary = %+v, want OK with 1 tolerated and 1 unsupported", s)
+	}
+	if s := results.SummarizeFor(green.Results, results.Should); s.OK() {
+		t.Errorf("with --fail-on should a SHOULD failure fails the run: %+v", s)
+	}
+
+	var x bytes.Buffer
+	if err := WriteJUnit(&x, run); err != nil {
+		t.Fatal(err)
+	}
+	var doc xSuites
+	if err := xml.Unmarshal(x.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range doc.Suites {
+		names = append(names, s.Name)
+	}
+	if want := []string{"xdsconform server suite: t [SHOULD]", "xdsconform server suite: t [MAY]"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("suites = %q, want %q", names, want)
+	}
+	if got := [3]int{doc.Failures, doc.Errors, doc.Skipped}; got != [3]int{1, 0, 2} {
+		t.Errorf("root failures/errors/skipped = %v, want [1 0 2]", got)
+	}
+	cases := map[string]xCase{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			cases[c.Name] = c
+		}
+	}
+	if f := cases["server/ack/nack[sotw-ads]"].Failure; f == nil || f.Type != "MUST RES-4" || !strings.HasPrefix(f.Message, "RES-4 (MUST): ") {
+		t.Errorf("failure = %+v, want type \"MUST RES-4\"", f)
+	}
+	if sk := cases["server/ack/loop[sotw-ads]"].Skipped; sk == nil || !strings.HasPrefix(sk.Message, "failure below --fail-on MUST") {
+		t.Errorf("tolerated failure = %+v", sk)
+	}
+	if sk := cases["server/delta/skip[delta-ads]"].Skipped; sk == nil || !strings.HasPrefix(sk.Message, "not supported (MAY): ") {
+		t.Errorf("unsupported = %+v", sk)
+	}
+
+	var j bytes.Buffer
+	if err := WriteJSON(&j, run); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		FailOn  string `json:"fail_on"`
+		Summary struct {
+			Fail, Warn, Unsupported int
+			OK                      bool
+		} `json:"summary"`
+		Results []struct {
+			ID          string   `json:"id"`
+			RulesBroken []string `json:"rules_broken"`
+			BrokenLevel string   `json:"broken_level"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(j.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.FailOn != "MUST" || got.Summary.Fail != 1 || got.Summary.Warn != 1 || got.Summary.Unsupported != 1 || got.Summary.OK {
+		t.Errorf("JSON fail_on/summary = %q/%+v", got.FailOn, got.Summary)
+	}
+	if r := got.Results[1]; r.ID != "server/ack/nack" || !reflect.DeepEqual(r.RulesBroken, []string{"RES-4"}) || r.BrokenLevel != "MUST" {
+		t.Errorf("JSON result rules_broken/broken_level = %v/%q", r.RulesBroken, r.BrokenLevel)
 	}
 }

@@ -23,6 +23,10 @@ const (
 	// Error: the harness or the target could not run the scenario (target
 	// unreachable, harness panic, fixture failure).
 	Error Outcome = "error"
+	// Unsupported: the only rules the target did not meet are MAY rules, so
+	// it does not implement an optional behaviour. It is reported, never
+	// counted as a failure.
+	Unsupported Outcome = "unsupported"
 )
 
 // Level is the strength of the rule a scenario checks.
@@ -34,6 +38,36 @@ const (
 	Should Level = "SHOULD"
 	May    Level = "MAY"
 )
+
+// Levels lists the levels from the strongest down.
+var Levels = []Level{Must, Should, May}
+
+// rank orders levels: MUST 3, SHOULD 2, MAY 1, anything else 0.
+func (l Level) rank() int {
+	switch l {
+	case Must:
+		return 3
+	case Should:
+		return 2
+	case May:
+		return 1
+	}
+	return 0
+}
+
+// AtLeast reports whether l is as strong as o or stronger.
+func (l Level) AtLeast(o Level) bool { return l.rank() >= o.rank() }
+
+// Strongest returns the strongest of ls ("" for none).
+func Strongest(ls ...Level) Level {
+	var best Level
+	for _, l := range ls {
+		if l.rank() > best.rank() {
+			best = l
+		}
+	}
+	return best
+}
 
 // Result is the outcome of one (scenario × variant) pair.
 type Result struct {
@@ -51,6 +85,15 @@ type Result struct {
 	Outcome Outcome `json:"outcome"`
 	// Message explains a fail, skip or error (expected vs actual).
 	Message string `json:"message,omitempty"`
+	// RulesBroken lists the catalogue IDs of the rules the failing steps
+	// check, in the order they first failed; set for fail and unsupported
+	// outcomes. It may name a rule the scenario does not cite: a step that
+	// merely sets the scene (a subscription that must be answered) checks
+	// its own rule, so a target that breaks it is told which.
+	RulesBroken []string `json:"rules_broken,omitempty"`
+	// BrokenLevel is the strongest level among RulesBroken; it decides
+	// whether the failure fails the run (Run.FailOn).
+	BrokenLevel Level `json:"broken_level,omitempty"`
 	// KnownFailing is the reason from the known-failing file when the pair
 	// is listed there; a listed failure does not fail the run.
 	KnownFailing string `json:"known_failing,omitempty"`
@@ -82,6 +125,9 @@ type Run struct {
 	// Interrupted is true when the run was cut short (Ctrl-C); Results then
 	// hold what finished.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// FailOn is the weakest level whose failures fail the run (empty:
+	// SHOULD, the default: MUST and SHOULD failures fail it).
+	FailOn Level `json:"fail_on,omitempty"`
 	// Results are in pair order (catalogue order, suite by suite), as
 	// engine.Run returns them; the report writers sort them by ID then
 	// variant.
@@ -91,36 +137,86 @@ type Run struct {
 // Summary counts results by outcome.
 type Summary struct {
 	Pass, Fail, Skip, Error int
+	// Unsupported counts MAY behaviours the target does not implement;
+	// they never fail the run.
+	Unsupported int
+	// Tolerated counts failures whose broken level is below the run's
+	// fail-on level: reported, not counted against the run.
+	Tolerated int
 	// KnownFailing counts failures excused by the known-failing file.
 	KnownFailing int
-	// StalePasses counts known-failing entries that passed: the file is out
-	// of date, which fails the run.
+	// StalePasses counts known-failing entries that did not fail (they
+	// passed, or the behaviour turned out optional): the file is out of
+	// date, which fails the run.
 	StalePasses int
+	// ByLevel counts outcomes per scenario level.
+	ByLevel map[Level]LevelCount
 }
 
-// Summarize counts the outcomes of rs.
-func Summarize(rs []Result) Summary {
-	var s Summary
+// LevelCount is the outcome counts of one level's results. Fail counts
+// every failure, excused or not.
+type LevelCount struct {
+	Pass, Fail, Unsupported, Skip, Error int
+}
+
+// DefaultFailOn is the fail-on level when none is given: MUST and SHOULD
+// failures fail the run, MAY behaviours are only reported.
+const DefaultFailOn = Should
+
+// Summarize counts the outcomes of rs with the default fail-on level.
+func Summarize(rs []Result) Summary { return SummarizeFor(rs, DefaultFailOn) }
+
+// SummarizeFor counts the outcomes of rs; failures whose broken level is
+// weaker than failOn are Tolerated.
+func SummarizeFor(rs []Result, failOn Level) Summary {
+	if failOn == "" {
+		failOn = DefaultFailOn
+	}
+	s := Summary{ByLevel: map[Level]LevelCount{}}
 	for _, r := range rs {
+		lc := s.ByLevel[r.Level]
 		switch r.Outcome {
 		case Pass:
+			lc.Pass++
 			s.Pass++
 			if r.KnownFailing != "" {
 				s.StalePasses++
 			}
 		case Fail:
-			if r.KnownFailing != "" {
+			lc.Fail++
+			switch {
+			case r.KnownFailing != "":
 				s.KnownFailing++
-			} else {
+			case !r.FailureLevel().AtLeast(failOn):
+				s.Tolerated++
+			default:
 				s.Fail++
 			}
+		case Unsupported:
+			lc.Unsupported++
+			s.Unsupported++
+			if r.KnownFailing != "" {
+				s.StalePasses++
+			}
 		case Skip:
+			lc.Skip++
 			s.Skip++
 		case Error:
+			lc.Error++
 			s.Error++
 		}
+		s.ByLevel[r.Level] = lc
 	}
 	return s
+}
+
+// FailureLevel is the level a failure is judged at: the strongest rule it
+// broke, or the scenario's level when the rules broken are not known.
+func (r Result) FailureLevel() Level {
+	if r.BrokenLevel != "" {
+		return r.BrokenLevel
+	}
+	return r.Level
 }
 
 // OK reports whether the run should exit 0: no unexcused failure, no error,

@@ -102,7 +102,7 @@ func runLate(t *testing.T, ref *refserver.Server) []results.Result {
 	late.Fixture, srv.Fixture = srv.Fixture, late
 
 	pairs, err := engine.Expand(Server(), engine.Selection{
-		Run:      []string{"server/deletion/sotw-omission", "server/grouping/full-state-lds-cds", "server/wildcard/legacy-empty-first-request"},
+		Run:      []string{"server/deletion/sotw-wildcard-omitted", "server/grouping/full-state-wildcard", "server/wildcard/legacy-sends-all"},
 		Variants: []wire.Variant{wire.SotWADS},
 	})
 	require.NoError(t, err)

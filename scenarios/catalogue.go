@@ -35,10 +35,11 @@ func Client() []*engine.Scenario {
 
 // Shorthands that keep scenario bodies close to the spec's own notation.
 var (
-	LDS = wire.Listener
-	RDS = wire.Route
-	CDS = wire.Cluster
-	EDS = wire.Endpoint
+	LDS  = wire.Listener
+	RDS  = wire.Route
+	CDS  = wire.Cluster
+	EDS  = wire.Endpoint
+	VHDS = wire.VirtualHost
 )
 
 var (

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -24,7 +25,7 @@ var adsScenarios = []*engine.Scenario{
 			s.Set(CDS, "c", 2)
 			s.Ack(CDS, s.AwaitRevision(CDS, c, 2)) // CDS now has the newest nonce on the stream
 			s.Subscribe(EDS, e2)                   // carries EDS's own latest nonce: not stale
-			s.RequireResource(EDS, s.AwaitResource(EDS, e2), e2, 1)
+			s.Checking("ADS-1").AwaitRevision(EDS, e2, 1)
 		}),
 	},
 	{
@@ -35,16 +36,33 @@ var adsScenarios = []*engine.Scenario{
 		Variants:     ads,
 		Needs:        fx(CDS, EDS),
 		Run: srv(func(s *S) {
-			c, e, bar := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1), s.Set(EDS, "barrier", 1)
+			c, e := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1)
 			s.Subscribe(CDS, c)
 			s.ExpectAcked(CDS)
 			s.Subscribe(EDS, e)
 			s.Nack(EDS, s.Expect(EDS))
-			s.Barrier(EDS, bar) // the NACK has been processed
+			// Nothing more is asked of EDS: a request would wake a server
+			// that stalls a type after a NACK.
+			s.Settle(EDS)
+			v := s.Checking("ADS-1")
 			s.Set(CDS, "c", 2)
-			s.Ack(CDS, s.AwaitRevision(CDS, c, 2))
+			s.Ack(CDS, v.AwaitRevision(CDS, c, 2))
 			s.Set(EDS, "e", 2)
-			s.AwaitRevision(EDS, e, 2)
+			v.AwaitRevision(EDS, e, 2)
+		}),
+	},
+	{
+		ID:           "server/ads/no-head-of-line",
+		Title:        "ADS: a subscription the server cannot answer yet does not hold back the answers of other types",
+		Requirements: []string{"ADS-2"},
+		Level:        results.Should,
+		Variants:     ads,
+		Needs:        with(fx(CDS, EDS), targets.NeedChosenNames),
+		Run: srv(func(s *S) {
+			c := s.Set(CDS, "c", 1)
+			s.Subscribe(EDS, s.Name("not-yet")) // nothing to send for it
+			s.Subscribe(CDS, c)
+			s.Checking("ADS-2").AwaitRevision(CDS, c, 1)
 		}),
 	},
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,66 +13,121 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// xds_protocol#deleting-resources, #knowing-when-a-requested-resource-does-not-exist
-var deletionScenarios = []*engine.Scenario{
+// subscriptionKind is how the client of a table-driven scenario holds the
+// resources the scenario is about: by name, or through a (legacy)
+// wildcard. Deletion and full state are checked in both, since a server
+// may treat them in different code paths.
+type subscriptionKind struct {
+	name  string // in scenario IDs
+	words string // in titles
+	needs []engine.Need
+	// subscribe subscribes to every one of names of t (which exist) and
+	// collects what the server sends for them.
+	subscribe func(s *S, t wire.Type, names ...string)
+}
+
+var subscriptionKinds = []subscriptionKind{
+	{"named", "subscribed by name", nil, func(s *S, t wire.Type, names ...string) {
+		s.Subscribe(t, names...)
+		s.AwaitAll(t, names...)
+	}},
+	{"wildcard", "under a wildcard", []engine.Need{targets.NeedLegacyWildcard}, func(s *S, t wire.Type, names ...string) {
+		s.Wildcard(t)
+		s.wildcardSet(t, names...)
+	}},
+}
+
+// deletionScenarios generate, for each subscription kind, how a deletion
+// reaches the client: by omission from the next full state in SotW
+// (DEL-7, for Listener and Cluster, the only types whose SotW responses
+// are full states), in removed_resources in delta (DEL-1, every type).
+func deletionFamily() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, k := range subscriptionKinds {
+		out = append(out, &engine.Scenario{
+			ID:           "server/deletion/sotw-" + k.name + "-omitted",
+			Title:        fmt.Sprintf("SotW: a deleted listener or cluster %s is left out of the next full state, the rest kept", k.words),
+			Requirements: []string{"DEL-7", "GRP-1"},
+			Level:        results.Must,
+			Variants:     sotw,
+			Needs:        with(fx(), k.needs...),
+			Run: srv(func(s *S) {
+				for _, t := range s.TypesOf(wildcardTypes...) {
+					a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
+					k.subscribe(s, t, a, b)
+					s.Delete(t, b)
+					// Other pairs' changes on a shared server push full
+					// states to a wildcard stream too, some produced
+					// before the deletion: wait for the one without b,
+					// checking that a stays in every one.
+					full := s.Checking("GRP-1")
+					s.Checking("DEL-7").awaitWhere(t, fmt.Sprintf("a %s response without %q", t.Short, b), func(r *fakeclient.Response) bool {
+						require.True(full, r.Has(a), "%s response (nonce %q) dropped %q, which was not deleted", t.Short, r.Nonce, a)
+						return !r.Has(b)
+					})
+				}
+			}),
+		}, &engine.Scenario{
+			ID:           "server/deletion/delta-" + k.name + "-removed",
+			Title:        fmt.Sprintf("Delta: deleting a resource %s lists it in removed_resources", k.words),
+			Requirements: []string{"DEL-1"},
+			Level:        results.Must,
+			Variants:     delta,
+			Needs:        with(fx(), k.needs...),
+			Run: srv(func(s *S) {
+				types := s.Types() // every type can be deleted by name
+				if k.name == "wildcard" {
+					types = s.TypesOf(wildcardTypes...)
+				}
+				for _, t := range types {
+					a, gone := s.Set(t, "a", 1), s.Set(t, "gone", 1)
+					k.subscribe(s, t, a, gone)
+					s.Delete(t, gone)
+					s.Checking("DEL-1").AwaitRemoved(t, gone)
+				}
+			}),
+		}, &engine.Scenario{
+			ID:           "server/grouping/full-state-" + k.name,
+			Title:        fmt.Sprintf("SotW: after one listener or cluster %s changes, the response still carries all of them", k.words),
+			Requirements: []string{"GRP-1"},
+			Level:        results.Must,
+			Variants:     sotw,
+			Needs:        with(fx(), k.needs...),
+			Run: srv(func(s *S) {
+				for _, t := range s.TypesOf(wildcardTypes...) {
+					a, b, c := s.Set(t, "a", 1), s.Set(t, "b", 1), s.Set(t, "c", 1)
+					k.subscribe(s, t, a, b, c)
+					s.Set(t, "b", 2)
+					// Every full-state response holds all three, the one
+					// with b's change and any other pair's push before it
+					// (a shared server sends those to wildcard streams too).
+					full := s.Checking("GRP-1")
+					s.AwaitRevisionChecking(t, b, 2, func(r *fakeclient.Response) { full.RequireOwnExactly(r, a, b, c) })
+				}
+			}),
+		})
+	}
+	return out
+}
+
+// xds_protocol#deleting-resources, #grouping-resources-into-responses, #duplicate-resource-names
+var deletionScenarios = append(deletionFamily(), []*engine.Scenario{
 	{
-		ID:           "server/deletion/sotw-omission",
-		Title:        "SotW: a deleted listener or cluster is omitted from the next full-state response",
-		Requirements: []string{"DEL-7", "GRP-1"},
+		ID:           "server/grouping/replaced-whole",
+		Title:        "An update replaces the whole resource: nothing of the previous revision is merged into it",
+		Requirements: []string{"GRP-4"},
 		Level:        results.Must,
-		Variants:     sotw,
-		Needs:        with(fx(LDS, CDS), targets.NeedLegacyWildcard),
-		Run: srv(func(s *S) {
-			for _, t := range []wire.Type{LDS, CDS} {
-				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
-				s.Wildcard(t)
-				s.wildcardSet(t, a, b)
-				s.Delete(t, b)
-				// On a server shared with other pairs, their changes push
-				// full-state responses to this wildcard stream too, some
-				// of them produced before the deletion: wait for the one
-				// without b, checking that a stays in every one.
-				s.awaitWhere(t, fmt.Sprintf("a %s response without %q", t.Short, b), func(r *fakeclient.Response) bool {
-					require.True(s, r.Has(a), "%s response (nonce %q) dropped %q, which was not deleted", t.Short, r.Nonce, a)
-					return !r.Has(b)
-				})
-			}
-		}),
-	},
-	{
-		ID:           "server/deletion/delta-removed-every-type",
-		Title:        "Delta: deleting a subscribed resource of any type lists it in removed_resources",
-		Requirements: []string{"DEL-1"},
-		Level:        results.Must,
-		Variants:     delta,
+		Variants:     allVariants,
 		Needs:        fx(),
 		Run: srv(func(s *S) {
-			for _, t := range s.Types() {
-				a := s.Set(t, "gone", 1)
+			for _, t := range s.TypesOf(EDS, CDS) {
+				a := s.Set(t, "a", 1)
 				s.Subscribe(t, a)
-				s.Ack(t, s.AwaitResource(t, a))
-				s.Delete(t, a)
-				s.AwaitRemoved(t, a)
-			}
-		}),
-	},
-	{
-		ID:           "server/grouping/full-state-lds-cds",
-		Title:        "SotW: after one listener or cluster changes, the response still carries all of them",
-		Requirements: []string{"GRP-1"},
-		Level:        results.Must,
-		Variants:     sotw,
-		Needs:        with(fx(LDS, CDS), targets.NeedLegacyWildcard),
-		Run: srv(func(s *S) {
-			for _, t := range []wire.Type{LDS, CDS} {
-				a, b, c := s.Set(t, "a", 1), s.Set(t, "b", 1), s.Set(t, "c", 1)
-				s.Wildcard(t)
-				s.wildcardSet(t, a, b, c)
-				s.Set(t, "b", 2)
-				// Every full-state response holds all three, the one with
-				// b's change and any other pair's push before it (a
-				// shared server sends those to wildcard streams too).
-				s.AwaitRevisionChecking(t, b, 2, func(r *fakeclient.Response) { s.RequireOwnExactly(r, a, b, c) })
+				s.ExpectAcked(t)
+				s.Set(t, "a", 2)
+				// AwaitRevision compares whole messages: revision 2 with
+				// anything of revision 1 left in it is not revision 2.
+				s.Checking("GRP-4").AwaitRevision(t, a, 2)
 			}
 		}),
 	},
@@ -83,19 +139,24 @@ var deletionScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        fx(EDS, CDS),
 		Run: srv(func(s *S) {
+			unique := func(r *fakeclient.Response) {
+				names := r.Names()
+				slices.Sort(names)
+				require.Equal(s.Checking("DUP-1"), slices.Compact(slices.Clone(names)), names, "response %q names a resource twice", r.Nonce)
+			}
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			c := s.Set(CDS, "c", 1)
 			s.Subscribe(EDS, a, b)
-			s.AwaitAll(EDS, a, b)
+			unique(s.AwaitAll(EDS, a, b))
 			s.Subscribe(CDS, c)
-			s.Ack(CDS, s.AwaitResource(CDS, c))
+			r := s.AwaitResource(CDS, c)
+			unique(r)
+			s.Ack(CDS, r)
 			s.Set(EDS, "a", 2)
-			s.AwaitRevision(EDS, a, 2)
-			// The check itself is the global DUP-1 invariant, applied to
-			// every response above (and of every other scenario).
+			s.AwaitRevisionChecking(EDS, a, 2, unique)
 		}),
 	},
-}
+}...)
 
 // xds_protocol#knowing-when-a-requested-resource-does-not-exist
 var missingScenarios = []*engine.Scenario{
@@ -109,7 +170,7 @@ var missingScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			nope := s.Name("does-not-exist")
 			s.Subscribe(EDS, nope)
-			s.AwaitRemoved(EDS, nope)
+			s.Checking("DNE-5").AwaitRemoved(EDS, nope)
 		}),
 	},
 	{
@@ -125,11 +186,11 @@ var missingScenarios = []*engine.Scenario{
 			late, bar := s.Name("late"), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, late)
 			if s.Variant.IsDelta() {
-				s.Ack(EDS, s.AwaitRemoved(EDS, late)) // DNE-5
+				s.Ack(EDS, s.Checking("DNE-5").AwaitRemoved(EDS, late))
 			}
 			s.Barrier(EDS, bar) // the subscription to the missing name is in place
 			s.Set(EDS, "late", 1)
-			s.RequireResource(EDS, s.AwaitResource(EDS, late), late, 1)
+			s.Checking("DNE-3").AwaitRevision(EDS, late, 1)
 		}),
 	},
 }
@@ -150,7 +211,7 @@ var unsubscribeScenarios = []*engine.Scenario{
 			s.Unsubscribe(EDS, b)
 			s.Barrier(EDS, bar)
 			s.Set(EDS, "b", 2)
-			s.ExpectNoneCarrying("b was unsubscribed", EDS, b)
+			s.NeverCarrying("b was unsubscribed", EDS, b)
 		}),
 	},
 	{
@@ -164,11 +225,12 @@ var unsubscribeScenarios = []*engine.Scenario{
 			a, bar := s.Set(EDS, "a", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
-			s.Unsubscribe(EDS, s.Name("never-subscribed"))
-			s.Barrier(EDS, bar)
-			s.Set(EDS, "a", 2)
+			v := s.Checking("UNSUB-4")
+			v.Unsubscribe(EDS, s.Name("never-subscribed"))
+			v.Barrier(EDS, bar)
+			v.Set(EDS, "a", 2)
 			// The stream stays open: the new revision arrives on it.
-			s.AwaitRevision(EDS, a, 2)
+			v.AwaitRevision(EDS, a, 2)
 		}),
 	},
 }

@@ -1,10 +1,7 @@
 package scenarios
 
 import (
-	"github.com/stretchr/testify/require"
-
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -24,7 +21,7 @@ var deltaScenarios = []*engine.Scenario{
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
 			s.Subscribe(EDS, a)
-			s.RequireResource(EDS, s.AwaitResource(EDS, a), a, 1)
+			s.Checking("DELTA-3").AwaitRevision(EDS, a, 1)
 		}),
 	},
 	{
@@ -40,7 +37,7 @@ var deltaScenarios = []*engine.Scenario{
 			s.ExpectAcked(EDS)
 			s.Unsubscribe(EDS, a)
 			s.Subscribe(EDS, a)
-			s.RequireResource(EDS, s.AwaitResource(EDS, a), a, 1)
+			s.Checking("DELTA-3").AwaitRevision(EDS, a, 1)
 		}),
 	},
 	{
@@ -56,22 +53,39 @@ var deltaScenarios = []*engine.Scenario{
 			r := s.AwaitAll(EDS, a, b) // ACKed with empty lists
 			s.Ack(EDS, r)
 			s.Barrier(EDS, bar) // the empty ACKs have been processed
+			v := s.Checking("DELTA-2")
 			s.Set(EDS, "a", 2)
-			s.Ack(EDS, s.AwaitRevision(EDS, a, 2))
+			s.Ack(EDS, v.AwaitRevision(EDS, a, 2))
 			s.Set(EDS, "b", 2)
-			s.AwaitRevision(EDS, b, 2)
+			v.AwaitRevision(EDS, b, 2)
+		}),
+	},
+	{
+		ID:           "server/delta/push-only-changed",
+		Title:        "Delta: a push after one resource changed carries that resource, not the unchanged ones",
+		Requirements: []string{"UPD-1"},
+		Level:        results.Should,
+		Variants:     delta,
+		Needs:        fx(EDS),
+		Run: srv(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a, b)
+			s.AwaitAll(EDS, a, b)
+			s.NeverCarrying("only a changed: b must not be sent again", EDS, b)
+			s.Set(EDS, "a", 2)
+			s.AwaitRevision(EDS, a, 2)
 		}),
 	},
 	{
 		ID:           "server/delta/reconnect-changed-resent",
 		Title:        "Delta reconnect: a resource whose version differs from initial_resource_versions is sent",
-		Requirements: []string{"DELTA-8"},
+		Requirements: []string{"DELTA-3", "DELTA-8"},
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
 			_, b := s.reconnectWhileBChanges()
-			s.AwaitRevision(EDS, b, 2)
+			s.Checking("DELTA-3").AwaitRevision(EDS, b, 2)
 		}),
 	},
 	{
@@ -84,17 +98,15 @@ var deltaScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			a, b := s.reconnectWhileBChanges()
 			const why = "a is listed in initial_resource_versions at its current version"
-			s.Ack(EDS, s.AwaitRevisionChecking(EDS, b, 2, func(r *fakeclient.Response) {
-				require.False(s, r.Has(a), "%s, yet response %q carries it", why, r.Nonce)
-			}))
-			s.ExpectNoneCarrying(why, EDS, a)
+			s.NeverCarrying(why, EDS, a)
+			s.AwaitRevision(EDS, b, 2)
 		}),
 	},
 	{
 		ID:           "server/delta/reconnect-deleted-reported",
 		Title:        "Delta reconnect: a wildcard resource listed in initial_resource_versions but deleted is reported removed",
 		Requirements: []string{"DELTA-8"},
-		Level:        results.Should,
+		Level:        results.May,
 		Variants:     delta,
 		Needs:        with(fx(CDS), targets.NeedLegacyWildcard),
 		Run: srv(func(s *S) {
@@ -105,13 +117,13 @@ var deltaScenarios = []*engine.Scenario{
 			s.C.Reconnect(CDS)
 			s.Delete(CDS, gone)
 			s.resubscribe(CDS, known) // legacy wildcard again, with what the client knows
-			s.AwaitRemoved(CDS, gone)
+			s.Checking("DELTA-8").AwaitRemoved(CDS, gone)
 		}),
 	},
 	{
 		ID:           "server/reconnect/sotw-new-names-after-reconnect",
 		Title:        "SotW reconnect at the current version: newly named resources are still sent",
-		Requirements: []string{"VER-5", "RES-4"},
+		Requirements: []string{"RES-4", "VER-5"},
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        fx(EDS),
@@ -121,7 +133,7 @@ var deltaScenarios = []*engine.Scenario{
 			s.ExpectAcked(EDS)
 			s.C.Reconnect(EDS)
 			s.Subscribe(EDS, b) // new stream: node, last ACKed version, empty nonce, names {a, b}
-			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+			s.Checking("RES-4").AwaitRevision(EDS, b, 1)
 		}),
 	},
 }
@@ -146,5 +158,6 @@ func (s *S) resubscribe(t wire.Type, known map[string]string, names ...string) {
 	req := s.C.DeltaRequest(t)
 	req.ResourceNamesSubscribe = names
 	req.InitialResourceVersions = known
-	s.must(s.C.SendDelta(t, req))
+	s.expecting(t, "DELTA-3")
+	s.must(t, s.C.SendDelta(t, req))
 }

@@ -19,9 +19,10 @@ var nonceScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
-			require.NotEmpty(s, s.ExpectAcked(EDS).Nonce, "response nonce")
+			v := s.Checking("NONCE-1")
+			require.NotEmpty(v, s.ExpectAcked(EDS).Nonce, "response nonce")
 			s.Set(EDS, "a", 2)
-			require.NotEmpty(s, s.AwaitResource(EDS, a).Nonce, "nonce of the pushed update")
+			require.NotEmpty(v, s.AwaitResource(EDS, a).Nonce, "nonce of the pushed update")
 		}),
 	},
 	{
@@ -39,7 +40,7 @@ var nonceScenarios = []*engine.Scenario{
 				s.Set(EDS, "a", rev)
 				r := s.AwaitResource(EDS, a)
 				s.Ack(EDS, r)
-				require.Zero(s, seen[r.Nonce], "nonce %q of revision %d was already used for revision %d", r.Nonce, rev, seen[r.Nonce])
+				require.Zero(s.Checking("NONCE-2"), seen[r.Nonce], "nonce %q of revision %d was already used for revision %d", r.Nonce, rev, seen[r.Nonce])
 				seen[r.Nonce] = rev
 			}
 		}),
@@ -58,7 +59,7 @@ var nonceScenarios = []*engine.Scenario{
 			s.Set(EDS, "a", 2)
 			s.RequireResource(EDS, s.Expect(EDS), a, 2) // the latest nonce is now this response's
 			s.SubscribeWithNonce(EDS, old.Nonce, b)     // stale: names {a, b}, old nonce
-			s.ExpectNone("the request's nonce is stale", EDS)
+			s.Never("the request's nonce is stale", EDS)
 		}),
 	},
 	{
@@ -76,7 +77,7 @@ var nonceScenarios = []*engine.Scenario{
 			latest := s.Expect(EDS)                 // crosses the hint update below
 			s.SubscribeWithNonce(EDS, old.Nonce, b) // stale: names {a, b}, old nonce
 			s.Ack(EDS, latest)                      // names {a, b}, latest nonce
-			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+			s.Checking("NONCE-8").AwaitRevision(EDS, b, 1)
 		}),
 	},
 	{
@@ -99,7 +100,7 @@ var nonceScenarios = []*engine.Scenario{
 			// comes; the ACK subscribes nothing, so b arrives only if the
 			// stale-nonce request's subscription was kept.
 			s.Ack(EDS, latest)
-			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+			s.Checking("NONCE-12").AwaitRevision(EDS, b, 1)
 		}),
 	},
 	{
@@ -114,7 +115,7 @@ var nonceScenarios = []*engine.Scenario{
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
 			s.SubscribeWithNonce(EDS, "xdsconform-never-sent", b)
-			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+			s.Checking("NONCE-12").AwaitRevision(EDS, b, 1)
 		}),
 	},
 	{
@@ -126,11 +127,11 @@ var nonceScenarios = []*engine.Scenario{
 		Needs:        fx(EDS),
 		Run: srv(func(s *S) {
 			foo, bar := s.Set(EDS, "foo", 1), s.Set(EDS, "bar", 1)
-			s.must(s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{foo})))
-			s.must(s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{bar})))
-			s.Ack(EDS, s.AwaitResource(EDS, bar))
+			s.must(EDS, s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{foo})))
+			s.must(EDS, s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{bar})))
+			s.Ack(EDS, s.Checking("UPD-3").AwaitResource(EDS, bar))
 			s.Set(EDS, "foo", 2)
-			s.ExpectNoneCarrying("foo is no longer subscribed", EDS, foo)
+			s.NeverCarrying("foo is no longer subscribed", EDS, foo)
 		}),
 	},
 }

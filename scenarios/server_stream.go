@@ -10,7 +10,7 @@ import (
 var streamScenarios = []*engine.Scenario{
 	{
 		ID:           "server/stream/node-only-on-first-request",
-		Title:        "Requests after the first may omit node; the server keeps serving them",
+		Title:        "Requests after the first may omit node (ACKs, a subscription change, a NACK); the server keeps serving them",
 		Requirements: []string{"STREAM-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
@@ -18,17 +18,20 @@ var streamScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a) // the only request that carries node
-			// ACKed, as every client must (ACK-1): a server may hold back
-			// further responses of a type until the last one is ACKed.
-			s.RequireResource(EDS, s.ExpectAcked(EDS), a, 1)
-			s.Subscribe(EDS, b) // no node: an ACK plus a subscription change
-			s.RequireResource(EDS, s.AwaitResource(EDS, b), b, 1)
+			// Everything after it is node-less: its ACK, a subscription
+			// change, a NACK; each must be served like any request.
+			v := s.Checking("STREAM-4")
+			v.RequireResource(EDS, v.ExpectAcked(EDS), a, 1)
+			v.Subscribe(EDS, b)
+			v.Nack(EDS, v.AwaitResource(EDS, b))
+			v.Set(EDS, "a", 2)
+			v.AwaitRevision(EDS, a, 2)
 		}),
 	},
 	{
 		ID:           "server/stream/every-type-served",
 		Title:        "Every resource type is served on its method with a matching type_url",
-		Requirements: []string{"STREAM-7", "STREAM-9"},
+		Requirements: []string{"STREAM-9", "STREAM-7"},
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        fx(),
@@ -41,8 +44,21 @@ var streamScenarios = []*engine.Scenario{
 				// the global STREAM-7 check names it. A server whose own
 				// model catches up with the fixture a little later (Consul)
 				// may first send the resource as it was before the change.
-				s.AwaitRevision(t, name, 1)
+				s.Checking("STREAM-9").AwaitRevision(t, name, 1)
 			}
+		}),
+	},
+	{
+		ID:           "server/stream/vhds-over-delta",
+		Title:        "Virtual hosts are served over the incremental protocol, the only one that carries them",
+		Requirements: []string{"STREAM-10"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        fx(VHDS),
+		Run: srv(func(s *S) {
+			vh := s.Set(VHDS, "vh", 1)
+			s.Subscribe(VHDS, vh)
+			s.Checking("STREAM-10").AwaitRevision(VHDS, vh, 1)
 		}),
 	},
 	{
@@ -64,7 +80,7 @@ var streamScenarios = []*engine.Scenario{
 					others = append(others, t)
 				}
 			}
-			s.ExpectNone("only EDS was subscribed", others...)
+			s.Never("only EDS was subscribed", others...)
 		}),
 	},
 }

@@ -22,13 +22,25 @@ import (
 // every later response.
 func (s *S) wildcardSet(t wire.Type, names ...string) *fakeclient.Response {
 	if s.Variant.IsDelta() {
-		return s.AwaitAll(t, names...)
+		// Delta sends each resource once: wait for those not yet received.
+		known := s.C.Known(t)
+		var missing []string
+		for _, n := range names {
+			if _, ok := known[n]; !ok {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		return s.AwaitAll(t, missing...)
 	}
 	delivered := map[string]bool{}
+	full := s.Checking("GRP-1")
 	r := s.awaitWhere(t, fmt.Sprintf("a %s wildcard response holding %q", t.Short, names), func(r *fakeclient.Response) bool {
 		own := s.Own(r)
 		for name := range delivered {
-			require.Contains(s, own, name, "%s wildcard response (nonce %q) must hold every %s resource: it dropped one it had sent", t.Short, r.Nonce, t.Short)
+			require.Contains(full, own, name, "%s wildcard response (nonce %q) must hold every %s resource: it dropped one it had sent", t.Short, r.Nonce, t.Short)
 		}
 		for _, name := range own {
 			delivered[name] = true
@@ -49,34 +61,69 @@ func isSubset(want, have []string) bool {
 	return true
 }
 
+// wildcardTypes are the types a client may subscribe to by wildcard
+// (Listener and Cluster).
+var wildcardTypes = []wire.Type{LDS, CDS}
+
+// wildcardMode is one way of holding a wildcard subscription: the legacy
+// one (a first request naming nothing, WILD-2) or the explicit "*"
+// (WILD-1). The scenarios about what a wildcard delivers run in both.
+type wildcardMode struct {
+	name      string // in scenario IDs
+	words     string // in titles
+	rule      string
+	need      engine.Need
+	subscribe func(s *S, t wire.Type)
+}
+
+var wildcardModes = []wildcardMode{
+	{"legacy", "A first request naming nothing", "WILD-2", targets.NeedLegacyWildcard, func(s *S, t wire.Type) { s.Wildcard(t) }},
+	{"star", "Subscribing to \"*\"", "WILD-1", targets.NeedExplicitWildcard, func(s *S, t wire.Type) { s.Subscribe(t, "*") }},
+}
+
+// wildcardDelivery generates, for each mode, the scenarios about what a
+// wildcard subscription delivers: everything there is when it starts, and
+// what is created afterwards.
+func wildcardDelivery() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, m := range wildcardModes {
+		out = append(out, &engine.Scenario{
+			ID:           "server/wildcard/" + m.name + "-sends-all",
+			Title:        m.words + " subscribes to every listener and every cluster",
+			Requirements: []string{m.rule},
+			Level:        results.Should,
+			Variants:     allVariants,
+			Needs:        with(fx(), m.need),
+			Run: srv(func(s *S) {
+				for _, t := range s.TypesOf(wildcardTypes...) {
+					a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
+					m.subscribe(s, t)
+					s.Checking(m.rule).wildcardSet(t, a, b)
+				}
+			}),
+		}, &engine.Scenario{
+			ID:           "server/wildcard/" + m.name + "-pushes-created",
+			Title:        m.words + " also covers a resource created after the subscription",
+			Requirements: []string{m.rule},
+			Level:        results.Should,
+			Variants:     allVariants,
+			Needs:        with(fx(), m.need),
+			Run: srv(func(s *S) {
+				for _, t := range s.TypesOf(wildcardTypes...) {
+					a := s.Set(t, "a", 1)
+					m.subscribe(s, t)
+					s.wildcardSet(t, a)
+					late := s.Set(t, "late", 1)
+					s.Checking(m.rule).wildcardSet(t, a, late)
+				}
+			}),
+		})
+	}
+	return out
+}
+
 // xds_protocol#how-the-client-specifies-what-resources-to-return (wildcard)
-var wildcardScenarios = []*engine.Scenario{
-	{
-		ID:           "server/wildcard/legacy-empty-first-request",
-		Title:        "A first request naming nothing is a wildcard subscription for CDS",
-		Requirements: []string{"WILD-2"},
-		Level:        results.Should,
-		Variants:     allVariants,
-		Needs:        with(fx(CDS), targets.NeedLegacyWildcard),
-		Run: srv(func(s *S) {
-			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
-			s.Wildcard(CDS)
-			s.wildcardSet(CDS, a, b)
-		}),
-	},
-	{
-		ID:           "server/wildcard/explicit-star",
-		Title:        "Subscribing to \"*\" is a wildcard subscription for CDS",
-		Requirements: []string{"WILD-1"},
-		Level:        results.Should,
-		Variants:     allVariants,
-		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
-		Run: srv(func(s *S) {
-			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
-			s.Subscribe(CDS, "*")
-			s.wildcardSet(CDS, a, b)
-		}),
-	},
+var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 	{
 		ID:           "server/wildcard/star-plus-names",
 		Title:        "Adding \"*\" to explicit names keeps the names and adds the wildcard",
@@ -89,7 +136,7 @@ var wildcardScenarios = []*engine.Scenario{
 			s.Subscribe(CDS, a)
 			s.Ack(CDS, s.AwaitResource(CDS, a))
 			s.Subscribe(CDS, "*")
-			s.RequireResource(CDS, s.AwaitResource(CDS, b), b, 1)
+			s.Checking("WILD-3").AwaitRevision(CDS, b, 1)
 		}),
 	},
 	{
@@ -106,9 +153,9 @@ var wildcardScenarios = []*engine.Scenario{
 			s.Unsubscribe(CDS, "*")
 			s.Barrier(CDS, bar)
 			s.Set(CDS, "b", 2)
-			s.ExpectNoneCarrying("b is no longer covered by a wildcard", CDS, b)
+			s.NeverCarrying("b is no longer covered by a wildcard", CDS, b)
 			s.Set(CDS, "a", 2)
-			s.AwaitRevision(CDS, a, 2)
+			s.Checking("WILD-4").AwaitRevision(CDS, a, 2)
 		}),
 	},
 	{
@@ -128,7 +175,7 @@ var wildcardScenarios = []*engine.Scenario{
 			// is pending for an unchanged state); a, just dropped, must
 			// not come back either.
 			s.Set(CDS, "b", 2)
-			s.ExpectNoneCarrying("the client subscribes to no cluster at all", CDS, a, b)
+			s.NeverCarrying("the client subscribes to no cluster at all", CDS, a, b)
 		}),
 	},
 	{
@@ -145,38 +192,38 @@ var wildcardScenarios = []*engine.Scenario{
 			s.Subscribe(CDS, a) // step 2: wildcard plus a
 			s.Ack(CDS, s.AwaitResource(CDS, a))
 			s.Set(CDS, "w", 2)
-			s.Ack(CDS, s.AwaitResource(CDS, w))
+			s.Ack(CDS, s.Checking("WILD-6").AwaitRevision(CDS, w, 2))
 			s.Unsubscribe(CDS, "*") // step 3: a only
 			s.Barrier(CDS, bar)
 			s.Set(CDS, "w", 3)
-			s.ExpectNoneCarrying("after unsubscribing \"*\" only a is subscribed", CDS, w)
+			s.NeverCarrying("after unsubscribing \"*\" only a and the barrier are subscribed", CDS, w)
 			s.Set(CDS, "a", 2)
-			s.Ack(CDS, s.AwaitResource(CDS, a))
+			s.Ack(CDS, s.Checking("WILD-6").AwaitRevision(CDS, a, 2))
 			s.Unsubscribe(CDS, a, bar) // step 4: nothing, not a wildcard
-			s.ExpectNoneCarrying("unsubscribing the last names is not a wildcard", CDS, a, w)
-			s.Barrier(CDS, bar)
+			s.NeverCarrying("unsubscribing the last names is not a wildcard", CDS, a)
+			s.Barrier(CDS, bar) // the unsubscribe has been processed
 			s.Set(CDS, "a", 3)
 			s.Set(CDS, "w", 4)
-			s.ExpectNoneCarrying("after unsubscribing a nothing is subscribed", CDS, a, w)
 		}),
 	},
 	{
 		ID:           "server/wildcard/named-subscription",
-		Title:        "Clusters subscribed by name are served and their deletion is signalled",
-		Requirements: []string{"WILD-8", "DEL-1", "DEL-7"},
+		Title:        "Listeners and clusters subscribed by name are served, and only those",
+		Requirements: []string{"WILD-8"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(CDS),
+		Needs:        fx(),
 		Run: srv(func(s *S) {
-			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
-			s.Subscribe(CDS, a, b)
-			s.AwaitAll(CDS, a, b)
-			s.Delete(CDS, b)
-			if s.Variant.IsDelta() {
-				s.AwaitRemoved(CDS, b)
-				return
+			for _, t := range s.TypesOf(wildcardTypes...) {
+				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
+				s.Set(t, "c", 1) // exists, not subscribed
+				s.Subscribe(t, a, b)
+				r := s.Checking("WILD-8").AwaitAll(t, a, b)
+				if !s.Variant.IsDelta() {
+					// SotW full state covers only the subscribed names.
+					s.Checking("WILD-8").RequireOwnExactly(r, a, b)
+				}
 			}
-			s.RequireOwnExactly(s.Expect(CDS), a)
 		}),
 	},
 	{
@@ -193,7 +240,7 @@ var wildcardScenarios = []*engine.Scenario{
 			s.Unsubscribe(CDS, a)
 			s.Barrier(CDS, bar)
 			s.Set(CDS, "a", 2)
-			s.AwaitRevision(CDS, a, 2)
+			s.Checking("WILD-9").AwaitRevision(CDS, a, 2)
 		}),
 	},
 	{
@@ -208,7 +255,7 @@ var wildcardScenarios = []*engine.Scenario{
 			s.Subscribe(CDS, "*", a)
 			s.AwaitAll(CDS, a)
 			s.Unsubscribe(CDS, a)
-			s.RequireResource(CDS, s.AwaitResource(CDS, a), a, 1)
+			s.Checking("UNSUB-6").AwaitRevision(CDS, a, 1)
 		}),
 	},
-}
+}...)

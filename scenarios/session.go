@@ -6,8 +6,10 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -39,7 +41,86 @@ type S struct {
 	// revisions are the fields that identify each revision set, on a
 	// server that builds content itself.
 	revisions map[revisionKey][]*fixturepb.RevisionField
+
+	// rule is the rule the current step checks, set by Checking; empty,
+	// a step checks its own default rule (see ruleOr).
+	rule string
+	// next holds, per type URL, the rule the next awaited response of the
+	// type answers to: the request or change that provokes it says which
+	// (a new subscription RES-2, a name added RES-4, a delta subscribe
+	// DELTA-3, a pushed change VER-1 or DELTA-4, a deletion DEL-1 or
+	// DEL-7). A scenario whose headline check awaits a response names
+	// its rule with Checking instead.
+	next map[string]string
+	// closing holds, per type URL, the rule a target breaks by closing
+	// the stream from then on (ACK-9 after a NACK).
+	closing map[string]string
 }
+
+// Checking returns s for a step that checks rule: every failure of the
+// step is reported under it, whatever the step's own default. The last
+// step of a scenario, the one its title is about, names its rule this way.
+func (s *S) Checking(rule string) *S {
+	c := *s
+	c.rule = rule
+	return &c
+}
+
+// ruleOr is the rule a failing step breaks: the one named by Checking,
+// else def (the step's own), else the scenario's headline rule.
+func (s *S) ruleOr(def string) string {
+	switch {
+	case s.rule != "":
+		return s.rule
+	case def != "":
+		return def
+	}
+	return s.Headline()
+}
+
+// Errorf records a failure of the current step's rule; testify's
+// assertions report through it.
+func (s *S) Errorf(format string, args ...any) { s.T.Failf(s.ruleOr(""), format, args...) }
+
+// Fatalf records a failure of the current step's rule and stops the body.
+func (s *S) Fatalf(format string, args ...any) {
+	s.Errorf(format, args...)
+	s.FailNow()
+}
+
+// failAs records a failure and stops the body. It is filed under the
+// closing rule in force when err says the target closed the stream (after
+// a NACK, closing it breaks ACK-9 whichever step noticed), else under the
+// step's rule (Checking), else under def.
+func (s *S) failAs(def string, err error, format string, args ...any) {
+	rule := s.ruleOr(def)
+	var closed *fakeclient.ClosedError
+	if errors.As(err, &closed) {
+		if url := closedType(s, closed); url != "" {
+			rule = s.closing[url]
+		}
+	}
+	s.T.Failf(rule, format, args...)
+	s.FailNow()
+}
+
+// closedType is the type URL whose closing rule applies to a stream the
+// target closed: on ADS any type's, on a per-type stream its own.
+func closedType(s *S, closed *fakeclient.ClosedError) string {
+	for url := range s.closing {
+		if t, ok := wire.TypeByURL(url); ok && (s.Variant.IsADS() || strings.HasPrefix(closed.Stream, t.Short+"#")) {
+			return url
+		}
+	}
+	return ""
+}
+
+// expecting records the rule the next awaited response of t answers to.
+func (s *S) expecting(t wire.Type, rule string) { s.next[t.URL] = rule }
+
+// awaitRule is the rule a wait for a response of t breaks when nothing
+// comes (see failAs for a stream the target closed).
+func (s *S) awaitRule(t wire.Type) string { return s.next[t.URL] }
 
 // server starts a server-role scenario: a fresh connection and fake client
 // for this pair, a clean fixture state for its node, and the global
@@ -50,7 +131,8 @@ func server(t *engine.T) *S {
 		t.Abortf("server scenario run without a server target (env %T)", t.Env)
 	}
 	c := connect(t, target)
-	s := &S{T: t, C: c, target: target, served: map[string]bool{}, revisions: map[revisionKey][]*fixturepb.RevisionField{}}
+	s := &S{T: t, C: c, target: target, served: map[string]bool{}, revisions: map[revisionKey][]*fixturepb.RevisionField{},
+		next: map[string]string{}, closing: map[string]string{}}
 	t.Cleanup(func() {
 		if target.Fixture != nil {
 			// Leave the shared server as we found it, even when the
@@ -82,6 +164,7 @@ func (s *S) Set(t wire.Type, base string, rev int) string {
 		s.Abortf("%v", err)
 	}
 	s.served[served.Name] = true
+	s.expecting(t, s.pushRule())
 	if s.target.Caps.GetBuildsContent() {
 		if len(served.Revision) == 0 {
 			s.Abortf("fixture SetResource %s %q: the server builds content but returned no revision fields", t.Short, name)
@@ -89,6 +172,16 @@ func (s *S) Set(t wire.Type, base string, rev int) string {
 		s.revisions[revisionKey{t.URL, served.Name, rev}] = served.Revision
 	}
 	return served.Name
+}
+
+// pushRule is the rule a change to a subscribed resource is pushed
+// under: a new type version in SotW (VER-1), an update of a tracked
+// resource in delta (DELTA-4).
+func (s *S) pushRule() string {
+	if s.Variant.IsDelta() {
+		return "DELTA-4"
+	}
+	return "VER-1"
 }
 
 // revisionKey names one revision of one served resource.
@@ -118,6 +211,12 @@ func (s *S) Delete(t wire.Type, name string) {
 	if err := s.target.Fixture.Delete(ctx, s.NodeID, t, name); err != nil {
 		s.Abortf("%v", err)
 	}
+	switch {
+	case s.Variant.IsDelta():
+		s.expecting(t, "DEL-1")
+	case t.Wildcard:
+		s.expecting(t, "DEL-7")
+	}
 }
 
 // fixtureContext bounds one fixture call by the expect timeout: a fixture
@@ -128,32 +227,59 @@ func (s *S) fixtureContext() (context.Context, context.CancelFunc) {
 }
 
 // Subscribe asks for names of type t (see fakeclient.Client.Subscribe).
-func (s *S) Subscribe(t wire.Type, names ...string) { s.must(s.C.Subscribe(t, names...)) }
+func (s *S) Subscribe(t wire.Type, names ...string) {
+	s.expecting(t, s.subscribeRule(t, names))
+	s.must(t, s.C.Subscribe(t, names...))
+}
+
+// subscribeRule is the rule the answer to a subscription checks: "*"
+// asks for the wildcard (WILD-1); a type's first request on a stream
+// asks for resources that exist (RES-2); a later SotW request adds names
+// (RES-4) and a later delta one subscribes (DELTA-3).
+func (s *S) subscribeRule(t wire.Type, names []string) string {
+	switch {
+	case slices.Contains(names, "*"):
+		return "WILD-1"
+	case !s.C.Started(t):
+		return "RES-2"
+	case s.Variant.IsDelta():
+		return "DELTA-3"
+	}
+	return "RES-4"
+}
 
 // SubscribeWithNonce is Subscribe on a request whose response_nonce is
 // nonce instead of the latest one: a stale or unknown nonce (NONCE-7,
 // NONCE-12).
 func (s *S) SubscribeWithNonce(t wire.Type, nonce string, names ...string) {
-	s.must(s.C.SubscribeWithNonce(t, nonce, names...))
+	s.expecting(t, s.subscribeRule(t, names))
+	s.must(t, s.C.SubscribeWithNonce(t, nonce, names...))
 }
 
 // Unsubscribe drops names of type t.
-func (s *S) Unsubscribe(t wire.Type, names ...string) { s.must(s.C.Unsubscribe(t, names...)) }
+func (s *S) Unsubscribe(t wire.Type, names ...string) { s.must(t, s.C.Unsubscribe(t, names...)) }
 
 // Wildcard sends the legacy wildcard request for t.
-func (s *S) Wildcard(t wire.Type) { s.must(s.C.RequestWildcardLegacy(t)) }
-
-// Ack acknowledges r.
-func (s *S) Ack(t wire.Type, r *fakeclient.Response) { s.must(s.C.Ack(t, r)) }
-
-// Nack rejects r with an error_detail.
-func (s *S) Nack(t wire.Type, r *fakeclient.Response) {
-	s.must(s.C.Nack(t, r, "xdsconform: rejected on purpose by the scenario"))
+func (s *S) Wildcard(t wire.Type) {
+	s.expecting(t, "WILD-2")
+	s.must(t, s.C.RequestWildcardLegacy(t))
 }
 
-func (s *S) must(err error) {
+// Ack acknowledges r.
+func (s *S) Ack(t wire.Type, r *fakeclient.Response) { s.must(t, s.C.Ack(t, r)) }
+
+// Nack rejects r with an error_detail. From then on a stream the target
+// closes breaks ACK-9: a NACK is an ordinary message.
+func (s *S) Nack(t wire.Type, r *fakeclient.Response) {
+	s.closing[t.URL] = "ACK-9"
+	s.must(t, s.C.Nack(t, r, "xdsconform: rejected on purpose by the scenario"))
+}
+
+// must stops the scenario on a request that could not be sent: the
+// target closed the stream, which breaks the closing rule in force.
+func (s *S) must(t wire.Type, err error) {
 	if err != nil {
-		s.Fatalf("%v", err)
+		s.failAs(s.awaitRule(t), err, "%v", err)
 	}
 }
 
@@ -162,7 +288,7 @@ func (s *S) must(err error) {
 func (s *S) Expect(t wire.Type) *fakeclient.Response {
 	r, err := s.C.Expect(t)
 	if err != nil {
-		s.Fatalf("expected a %s response: %v", t.Short, err)
+		s.failAs(s.awaitRule(t), err, "expected a %s response: %v", t.Short, err)
 	}
 	return r
 }
@@ -184,9 +310,9 @@ func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Resp
 		r, err := s.C.ExpectWithin(t, max(time.Until(deadline), 0))
 		if err != nil {
 			if lastMiss != nil && lastMiss() != "" {
-				s.Fatalf("expected %s within %v: %v (the last one was not: %s)", what, s.Timeouts.Expect, err, lastMiss())
+				s.failAs(s.awaitRule(t), err, "expected %s within %v: %v (the last one was not: %s)", what, s.Timeouts.Expect, err, lastMiss())
 			}
-			s.Fatalf("expected %s within %v: %v", what, s.Timeouts.Expect, err)
+			s.failAs(s.awaitRule(t), err, "expected %s within %v: %v", what, s.Timeouts.Expect, err)
 		}
 		if done(r) {
 			return r
@@ -203,39 +329,88 @@ func (s *S) ExpectAcked(t wire.Type) *fakeclient.Response {
 	return r
 }
 
-// ExpectNone fails the scenario if a response of any of types arrives
-// within the quiet window. why is the rule in words, for the report.
-func (s *S) ExpectNone(why string, types ...wire.Type) {
-	if _, err := s.C.ExpectNone(types...); err != nil {
-		s.Errorf("%s: %v", why, err)
+// Never checks that no response of any of types arrives from now until
+// the pair ends, its trailing quiet window included (a watch: the body
+// goes on at once). why is the rule in words, for the report; the rule
+// is the step's (Checking) or the headline.
+func (s *S) Never(why string, types ...wire.Type) {
+	s.forbidOn(s.C, fakeclient.Watch{Rule: s.ruleOr(""), Why: why, Types: types})
+}
+
+// NeverCarrying checks that, from now until the pair ends, no response of
+// t carries (or removes) one of names. Responses about other resources
+// are harmless.
+func (s *S) NeverCarrying(why string, t wire.Type, names ...string) {
+	s.forbidOn(s.C, s.watch(why, t, names...))
+}
+
+// watch is the watch NeverCarrying sets, for a client of the scenario's
+// choosing (see Another).
+func (s *S) watch(why string, t wire.Type, names ...string) fakeclient.Watch {
+	return fakeclient.Watch{Rule: s.ruleOr(""), Why: why, Types: []wire.Type{t}, Match: carrying(names)}
+}
+
+// forbidOn sets watch w on client c and keeps the pair for the trailing
+// window, in which c ACKs whatever still comes.
+func (s *S) forbidOn(c *fakeclient.Client, w fakeclient.Watch) {
+	c.Forbid(w)
+	s.Linger(c.AutoAck)
+}
+
+// carrying matches responses that carry or remove one of names.
+func carrying(names []string) func(*fakeclient.Response) bool {
+	return func(r *fakeclient.Response) bool {
+		for _, n := range names {
+			if r.Has(n) || r.HasRemoved(n) {
+				return true
+			}
+		}
+		return false
 	}
 }
 
-// ExpectNoneCarrying fails if, within the quiet window, a response of t
-// carries (or removes) one of names. Responses about other resources are
-// harmless here and are ACKed so the stream stays in step.
-func (s *S) ExpectNoneCarrying(why string, t wire.Type, names ...string) {
-	s.expectNoneCarryingOn(s.C, why, t, names...)
-}
-
-// expectNoneCarryingOn is ExpectNoneCarrying on client c (see Another).
-func (s *S) expectNoneCarryingOn(c *fakeclient.Client, why string, t wire.Type, names ...string) {
+// Settle gives the server the quiet window to take in a request that gets
+// no answer (a NACK), before the scenario changes what the server holds:
+// a scenario about what a server does after a NACK cannot send another
+// request of the type to learn that the NACK arrived, since any request
+// would wake a server that stalls the type until the client speaks
+// again. What arrives of t meanwhile is ACKed, so a server resending the
+// rejected version is not kept in a NACK loop (that loop is
+// server/nack/no-resend-loop's to report); nothing here fails.
+func (s *S) Settle(t wire.Type) {
 	deadline := time.Now().Add(s.Timeouts.Quiet)
 	for {
-		r, err := c.ExpectNoneWithin(time.Until(deadline), t)
+		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
 		if err == nil {
 			return
 		}
 		if r == nil {
-			s.Fatalf("%v", err)
+			s.failAs(s.awaitRule(t), err, "%v", err)
 		}
-		for _, n := range names {
-			if r.Has(n) || r.HasRemoved(n) {
-				s.Errorf("%s: unexpected %s response (nonce %q) carrying %q", why, t.Short, r.Nonce, n)
-				return
-			}
+		s.Logf("settling: ACKing response %q, which came while the server took in the NACK", r.Nonce)
+		s.Ack(t, r)
+	}
+}
+
+// QuietCarrying is NeverCarrying for a while only: it watches for the
+// quiet window, ACKing harmless responses so the stream stays in step,
+// then lets the scenario go on to a step after which names may come
+// again (a resubscription, say).
+func (s *S) QuietCarrying(why string, t wire.Type, names ...string) {
+	deadline := time.Now().Add(s.Timeouts.Quiet)
+	for {
+		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
+		if err == nil {
+			return
 		}
-		s.must(c.Ack(t, r))
+		if r == nil {
+			s.failAs(s.awaitRule(t), err, "%v", err)
+		}
+		if carrying(names)(r) {
+			s.Errorf("%s: unexpected %s response (nonce %q) carrying %q", why, t.Short, r.Nonce, r.Names())
+			return
+		}
+		s.Ack(t, r)
 	}
 }
 
@@ -261,15 +436,19 @@ func (s *S) AwaitRemoved(t wire.Type, name string) *fakeclient.Response {
 }
 
 // RequireResource fails unless r carries name with exactly the content of
-// revision rev (a whole-message comparison).
+// revision rev (a whole-message comparison). Content that differs from
+// what was set breaks GRP-4: a resource is replaced whole.
 func (s *S) RequireResource(t wire.Type, r *fakeclient.Response, name string, rev int) {
 	got := r.Get(name)
-	require.NotNil(s, got, "%s response (nonce %q) does not carry %q; it carries %q", t.Short, r.Nonce, name, r.Names())
+	if got == nil {
+		s.failAs(s.next[t.URL], nil, "%s response (nonce %q) does not carry %q; it carries %q", t.Short, r.Nonce, name, r.Names())
+	}
+	whole := s.Checking(s.ruleOr("GRP-4"))
 	if fields, ok := s.revisions[revisionKey{t.URL, name, rev}]; ok {
-		require.Empty(s, fixture.Mismatch(got, fields), "%s %q is not revision %d", t.Short, name, rev)
+		require.Empty(whole, fixture.Mismatch(got, fields), "%s %q is not revision %d", t.Short, name, rev)
 		return
 	}
-	requireSameMessage(s, wire.Build(t, name, rev), got, "%s %q is not revision %d", t.Short, name, rev)
+	requireSameMessage(whole, wire.Build(t, name, rev), got, "%s %q is not revision %d", t.Short, name, rev)
 }
 
 // Own returns the names in r made by this pair, sorted: on a server shared
@@ -327,9 +506,26 @@ func (s *S) AwaitAll(t wire.Type, names ...string) *fakeclient.Response {
 func (s *S) Types() []wire.Type {
 	var out []wire.Type
 	for _, t := range wire.AllTypes {
-		if t.Speaks(s.Variant.Protocol) && (s.target.Caps == nil || fixture.Serves(s.target.Caps, t)) {
+		if t.Speaks(s.Variant.Protocol) && (s.target.Caps == nil || fixture.Effective(s.target.Caps, s.Variant).Serves(t)) {
 			out = append(out, t)
 		}
+	}
+	return out
+}
+
+// TypesOf lists those of types the target serves in the variant, in the
+// order given; a scenario about several types checks the ones served, and
+// is skipped when there are none.
+func (s *S) TypesOf(types ...wire.Type) []wire.Type {
+	served := s.Types()
+	var out []wire.Type
+	for _, t := range types {
+		if slices.ContainsFunc(served, func(u wire.Type) bool { return u.URL == t.URL }) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		s.Skipf("the server serves none of the types this scenario checks in %s", s.Variant)
 	}
 	return out
 }
@@ -349,17 +545,18 @@ func connect(t *engine.T, target *targets.Server) *fakeclient.Client {
 		t.Abortf("%v", err)
 	}
 	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
-		NodeID:     t.NodeID,
-		Cluster:    target.NodeCluster(t.NodeID),
-		Metadata:   target.Metadata,
-		Timeout:    t.Timeouts.Expect,
-		Quiet:      t.Timeouts.Quiet,
-		Transcript: t.Transcript,
+		NodeID:      t.NodeID,
+		Cluster:     target.NodeCluster(t.NodeID),
+		Metadata:    target.Metadata,
+		Timeout:     t.Timeouts.Expect,
+		Quiet:       t.Timeouts.Quiet,
+		Transcript:  t.Transcript,
+		OnViolation: t.StopLinger,
 	})
 	t.Cleanup(func() { c.Close(); conn.Close() })
 	t.AfterRun(func(t *engine.T) {
 		for _, v := range c.Violations() {
-			t.Errorf("%s", v)
+			t.Failf(v.Rule, "%s", v)
 		}
 	})
 	return c

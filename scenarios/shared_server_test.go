@@ -135,7 +135,7 @@ func TestWildcardScenariosTolerateOtherPairsPushes(t *testing.T) {
 	others.Fixture, srv.Fixture = srv.Fixture, others
 
 	pairs, err := engine.Expand(Server(), engine.Selection{
-		Run:      []string{"server/deletion/sotw-omission", "server/grouping/full-state-lds-cds"},
+		Run:      []string{"server/deletion/sotw-wildcard-omitted", "server/grouping/full-state-wildcard"},
 		Variants: []wire.Variant{wire.SotWADS},
 	})
 	require.NoError(t, err)

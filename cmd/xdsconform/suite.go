@@ -24,6 +24,7 @@ type suiteFlags struct {
 	timeout, quiet, scenarioTimeout time.Duration
 	run, skip, variants             []string
 	level                           string
+	failOn                          string
 	knownFailing                    string
 	junit, json                     string
 	parallel                        int
@@ -39,10 +40,11 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.StringSliceVar(&f.skip, "skip", nil, "skip scenarios matching these glob patterns")
 	fs.StringSliceVar(&f.variants, "variant", nil, "run only these variants: sotw-ads, sotw-pertype, delta-ads, delta-pertype")
 	fs.StringVar(&f.level, "level", "", "run only these levels, comma-separated: MUST,SHOULD,MAY")
+	fs.StringVar(&f.failOn, "fail-on", "should", "which failures fail the run: must (MUST only) or should (MUST and SHOULD); MAY behaviours are only reported as supported or not")
 	fs.StringVar(&f.knownFailing, "known-failing", "", "file of expected failures, one 'PATTERN REASON' per line")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&f.json, "json", "", "write a JSON report (with transcripts) to this file")
-	fs.IntVar(&f.parallel, "parallel", 64, "how many scenario runs at once")
+	fs.IntVar(&f.parallel, "parallel", engine.DefaultParallel, "how many scenario runs at once (launched client processes are capped lower)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen")
 }
 
@@ -70,7 +72,21 @@ func (f *suiteFlags) selection() (engine.Selection, error) {
 	case f.parallel <= 0:
 		return engine.Selection{}, usageError("--parallel must be positive")
 	}
+	if _, err := f.failOnLevel(); err != nil {
+		return engine.Selection{}, err
+	}
 	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, nil
+}
+
+// failOnLevel reads --fail-on.
+func (f *suiteFlags) failOnLevel() (results.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(f.failOn)) {
+	case "must":
+		return results.Must, nil
+	case "should", "":
+		return results.Should, nil
+	}
+	return "", usageError("--fail-on %q: want must or should", f.failOn)
 }
 
 // loadKnownFailing reads the --known-failing file; without the flag it
@@ -129,7 +145,8 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	if selected == 0 {
 		return usageError("%v", engine.ErrNothingSelected)
 	}
-	console := reports.NewConsole(out, reports.ConsoleOptions{Verbose: f.verbose})
+	failOn, _ := f.failOnLevel() // checked by selection above
+	console := reports.NewConsole(out, reports.ConsoleOptions{Verbose: f.verbose, FailOn: failOn})
 	var roles, names []string
 	for i, s := range suites {
 		roles = append(roles, s.role)
@@ -145,10 +162,12 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		Role:           strings.Join(roles, "+"),
 		Target:         strings.Join(names, "; "),
 		Started:        time.Now().UTC(),
+		FailOn:         failOn,
 		Options: map[string]string{
 			"timeout": f.timeout.String(), "quiet": f.quiet.String(), "scenario_timeout": f.scenarioTimeout.String(),
 			"run": strings.Join(f.run, ","), "skip": strings.Join(f.skip, ","), "level": f.level,
 			"variant": strings.Join(f.variants, ","), "known_failing": f.knownFailing, "parallel": strconv.Itoa(f.parallel),
+			"fail_on": string(failOn),
 		},
 	}
 	for _, s := range suites {
@@ -189,7 +208,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	switch {
 	case run.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
-	case !results.Summarize(run.Results).OK():
+	case !results.SummarizeFor(run.Results, failOn).OK():
 		return &exitError{code: exitFailures, err: errors.New("conformance failures")}
 	}
 	return nil
