@@ -180,7 +180,7 @@ func run(p peer, env engine.Env, target, fam string) {
 // timingDependent marks a known-failing entry whose violation shows only
 // when the peer's internal timing falls inside the scenario's window: the
 // pair may pass or fail, and nothing else.
-const timingDependent = "(timing-dependent)"
+const timingDependent = engine.TimingDependent
 
 // batches splits pairs into the runs p needs: one, or one per protocol.
 func batches(p peer, pairs []engine.Pair) [][]engine.Pair {

@@ -93,6 +93,7 @@ type stream struct {
 	done     chan struct{}
 	expected string // per-type streams: the only type URL they may carry
 	nonces   map[string]map[string]bool
+	held     map[string]map[string]string // type URL -> name -> version last received
 	sendMu   sync.Mutex
 }
 
@@ -318,7 +319,7 @@ func (c *Client) streamFor(t wire.Type) (*stream, error) {
 		c.opts.Transcript.Event(name, fmt.Sprintf("could not open %s: %v", method, err))
 		return nil, fmt.Errorf("open %s stream %s: %w", c.variant, method, err)
 	}
-	s := &stream{key: k, name: name, cs: cs, cancel: cancel, done: make(chan struct{}), nonces: map[string]map[string]bool{}}
+	s := &stream{key: k, name: name, cs: cs, cancel: cancel, done: make(chan struct{}), nonces: map[string]map[string]bool{}, held: map[string]map[string]string{}}
 	if !c.variant.IsADS() {
 		s.expected = t.URL
 	}
@@ -346,7 +347,8 @@ func (c *Client) receive(s *stream) {
 		c.mu.Lock()
 		c.seq++
 		r.Seq = c.seq
-		c.addViolations(checkResponse(r, s.expected, s.nonces, c.resourceInSotW()))
+		c.addViolations(checkResponse(r, s.expected, s.nonces, s.held, c.resourceInSotW(), c.takesTTL()))
+		s.hold(r)
 		for _, w := range c.watches {
 			c.check(w, r)
 		}
@@ -381,6 +383,26 @@ func recv[M proto.Message](c *Client, s *stream, m M, decode func(string, M) *Re
 	}
 	c.opts.Transcript.Record(s.name, transcript.Received, m)
 	return decode(s.name, m), nil
+}
+
+// hold records the versions a response gives the resources it carries
+// (the heartbeat check compares with them).
+func (s *stream) hold(r *Response) {
+	if s.held[r.TypeURL] == nil {
+		s.held[r.TypeURL] = map[string]string{}
+	}
+	for _, res := range r.Resources {
+		if !res.Heartbeat {
+			s.held[r.TypeURL][res.Name] = res.Version
+		}
+	}
+	for _, n := range r.Removed {
+		delete(s.held[r.TypeURL], n)
+	}
+}
+
+func (c *Client) takesTTL() bool {
+	return slices.Contains(c.opts.ClientFeatures, "xds.config.supports-resource-ttl")
 }
 
 func (c *Client) resourceInSotW() bool {

@@ -23,8 +23,10 @@ func (v Violation) String() string {
 
 // checkResponse applies the global invariants to one response. expectedType
 // is the stream's type for per-type streams, "" on ADS. seen holds the
-// nonces already received per type on the stream.
-func checkResponse(r *Response, expectedType string, seen map[string]map[string]bool, resourceInSotW bool) []Violation {
+// nonces already received per type on the stream; held the version the
+// stream last received of each resource (type URL, then name); takesTTL
+// whether the client advertised xds.config.supports-resource-ttl.
+func checkResponse(r *Response, expectedType string, seen map[string]map[string]bool, held map[string]map[string]string, resourceInSotW, takesTTL bool) []Violation {
 	var out []Violation
 	bad := func(rule, format string, args ...any) {
 		out = append(out, Violation{Rule: rule, Stream: r.Stream, Nonce: r.Nonce, Message: fmt.Sprintf(format, args...)})
@@ -71,6 +73,18 @@ func checkResponse(r *Response, expectedType string, seen map[string]map[string]
 		if r.Delta != nil && res.Name == "" {
 			// DELTA-9: delta resources are named.
 			bad("DELTA-9", "delta resource #%d has no name", i)
+		}
+		if res.Heartbeat && res.Name != "" {
+			// TTL-3: a Resource without a body is a heartbeat, a TTL refresh
+			// of the version the client holds, for clients that take TTLs.
+			switch v, ok := held[r.TypeURL][res.Name]; {
+			case !takesTTL:
+				bad("TTL-3", "resource #%d (%q) is a heartbeat (no body), but the client did not advertise xds.config.supports-resource-ttl", i, res.Name)
+			case !ok:
+				bad("TTL-3", "resource #%d (%q) is a heartbeat (no body) for a resource the stream never sent", i, res.Name)
+			case res.Version != "" && v != "" && res.Version != v:
+				bad("TTL-3", "resource #%d (%q) is a heartbeat at version %q, but the version sent last is %q", i, res.Name, res.Version, v)
+			}
 		}
 		if res.Name != "" {
 			if names[res.Name] == 0 {

@@ -34,27 +34,43 @@ func TestGlobalInvariants(t *testing.T) {
 		stream    string // expected type of a per-type stream
 		inSotW    bool
 		wantRules []string
+		takesTTL  bool
 	}{
-		{"conformant SotW", []*Response{sotw("1", cla("a"), cla("b")), sotw("2", cla("a"))}, "", false, nil},
-		{"conformant delta", []*Response{delta("1", []string{"b"}, &discovery.Resource{Name: "a", Version: "1", Resource: cla("a")})}, "", false, nil},
-		{"empty nonce", []*Response{sotw("", cla("a"))}, "", false, []string{"NONCE-1"}},
-		{"reused nonce", []*Response{sotw("1", cla("a")), sotw("1", cla("a"))}, "", false, []string{"NONCE-2"}},
-		{"duplicate name", []*Response{sotw("1", cla("a"), cla("a"))}, "", false, []string{"DUP-1"}},
-		{"wrong stream type", []*Response{sotw("1", cla("a"))}, wire.Cluster.URL, false, []string{"STREAM-7"}},
-		{"resource of another type", []*Response{sotw("1", wire.BuildAny(wire.Cluster, "c", 1))}, "", false, []string{"STREAM-7"}},
-		{"undecodable resource", []*Response{sotw("1", &anypb.Any{TypeUrl: wire.Endpoint.URL, Value: []byte{0xff, 0xff}})}, "", false, []string{"STREAM-7"}},
-		{"updated and removed", []*Response{delta("1", []string{"a"}, &discovery.Resource{Name: "a", Version: "1", Resource: cla("a")})}, "", false, []string{"DUP-3"}},
-		{"unnamed delta resource", []*Response{delta("1", nil, &discovery.Resource{Version: "1", Resource: cla("a")})}, "", false, []string{"DELTA-9"}},
-		{"wrapper not asked for", []*Response{sotw("1", wrapped("a"))}, "", false, []string{"TTL-5"}},
-		{"wrapper asked for", []*Response{sotw("1", wrapped("a"))}, "", true, nil},
+		{"conformant SotW", []*Response{sotw("1", cla("a"), cla("b")), sotw("2", cla("a"))}, "", false, nil, false},
+		{"conformant delta", []*Response{delta("1", []string{"b"}, &discovery.Resource{Name: "a", Version: "1", Resource: cla("a")})}, "", false, nil, false},
+		{"empty nonce", []*Response{sotw("", cla("a"))}, "", false, []string{"NONCE-1"}, false},
+		{"reused nonce", []*Response{sotw("1", cla("a")), sotw("1", cla("a"))}, "", false, []string{"NONCE-2"}, false},
+		{"duplicate name", []*Response{sotw("1", cla("a"), cla("a"))}, "", false, []string{"DUP-1"}, false},
+		{"wrong stream type", []*Response{sotw("1", cla("a"))}, wire.Cluster.URL, false, []string{"STREAM-7"}, false},
+		{"resource of another type", []*Response{sotw("1", wire.BuildAny(wire.Cluster, "c", 1))}, "", false, []string{"STREAM-7"}, false},
+		{"undecodable resource", []*Response{sotw("1", &anypb.Any{TypeUrl: wire.Endpoint.URL, Value: []byte{0xff, 0xff}})}, "", false, []string{"STREAM-7"}, false},
+		{"updated and removed", []*Response{delta("1", []string{"a"}, &discovery.Resource{Name: "a", Version: "1", Resource: cla("a")})}, "", false, []string{"DUP-3"}, false},
+		{"unnamed delta resource", []*Response{delta("1", nil, &discovery.Resource{Version: "1", Resource: cla("a")})}, "", false, []string{"DELTA-9"}, false},
+		{"wrapper not asked for", []*Response{sotw("1", wrapped("a"))}, "", false, []string{"TTL-5"}, false},
+		{"wrapper asked for", []*Response{sotw("1", wrapped("a"))}, "", true, nil, false},
+		{"heartbeat", []*Response{
+			delta("1", nil, &discovery.Resource{Name: "a", Version: "7", Resource: cla("a")}),
+			delta("2", nil, &discovery.Resource{Name: "a", Version: "7"}),
+		}, "", false, nil, true},
+		{"heartbeat for a client without TTLs", []*Response{
+			delta("1", nil, &discovery.Resource{Name: "a", Version: "7", Resource: cla("a")}),
+			delta("2", nil, &discovery.Resource{Name: "a", Version: "7"}),
+		}, "", false, []string{"TTL-3"}, false},
+		{"heartbeat for nothing sent", []*Response{delta("1", nil, &discovery.Resource{Name: "a", Version: "7"})}, "", false, []string{"TTL-3"}, true},
+		{"heartbeat at another version", []*Response{
+			delta("1", nil, &discovery.Resource{Name: "a", Version: "7", Resource: cla("a")}),
+			delta("2", nil, &discovery.Resource{Name: "a", Version: "8"}),
+		}, "", false, []string{"TTL-3"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seen := map[string]map[string]bool{}
+			st := &stream{held: map[string]map[string]string{}}
 			var rules []string
 			for _, r := range tc.responses {
-				for _, v := range checkResponse(r, tc.stream, seen, tc.inSotW) {
+				for _, v := range checkResponse(r, tc.stream, seen, st.held, tc.inSotW, tc.takesTTL) {
 					rules = append(rules, v.Rule)
 				}
+				st.hold(r)
 			}
 			assert.Equal(t, tc.wantRules, rules)
 		})

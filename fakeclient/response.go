@@ -6,6 +6,7 @@ import (
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -46,6 +47,16 @@ type Resource struct {
 	Message proto.Message
 	// Any is the packed resource as received.
 	Any *anypb.Any
+	// Wrapped says the resource came in an envoy.service.discovery.v3.Resource
+	// wrapper (always true in delta, where every resource is one).
+	Wrapped bool
+	// TTL is the wrapper's ttl, nil when it has none.
+	TTL *durationpb.Duration
+	// Aliases are the wrapper's aliases (delta).
+	Aliases []string
+	// Heartbeat says the wrapper has no resource: a TTL refresh of what
+	// the client holds (TTL-3), not an update.
+	Heartbeat bool
 }
 
 // Names lists the resource names in wire order (duplicates kept).
@@ -103,16 +114,54 @@ func decodeSotW(stream string, m *discovery.DiscoveryResponse) *Response {
 			res.Message = msg
 		}
 		res.Name, _ = wire.AnyName(a)
+		if a.GetTypeUrl() == wire.ResourceWrapperURL {
+			w := &discovery.Resource{}
+			if a.UnmarshalTo(w) == nil {
+				res.Wrapped, res.TTL, res.Version, res.Heartbeat = true, w.GetTtl(), w.GetVersion(), w.GetResource() == nil
+			}
+		}
 		r.Resources = append(r.Resources, res)
 	}
 	return r
+}
+
+// TTLOf returns the TTL the response gives the resource named name, nil
+// when it gives none.
+func (r *Response) TTLOf(name string) *durationpb.Duration {
+	for _, res := range r.Resources {
+		if res.Name == name {
+			return res.TTL
+		}
+	}
+	return nil
+}
+
+// Wrapped reports whether the resource named name came wrapped.
+func (r *Response) Wrapped(name string) bool {
+	for _, res := range r.Resources {
+		if res.Name == name {
+			return res.Wrapped
+		}
+	}
+	return false
+}
+
+// AliasesOf returns the aliases a delta response lists for name.
+func (r *Response) AliasesOf(name string) []string {
+	for _, res := range r.Resources {
+		if res.Name == name {
+			return res.Aliases
+		}
+	}
+	return nil
 }
 
 func decodeDelta(stream string, m *discovery.DeltaDiscoveryResponse) *Response {
 	r := &Response{Stream: stream, TypeURL: m.GetTypeUrl(), Nonce: m.GetNonce(), Version: m.GetSystemVersionInfo(),
 		Removed: m.GetRemovedResources(), Delta: m}
 	for _, dr := range m.GetResources() {
-		res := Resource{Name: dr.GetName(), Version: dr.GetVersion(), Any: dr.GetResource()}
+		res := Resource{Name: dr.GetName(), Version: dr.GetVersion(), Any: dr.GetResource(), Wrapped: true,
+			TTL: dr.GetTtl(), Aliases: dr.GetAliases(), Heartbeat: dr.GetResource() == nil}
 		if dr.GetResource() != nil {
 			if msg, err := wire.Unpack(dr.GetResource()); err == nil {
 				res.Message = msg

@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"slices"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -59,7 +60,7 @@ func (c *deltaConn) typeState(t wire.Type) *deltaType {
 }
 
 func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
-	if err := c.begin(req.GetNode().GetId(), req.GetNode() != nil); err != nil {
+	if err := c.begin(req.GetNode()); err != nil {
 		return err
 	}
 	t, err := c.resolveType(req.GetTypeUrl())
@@ -132,6 +133,7 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		if t.Wildcard && c.s.has(FaultWildcardOnlyLdsCds) {
 			continue // breaks WILD-8: the name is dropped
 		}
+		n = c.resolveAlias(snap, n)
 		ts.subscribed[n] = true
 		ts.everSubscribed[n] = true
 		delete(ts.excluded, n)
@@ -149,20 +151,24 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		}
 		if first && c.s.has(FaultInitialVersionsSkipAll) {
 			if _, listed := req.GetInitialResourceVersions()[n]; listed {
-				ts.known[n] = e.version // breaks DELTA-8: changed ones are skipped too
+				ts.known[n] = c.versionOf(e) // breaks DELTA-8: changed ones are skipped too
 				continue
 			}
 		}
 		if first && ts.known[n] == e.version {
 			continue // DELTA-8: the reconnecting client already has this version
 		}
-		if c.s.has(FaultNoResendOnResubscribe) && ts.everSent[n] == e.version {
+		if c.s.has(FaultNoResendOnResubscribe) && ts.everSent[n] == c.versionOf(e) {
 			continue // breaks DELTA-3
+		}
+		if c.s.warming(c.node, t, n) {
+			continue // breaks WARM-3: the next change sends it
 		}
 		send[n] = true // DELTA-3: subscribing always (re)sends the resource
 	}
 
 	for _, n := range unsub {
+		n = c.resolveAlias(snap, n)
 		if n == "*" && !c.s.has(FaultStarIsLiteral) {
 			if !c.s.has(FaultStickyWildcard) { // breaks WILD-4 when set
 				ts.wildcard = false // WILD-4: explicit names stay
@@ -212,7 +218,7 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		// Wildcard turned on: send every resource the client does not hold
 		// at its current version.
 		for n, e := range snap.resources {
-			if !ts.excluded[n] && ts.known[n] != e.version {
+			if !ts.excluded[n] && ts.known[n] != c.versionOf(e) {
 				send[n] = true
 			}
 		}
@@ -269,6 +275,20 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	return nil
 }
 
+// resolveAlias is the name of the resource that has alias n, or n: a
+// client may subscribe and unsubscribe by alias (DELTA-10).
+func (c *deltaConn) resolveAlias(snap snapshot, n string) string {
+	if _, ok := snap.resources[n]; ok || c.s.has(FaultAliasesIgnored) { // breaks DELTA-10 when set
+		return n
+	}
+	for name, e := range snap.resources {
+		if slices.Contains(e.aliases, n) {
+			return name
+		}
+	}
+	return n
+}
+
 // wants reports whether the stream subscribes to name: explicitly or through
 // the wildcard, which covers every resource of the type for the node.
 func (c *deltaConn) wants(ts *deltaType, name string) bool {
@@ -291,7 +311,13 @@ func (c *deltaConn) wanted(ts *deltaType, snap snapshot) []string {
 // from what the client holds (DELTA-4, DNE-3), and deletions of resources
 // the client holds (DEL-1).
 func (c *deltaConn) onWake() error {
-	for _, url := range c.order {
+	type pending struct {
+		ts           *deltaType
+		snap         snapshot
+		send, remove nameSet
+	}
+	var updates, removals []pending
+	for _, url := range c.pushOrder(c.order) {
 		ts := c.types[url]
 		if !ts.started || ts.stalled {
 			continue
@@ -301,7 +327,7 @@ func (c *deltaConn) onWake() error {
 		for n, e := range snap.resources {
 			// MULTI-2: only the streams subscribed to a resource get it.
 			wanted := c.wants(ts, n) || c.s.has(FaultBroadcastUpdates) // breaks MULTI-2 when set
-			if wanted && ts.known[n] != e.version {
+			if wanted && ts.known[n] != c.versionOf(e) {
 				send[n] = true
 			}
 		}
@@ -326,11 +352,32 @@ func (c *deltaConn) onWake() error {
 				send[n] = true // breaks UPD-1: the unchanged ones too
 			}
 		}
-		if len(send) == 0 && len(remove) == 0 {
-			continue
+		if len(send) > 0 {
+			updates = append(updates, pending{ts: ts, snap: snap, send: send})
 		}
-		if err := c.send(ts, snap, send, remove); err != nil {
-			return err
+		if len(remove) > 0 {
+			removals = append(removals, pending{ts: ts, snap: snap, remove: remove})
+		}
+	}
+	// Make-before-break (CONS-1..6): updates in dependency order, then
+	// removals, referrers first (see sotwConn.onWake).
+	phases := [][]pending{updates, inRemovalOrder(removals, func(p pending) string { return p.ts.t.URL })}
+	if c.s.has(FaultRemovalsFirst) {
+		phases[0], phases[1] = phases[1], phases[0] // breaks CONS-6
+	}
+	for _, phase := range phases {
+		for _, p := range phase {
+			if err := c.send(p.ts, p.snap, p.send, p.remove); err != nil {
+				return err
+			}
+			rds := c.types[wire.Route.URL]
+			if p.ts.t.URL == wire.Listener.URL && len(p.send) > 0 && rds != nil && rds.started && c.s.has(FaultResendRoutesOnListenerUpdate) {
+				// WARM-5 not used (MAY): the listener's routes go again, unchanged.
+				snap := c.s.snapshot(c.node, wire.Route.URL)
+				if err := c.send(rds, snap, setOfNames(c.wanted(rds, snap)), nil); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -346,7 +393,10 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	}
 	for _, n := range sortedNames(send) { // DUP-1: names are unique
 		e := snap.resources[n]
-		r := &discovery.Resource{Name: c.servedName(ts.t, n), Version: e.version, Resource: c.pack(ts.t, e)} // VER-7
+		r := &discovery.Resource{Name: c.servedName(ts.t, n), Version: e.version, Resource: c.pack(ts.t, e), Aliases: e.aliases} // VER-7, DELTA-10
+		if c.takesTTL() {
+			r.Ttl = e.ttl // TTL-1: only for clients that take TTLs
+		}
 		switch {
 		case c.s.has(FaultNoResourceVersions):
 			r.Version = "" // breaks VER-7
@@ -358,13 +408,13 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 		if _, ok := ts.firstSent[n]; !ok {
 			ts.firstSent[n] = r.Version
 		}
-		if prev, ok := ts.sentAny[n]; ok && c.s.has(FaultMergeUpdates) && ts.everSent[n] != e.version {
+		if prev, ok := ts.sentAny[n]; ok && c.s.has(FaultMergeUpdates) && ts.everSent[n] != c.versionOf(e) {
 			r.Resource = mergeAny(prev, r.Resource) // breaks GRP-4
 		}
 		ts.sentAny[n] = r.Resource
 		resp.Resources = append(resp.Resources, r)
-		ts.known[n] = e.version
-		ts.everSent[n] = e.version
+		ts.known[n] = c.versionOf(e)
+		ts.everSent[n] = c.versionOf(e)
 	}
 	if c.s.has(FaultDuplicateNames) && len(resp.Resources) > 0 {
 		resp.Resources = append(resp.Resources, resp.Resources[0]) // breaks DUP-1
@@ -375,6 +425,7 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	}
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
+	c.s.sent(c.node, ts.t, sortedNames(send))
 	if c.holdsHeadOfLine() {
 		return nil // breaks ADS-2: nothing is answered while an EDS name is missing
 	}

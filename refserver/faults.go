@@ -144,6 +144,38 @@ const (
 	// FaultNamedIsWildcard answers a SotW Listener or Cluster subscription
 	// by name with every resource of the type (WILD-8).
 	FaultNamedIsWildcard Fault = "named-is-wildcard"
+	// FaultTTLForEveryone sends TTLs to clients that did not advertise
+	// xds.config.supports-resource-ttl (TTL-1).
+	FaultTTLForEveryone Fault = "ttl-for-everyone"
+	// FaultWrapForEveryone wraps SotW resources in discovery Resources for
+	// clients that did not advertise resource-in-sotw, as go-control-plane
+	// does for resources with a TTL (TTL-5).
+	FaultWrapForEveryone Fault = "wrap-for-everyone"
+	// FaultTTLChangeNotPushed does not push a resource whose TTL alone
+	// changed, so a TTL removed is never sent (TTL-3).
+	FaultTTLChangeNotPushed Fault = "ttl-change-not-pushed"
+	// FaultAliasesIgnored takes a delta subscription to an alias for one
+	// to a resource of that name (DELTA-10).
+	FaultAliasesIgnored Fault = "aliases-ignored"
+	// FaultOrderAsSubscribed pushes the types of one change in the order
+	// the stream subscribed to them, not make-before-break (CONS-1..5).
+	FaultOrderAsSubscribed Fault = "order-as-subscribed"
+	// FaultRemovalsFirst sends the removals of a change before its
+	// additions (CONS-6).
+	FaultRemovalsFirst Fault = "removals-first"
+	// FaultSlowWarming answers EDS requests for clusters just pushed only
+	// at the next change (WARM-3).
+	FaultSlowWarming Fault = "slow-warming"
+	// FaultNoCLAAfterClusterUpdate does not resend a ClusterLoadAssignment
+	// requested again after its Cluster changed, although the server
+	// claims envoy-warming (WARM-4).
+	FaultNoCLAAfterClusterUpdate Fault = "no-cla-after-cluster-update"
+	// FaultResendRoutesOnListenerUpdate resends a listener's unchanged
+	// RouteConfiguration with every update of the listener (WARM-5, MAY).
+	FaultResendRoutesOnListenerUpdate Fault = "resend-routes-on-listener-update"
+	// FaultFullStateEveryType sends every subscribed resource with every
+	// SotW push, whatever the type (GRP-2, MAY).
+	FaultFullStateEveryType Fault = "full-state-every-type"
 )
 
 // AllFaults lists every fault in a stable order (the order of the table in
@@ -201,6 +233,16 @@ var AllFaults = []Fault{
 	FaultRoutesFirstNameOnly,
 	FaultWildcardOnlyLdsCds,
 	FaultNamedIsWildcard,
+	FaultTTLForEveryone,
+	FaultWrapForEveryone,
+	FaultTTLChangeNotPushed,
+	FaultAliasesIgnored,
+	FaultOrderAsSubscribed,
+	FaultRemovalsFirst,
+	FaultSlowWarming,
+	FaultNoCLAAfterClusterUpdate,
+	FaultResendRoutesOnListenerUpdate,
+	FaultFullStateEveryType,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -256,6 +298,16 @@ var faultDescriptions = map[Fault]string{
 	FaultRoutesFirstNameOnly:           "RES-2: of a request naming several RouteConfigurations only the first is served",
 	FaultWildcardOnlyLdsCds:            "WILD-8: Listener and Cluster subscriptions by name are ignored; only wildcards are served",
 	FaultNamedIsWildcard:               "WILD-8: a SotW Listener/Cluster subscription by name gets every resource of the type",
+	FaultTTLForEveryone:                "TTL-1: TTLs go to clients that did not advertise xds.config.supports-resource-ttl",
+	FaultWrapForEveryone:               "TTL-5: SotW resources with a TTL are wrapped for clients that did not advertise resource-in-sotw",
+	FaultTTLChangeNotPushed:            "TTL-3: a change of TTL alone is not pushed, so a TTL removed is never sent",
+	FaultAliasesIgnored:                "DELTA-10: a delta subscription to an alias is taken for one to a resource of that name",
+	FaultOrderAsSubscribed:             "CONS-1..5: the types of one change are pushed in the order the stream subscribed to them",
+	FaultRemovalsFirst:                 "CONS-6: the removals of a change go out before its additions",
+	FaultSlowWarming:                   "WARM-3: EDS requests for clusters just pushed are answered only at the next change",
+	FaultNoCLAAfterClusterUpdate:       "WARM-4: a ClusterLoadAssignment requested again after its Cluster changed is not resent",
+	FaultResendRoutesOnListenerUpdate:  "WARM-5 (MAY): a listener's unchanged routes are resent with every update of the listener",
+	FaultFullStateEveryType:            "GRP-2 (MAY): every SotW push carries every subscribed resource, whatever the type",
 }
 
 // Description returns one line naming the rule the fault breaks.

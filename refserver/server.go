@@ -22,6 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -55,15 +58,19 @@ type Server struct {
 	mu       sync.Mutex
 	nodes    map[string]map[string]*typeStore      // node id -> type URL -> store
 	watchers map[string]map[chan struct{}]struct{} // node id -> wake channels of its streams
+	// clustersPushed are, per node, the clusters sent in the last Cluster
+	// response of any stream (FaultSlowWarming's memory).
+	clustersPushed map[string]nameSet
 }
 
 // New returns a server with the given faults switched on; with none it is
 // the faithful reference implementation.
 func New(faults ...Fault) *Server {
 	s := &Server{
-		faults:   map[Fault]bool{},
-		nodes:    map[string]map[string]*typeStore{},
-		watchers: map[string]map[chan struct{}]struct{}{},
+		faults:         map[Fault]bool{},
+		nodes:          map[string]map[string]*typeStore{},
+		watchers:       map[string]map[chan struct{}]struct{}{},
+		clustersPushed: map[string]nameSet{},
 	}
 	for _, f := range faults {
 		s.faults[f] = true
@@ -109,7 +116,11 @@ type conn struct {
 	service *wire.Type // the per-type service's type; nil on ADS
 	node    string     // taken from the first request only (STREAM-4)
 	started bool       // the first request has been seen
-	wake    chan struct{}
+	// features are the client features of the first request's node:
+	// TTLs and SotW Resource wrappers are only for clients that ask
+	// for them (TTL-1, TTL-5).
+	features []string
+	wake     chan struct{}
 
 	nonces    uint64 // stream-wide counter: nonces never repeat on a stream (NONCE-2)
 	lastNonce string // last nonce sent on the stream for any type
@@ -138,13 +149,15 @@ func (c *conn) after(d time.Duration, f func() error) {
 
 // begin handles the node of a request. The first request names the node and
 // subscribes the stream to its store; later ones may omit it (STREAM-4).
-func (c *conn) begin(nodeID string, hasNode bool) error {
+func (c *conn) begin(node *core.Node) error {
 	if !c.started {
 		c.started = true
-		c.node = nodeID
+		c.node = node.GetId()
+		c.features = node.GetClientFeatures()
 		c.s.watch(c.node, c.wake)
 		return nil
 	}
+	hasNode := node != nil
 	if c.s.has(FaultRequireNodeEveryRequest) && !hasNode {
 		return status.Error(codes.InvalidArgument, "node missing") // breaks STREAM-4
 	}
@@ -155,6 +168,27 @@ func (c *conn) end() {
 	if c.started {
 		c.s.unwatch(c.node, c.wake)
 	}
+}
+
+// Client features that change what a server may send.
+const (
+	featureTTL            = "xds.config.supports-resource-ttl"
+	featureResourceInSotW = "xds.config.resource-in-sotw"
+	// featureResourceInSotWOld is the spelling of xds_protocol.rst; gRPC
+	// and client_features.rst use the other one. Both are accepted.
+	featureResourceInSotWOld = "xds.config.supports-resource-in-sotw"
+)
+
+// takesTTL reports whether the client may be sent TTLs (TTL-1).
+func (c *conn) takesTTL() bool {
+	return slices.Contains(c.features, featureTTL) || c.s.has(FaultTTLForEveryone) // breaks TTL-1 when set
+}
+
+// takesWrappers reports whether SotW resources may be wrapped in
+// discovery Resources for the client (TTL-5).
+func (c *conn) takesWrappers() bool {
+	return slices.Contains(c.features, featureResourceInSotW) || slices.Contains(c.features, featureResourceInSotWOld) ||
+		c.s.has(FaultWrapForEveryone) // breaks TTL-5 when set
 }
 
 // resolveType finds the type a request is about. Per-type streams default to
@@ -326,6 +360,28 @@ func (s *Server) firstNameOnly(t wire.Type) bool {
 func (s *Server) dropped(t wire.Type, delta bool) bool {
 	return (t.URL == wire.Runtime.URL && s.has(FaultDropOneType)) ||
 		(t.URL == wire.VirtualHost.URL && delta && s.has(FaultNoDeltaVHDS))
+}
+
+// sent notes, for the faults that depend on it, the resources of type t a
+// stream of node just sent.
+func (s *Server) sent(node string, t wire.Type, names []string) {
+	if t.URL != wire.Cluster.URL || !s.has(FaultSlowWarming) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clustersPushed[node] = setOfNames(names)
+}
+
+// warming reports whether FaultSlowWarming holds back the answer to an
+// EDS request for name: the cluster was just pushed.
+func (s *Server) warming(node string, t wire.Type, name string) bool {
+	if t.URL != wire.Endpoint.URL || !s.has(FaultSlowWarming) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clustersPushed[node][name] // breaks WARM-3
 }
 
 // nameSet is a set of resource names.

@@ -3,6 +3,7 @@ package refserver
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -43,10 +44,14 @@ type sotwConn struct {
 	types    map[string]*sotwType
 	order    []string // type URLs in the order first seen, for deterministic pushes
 	versions uint64   // FaultSharedAdsNonce: one version counter for all types
+	// clustersSent are the clusters sent on this (ADS) stream since their
+	// endpoints were last sent: an Envoy asks for the endpoints again after
+	// a cluster update and waits for them (WARM-4).
+	clustersSent nameSet
 }
 
 func (s *Server) serveSotW(st sotwStream, service *wire.Type) error {
-	c := &sotwConn{conn: newConn(s, service), st: st, types: map[string]*sotwType{}}
+	c := &sotwConn{conn: newConn(s, service), st: st, types: map[string]*sotwType{}, clustersSent: nameSet{}}
 	return serve(st.Context(), c.conn, st.Recv, c.onRequest, c.onWake)
 }
 
@@ -71,7 +76,7 @@ func (c *sotwConn) currentNonce(ts *sotwType) string {
 }
 
 func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
-	if err := c.begin(req.GetNode().GetId(), req.GetNode() != nil); err != nil {
+	if err := c.begin(req.GetNode()); err != nil {
 		return err
 	}
 	t, err := c.resolveType(req.GetTypeUrl())
@@ -160,12 +165,20 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	case nack && c.s.has(FaultNackResendLoop):
 		// Breaks ACK-5 / UPD-1: the NACK is read as a request for the content.
 		err = c.respondSubscribed(ts, snap, false)
+	case added && c.warmingHeld(ts, prevNames):
+		// Breaks WARM-3: the endpoints of a cluster just pushed wait for
+		// the next change.
 	case added:
 		// RES-4, RES-5, NONCE-9: newly subscribed names are sent even if they
 		// were sent before and have not changed. A first request naming only
 		// missing resources gets an empty full state for Listener/Cluster
 		// ("there are none") and nothing for the other types.
 		err = c.respondSubscribed(ts, snap, c.s.has(FaultNoResendOnResubscribe))
+	case unchanged && !first && !nack && ts.t.URL == wire.Endpoint.URL && c.reloading(ts):
+		// WARM-4 (feature envoy-warming): an Envoy that updated a cluster
+		// asks for its endpoints again, identically, and keeps the cluster
+		// warming until they come, changed or not.
+		err = c.send(ts, snap, c.reloaded(ts, snap), false)
 	case unchanged && !first && !nack && nonce != "" && c.s.has(FaultResendOnAck):
 		// Breaks UPD-1: an ACK is answered with the same resources again.
 		err = c.respondSubscribed(ts, snap, false)
@@ -184,6 +197,36 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		}
 	}
 	return nil
+}
+
+// warmingHeld is FaultSlowWarming: names just added of ts are endpoints
+// of a cluster just pushed.
+func (c *sotwConn) warmingHeld(ts *sotwType, prev nameSet) bool {
+	for n := range ts.names {
+		if !prev[n] && c.s.warming(c.node, ts.t, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// reloading reports whether an EDS stream names a cluster sent on the
+// stream since its endpoints were (WARM-4).
+func (c *sotwConn) reloading(ts *sotwType) bool {
+	if c.service != nil || c.s.has(FaultNoCLAAfterClusterUpdate) { // breaks WARM-4 when set
+		return false
+	}
+	for n := range ts.names {
+		if c.clustersSent[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// reloaded lists the existing endpoints of the clusters sent since.
+func (c *sotwConn) reloaded(ts *sotwType, snap snapshot) []string {
+	return snap.filter(func(n string) bool { return ts.names[n] && c.clustersSent[n] })
 }
 
 // applyNames replaces the subscription of ts by resource_names. SotW
@@ -291,8 +334,21 @@ func (c *sotwConn) respondSubscribed(ts *sotwType, snap snapshot, skipSent bool)
 // has sent with the store: this is what lets a subscription to a missing
 // name be served once the resource is created (DNE-3), and sends nothing
 // for names the stream does not subscribe to (UNSUB-2).
+//
+// One change (a batch of the fixture's) is pushed make-before-break
+// (CONS-1..6): first what is added or updated, type by type in the order
+// a client needs them (clusters before their endpoints, both before the
+// listeners and routes that use them), with a full-state type still
+// holding what was deleted; then the removals, referrers first.
 func (c *sotwConn) onWake() error {
-	for _, url := range c.order {
+	type pending struct {
+		ts      *sotwType
+		snap    snapshot
+		changed []string
+		deleted bool
+	}
+	var updates, removals []pending
+	for _, url := range c.pushOrder(c.order) {
 		ts := c.types[url]
 		if !ts.started || ts.stalled {
 			continue
@@ -302,7 +358,7 @@ func (c *sotwConn) onWake() error {
 		for _, n := range sortedNames(snap.resources) {
 			// MULTI-2: only the streams subscribed to a resource get it.
 			wanted := c.wants(ts, n) || c.s.has(FaultBroadcastUpdates) // breaks MULTI-2 when set
-			if wanted && ts.sent[n] != snap.resources[n].version {
+			if wanted && ts.sent[n] != c.versionOf(snap.resources[n]) {
 				changed = append(changed, n)
 			}
 		}
@@ -330,32 +386,132 @@ func (c *sotwConn) onWake() error {
 		if deleted && c.s.has(FaultNeverReportDeletions) {
 			deleted = false // breaks DEL-7: deletions trigger no response
 		}
-		var err error
-		switch {
-		case !ts.t.Wildcard:
-			if len(changed) > 0 {
-				err = c.send(ts, snap, changed, false) // GRP-2: only the changed ones
-			}
-		case len(changed) > 0 && (c.s.has(FaultPartialFullState) || (c.s.has(FaultPartialStateForNamed) && !ts.wildcard)):
-			err = c.send(ts, snap, changed, false) // breaks GRP-1
-		case deleted && c.s.has(FaultEmptyStateOnDelete):
-			err = c.send(ts, snap, nil, true) // breaks GRP-1: what remains is dropped
-		case len(changed) > 0 || deleted:
-			// GRP-1, DEL-7: Listener/Cluster responses carry the full state;
-			// a deleted resource is simply absent from it.
-			err = c.send(ts, snap, c.wanted(ts, snap), true)
+		if len(changed) > 0 {
+			updates = append(updates, pending{ts, snap, changed, deleted})
 		}
-		if err != nil {
-			return err
+		if deleted {
+			removals = append(removals, pending{ts: ts, snap: snap, deleted: true})
+		}
+	}
+	phases := [][]pending{updates, inRemovalOrder(removals, func(p pending) string { return p.ts.t.URL })}
+	if c.s.has(FaultRemovalsFirst) {
+		phases[0], phases[1] = phases[1], phases[0] // breaks CONS-6
+	}
+	for i, phase := range phases {
+		removing := (i == 1) != c.s.has(FaultRemovalsFirst)
+		for _, p := range phase {
+			if err := c.push(p.ts, p.snap, p.changed, p.deleted, removing); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// push sends one type's part of a change: its updates (removing false) or
+// its removals. A full-state type sends the whole state; while updating,
+// the resources the change deletes are kept in it (make-before-break,
+// CONS-6), the removal phase then leaves them out.
+func (c *sotwConn) push(ts *sotwType, snap snapshot, changed []string, deleted, removing bool) error {
+	switch {
+	case !ts.t.Wildcard:
+		if removing {
+			return nil // DEL-5: nothing to say about removals
+		}
+		if c.s.has(FaultFullStateEveryType) {
+			return c.send(ts, snap, c.wanted(ts, snap), false) // GRP-2 not used (MAY)
+		}
+		return c.send(ts, snap, changed, false) // GRP-2: only the changed ones
+	case removing && c.s.has(FaultEmptyStateOnDelete):
+		return c.send(ts, snap, nil, true) // breaks GRP-1: what remains is dropped
+	case removing:
+		// GRP-1, DEL-7: a deleted resource is simply absent from the full state.
+		return c.send(ts, snap, c.wanted(ts, snap), true)
+	case c.s.has(FaultPartialFullState) || (c.s.has(FaultPartialStateForNamed) && !ts.wildcard):
+		return c.send(ts, snap, changed, false) // breaks GRP-1
+	case deleted && !c.s.has(FaultRemovalsFirst):
+		// GRP-1 with the deleted ones still in: they go in the removal phase.
+		return c.sendKeeping(ts, snap, c.wanted(ts, snap))
+	}
+	if err := c.send(ts, snap, c.wanted(ts, snap), true); err != nil {
+		return err
+	}
+	if rds := c.types[wire.Route.URL]; ts.t.URL == wire.Listener.URL && rds != nil && rds.started && c.s.has(FaultResendRoutesOnListenerUpdate) {
+		// WARM-5 not used (MAY): the listener's routes go again, unchanged.
+		return c.respondSubscribed(rds, c.s.snapshot(c.node, wire.Route.URL), false)
+	}
+	return nil
+}
+
+// sendKeeping sends the full state names plus, as last sent, the
+// resources the store deleted that the stream still holds.
+func (c *sotwConn) sendKeeping(ts *sotwType, snap snapshot, names []string) error {
+	stale := map[string]*anypb.Any{}
+	for n := range ts.sent {
+		if _, ok := snap.resources[n]; !ok && c.wants(ts, n) && ts.sentAny[n] != nil {
+			stale[n] = ts.sentAny[n]
+		}
+	}
+	return c.sendWith(ts, snap, names, false, stale)
+}
+
+// pushOrder is the order in which the types of a change are pushed:
+// make-before-break (see onWake), or with FaultOrderAsSubscribed the order
+// in which the stream subscribed to them.
+func (c *conn) pushOrder(subscribed []string) []string {
+	if c.s.has(FaultOrderAsSubscribed) {
+		return subscribed // breaks CONS-1..5
+	}
+	var out []string
+	for _, t := range makeBeforeBreak {
+		if slices.Contains(subscribed, t.URL) {
+			out = append(out, t.URL)
+		}
+	}
+	return out
+}
+
+// makeBeforeBreak orders the types of one change: what a resource refers
+// to comes before it (CONS-1..5).
+var makeBeforeBreak = []wire.Type{wire.Secret, wire.Cluster, wire.Endpoint, wire.Listener, wire.Route, wire.ScopedRoute, wire.VirtualHost, wire.Runtime}
+
+// removalOrder orders the removals of one change referrers first:
+// listeners and routes before the clusters they used, clusters before
+// their endpoints (CONS-6).
+var removalOrder = []wire.Type{wire.Listener, wire.ScopedRoute, wire.Route, wire.VirtualHost, wire.Cluster, wire.Endpoint, wire.Secret, wire.Runtime}
+
+// inRemovalOrder sorts ps by removalOrder of their type URL.
+func inRemovalOrder[P any](ps []P, typeOf func(P) string) []P {
+	var out []P
+	for _, t := range removalOrder {
+		for _, p := range ps {
+			if typeOf(p) == t.URL {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// versionOf is what the stream compares to decide whether a resource
+// changed: its version, which covers its TTL, or with
+// FaultTTLChangeNotPushed its content only.
+func (c *conn) versionOf(e *entry) string {
+	if c.s.has(FaultTTLChangeNotPushed) {
+		return contentVersion(e.res) // breaks TTL-3
+	}
+	return e.version
 }
 
 // send sends one response of ts's type with the named resources. full says
 // the response is the complete state, so names missing from the store are
 // no longer known to the client.
 func (c *sotwConn) send(ts *sotwType, snap snapshot, names []string, full bool) error {
+	return c.sendWith(ts, snap, names, full, nil)
+}
+
+// sendWith is send with stale resources added as they were last sent.
+func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bool, stale map[string]*anypb.Any) error {
 	resp := &discovery.DiscoveryResponse{
 		VersionInfo: c.versionInfo(snap),
 		TypeUrl:     ts.t.URL, // STREAM-7: the requested type
@@ -364,12 +520,23 @@ func (c *sotwConn) send(ts *sotwType, snap snapshot, names []string, full bool) 
 	for _, n := range names { // DUP-1: names are unique
 		e := snap.resources[n]
 		a := c.pack(ts.t, e)
-		if prev, ok := ts.sentAny[n]; ok && c.s.has(FaultMergeUpdates) && ts.sent[n] != e.version {
+		if prev, ok := ts.sentAny[n]; ok && c.s.has(FaultMergeUpdates) && ts.sent[n] != c.versionOf(e) {
 			a = mergeAny(prev, a) // breaks GRP-4
 		}
 		ts.sentAny[n] = a
-		resp.Resources = append(resp.Resources, a)
-		ts.sent[n] = e.version
+		resp.Resources = append(resp.Resources, c.wrap(n, e, a))
+		ts.sent[n] = c.versionOf(e)
+	}
+	for _, n := range sortedNames(stale) {
+		resp.Resources = append(resp.Resources, stale[n])
+	}
+	for _, n := range names {
+		switch ts.t.URL {
+		case wire.Cluster.URL:
+			c.clustersSent[n] = true
+		case wire.Endpoint.URL:
+			delete(c.clustersSent, n)
+		}
 	}
 	if c.s.has(FaultDuplicateNames) && len(resp.Resources) > 0 {
 		resp.Resources = append(resp.Resources, resp.Resources[0]) // breaks DUP-1
@@ -383,6 +550,7 @@ func (c *sotwConn) send(ts *sotwType, snap snapshot, names []string, full bool) 
 	}
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
+	c.s.sent(c.node, ts.t, names)
 	if c.holdsHeadOfLine() {
 		return nil // breaks ADS-2: nothing is answered while an EDS name is missing
 	}
@@ -403,6 +571,21 @@ func (c *sotwConn) holdsHeadOfLine() bool {
 		}
 	}
 	return false
+}
+
+// wrap is the resource as a SotW response carries it: wrapped in a
+// discovery Resource with its TTL when it has one and the client takes
+// both TTLs and wrappers (TTL-1, TTL-5), bare otherwise, since a TTL
+// cannot be said without a wrapper.
+func (c *sotwConn) wrap(name string, e *entry, a *anypb.Any) *anypb.Any {
+	if e.ttl == nil || !c.takesWrappers() || !(c.takesTTL() || c.s.has(FaultWrapForEveryone)) {
+		return a
+	}
+	w, err := anypb.New(&discovery.Resource{Name: name, Version: e.version, Ttl: e.ttl, Resource: a})
+	if err != nil {
+		return a
+	}
+	return w
 }
 
 // versionInfo is the type's version for the node: it changes whenever a

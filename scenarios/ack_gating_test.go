@@ -22,12 +22,22 @@ import (
 // NACKed the previous one of that type, as Consul does (agent/xds/delta.go,
 // SendIfNew: "Wait for Envoy to catch up with this delta type before
 // sending something new"). The protocol allows it: every client answers
-// every response (ACK-1).
+// every response (ACK-1). Like Consul, it holds them off the handler's
+// goroutine: the handler's sends are queued, and one sender goroutine
+// sends each when its type is free, so the handler keeps reading the
+// requests (the ACKs among them).
 func ackGate(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	g := &gatedStream{ServerStream: ss, pending: map[string]bool{}}
 	g.cond = sync.NewCond(&g.mu)
-	go func() { <-ss.Context().Done(); g.mu.Lock(); g.cond.Broadcast(); g.mu.Unlock() }()
-	return h(srv, g)
+	sent := make(chan struct{})
+	go g.sender(sent)
+	err := h(srv, g)
+	g.mu.Lock()
+	g.done = true // no SendMsg may follow the handler's return
+	g.cond.Broadcast()
+	g.mu.Unlock()
+	<-sent
+	return err
 }
 
 type gatedStream struct {
@@ -35,18 +45,51 @@ type gatedStream struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	pending map[string]bool // type URL -> a response awaits its ACK
+	queue   []any
+	done    bool
 }
 
+// SendMsg queues m for the sender.
 func (g *gatedStream) SendMsg(m any) error {
-	if r, ok := m.(*discovery.DeltaDiscoveryResponse); ok {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.queue = append(g.queue, m)
+	g.cond.Broadcast()
+	return nil
+}
+
+// sender sends the queued responses in order, each once its type's
+// previous response was answered.
+func (g *gatedStream) sender(sent chan struct{}) {
+	defer close(sent)
+	ctx := g.Context()
+	go func() { <-ctx.Done(); g.mu.Lock(); g.cond.Broadcast(); g.mu.Unlock() }()
+	for {
 		g.mu.Lock()
-		for g.pending[r.GetTypeUrl()] && g.Context().Err() == nil {
+		for !g.done && ctx.Err() == nil && (len(g.queue) == 0 || g.held(g.queue[0])) {
 			g.cond.Wait()
 		}
-		g.pending[r.GetTypeUrl()] = true
+		if g.done || ctx.Err() != nil {
+			g.mu.Unlock()
+			return
+		}
+		m := g.queue[0]
+		g.queue = g.queue[1:]
+		if r, ok := m.(*discovery.DeltaDiscoveryResponse); ok {
+			g.pending[r.GetTypeUrl()] = true
+		}
 		g.mu.Unlock()
+		if g.ServerStream.SendMsg(m) != nil {
+			return
+		}
 	}
-	return g.ServerStream.SendMsg(m)
+}
+
+// held reports whether m waits for its type's previous response to be
+// answered; g.mu held.
+func (g *gatedStream) held(m any) bool {
+	r, ok := m.(*discovery.DeltaDiscoveryResponse)
+	return ok && g.pending[r.GetTypeUrl()]
 }
 
 func (g *gatedStream) RecvMsg(m any) error {

@@ -14,6 +14,7 @@ func Server() []*engine.Scenario {
 		streamScenarios, versionScenarios, ackScenarios, nonceScenarios,
 		resourceScenarios, wildcardScenarios, deletionScenarios,
 		missingScenarios, unsubscribeScenarios, deltaScenarios, adsScenarios,
+		warmingScenarios, consistencyScenarios, ttlScenarios,
 	} {
 		all = append(all, area...)
 	}

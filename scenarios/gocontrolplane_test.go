@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,12 +36,18 @@ func TestServerSuiteAgainstGoControlPlane(t *testing.T) {
 			assert.Empty(t, known.Unmatched(pairs), "known-failing entries that match no scenario")
 			for _, r := range rs {
 				if reason := known.ReasonFor(r.ID, r.Variant); reason != "" {
+					// A failure that depends on timing or on Go map order
+					// in the peer may pass in a run; nothing else may.
+					if strings.Contains(reason, engine.TimingDependent) && r.Outcome == results.Pass {
+						continue
+					}
 					assert.Equal(t, results.Fail, r.Outcome, "%s is listed as known-failing (%s) but %s", r.FullName(), reason, r.Outcome)
 					continue
 				}
 				// A pair skipped for a claim the fixture does not make
-				// (per variant) is no verdict either way.
-				if r.Outcome == results.Skip {
+				// (per variant) is no verdict either way, and a MAY
+				// behaviour not implemented is no failure.
+				if r.Outcome == results.Skip || r.Outcome == results.Unsupported {
 					continue
 				}
 				assert.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))

@@ -27,6 +27,7 @@ func Invariants() []Invariant {
 		{server, "STREAM-7", "every response names a v3 resource type (the stream's own on a per-type stream) and every resource, unwrapped, is of that type and decodes"},
 		{server, "TTL-5", "SotW resources come wrapped in envoy.service.discovery.v3.Resource only to a client that advertised xds.config.resource-in-sotw"},
 		{server, "DELTA-9", "every resource of a delta response has a name"},
+		{server, "TTL-3", "a resource without a body is a heartbeat: for a client that takes TTLs, of a resource the stream sent, at the version sent last"},
 		{server, "DUP-1", "no resource name appears twice in one response"},
 		{server, "DUP-3", "no delta response both updates and removes a name"},
 		{client, "STREAM-6", "every request on an aggregated stream has a type_url, and every type_url is a v3 resource type (the service's own on a per-type stream)"},

@@ -135,7 +135,28 @@ var mustCatch = map[string][]serverCatch{
 		{fault: refserver.FaultCloseOnNack, rule: "ACK-9"},
 		{fault: refserver.FaultStallAfterNack, rule: "ADS-1"},
 	},
-	"server/ads/no-head-of-line": {{fault: refserver.FaultADSHeadOfLine, rule: "ADS-2", regression: true}},
+	"server/ads/no-head-of-line":                 {{fault: refserver.FaultADSHeadOfLine, rule: "ADS-2", regression: true}},
+	"server/ttl/only-for-capable-clients":        {{fault: refserver.FaultTTLForEveryone, rule: "TTL-1"}},
+	"server/ttl/removed-by-resend":               {{fault: refserver.FaultTTLChangeNotPushed, rule: "TTL-3"}},
+	"server/ttl/wrapped-only-for-capable":        {{fault: refserver.FaultWrapForEveryone, rule: "TTL-5"}},
+	"server/warming/endpoints-after-cluster":     {{fault: refserver.FaultSlowWarming, rule: "WARM-3"}},
+	"server/warming/unchanged-routes-not-resent": {{fault: refserver.FaultResendRoutesOnListenerUpdate, rule: "WARM-5"}},
+	"server/warming/endpoints-resent-after-cluster-update": {
+		{fault: refserver.FaultNoCLAAfterClusterUpdate, rule: "WARM-4"},
+	},
+	"server/consistency/cluster-swap": {
+		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-1"},
+		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-2"},
+		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-4"},
+		{fault: refserver.FaultRemovalsFirst, rule: "CONS-6"},
+	},
+	"server/consistency/new-listener": {
+		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-3"},
+		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-4"},
+	},
+	"server/consistency/virtual-hosts-after-routes": {{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-5"}},
+	"server/grouping/partial-other-types":           {{fault: refserver.FaultFullStateEveryType, rule: "GRP-2"}},
+	"server/delta/subscribe-by-alias":               {{fault: refserver.FaultAliasesIgnored, rule: "DELTA-10"}},
 }
 
 func TestSelfProofTableCoversEveryServerScenario(t *testing.T) {

@@ -132,6 +132,24 @@ var deletionScenarios = append(deletionFamily(), []*engine.Scenario{
 		}),
 	},
 	{
+		ID:           "server/grouping/partial-other-types",
+		Title:        "SotW: a push of endpoints or routes may carry only what changed",
+		Requirements: []string{"GRP-2"},
+		Level:        results.May,
+		Variants:     sotw,
+		Needs:        fx(),
+		Run: srv(func(s *S) {
+			for _, t := range s.TypesOf(RDS, EDS) {
+				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
+				s.Subscribe(t, a, b)
+				s.AwaitAll(t, a, b)
+				s.Checking("GRP-2").NeverCarrying("only a changed", t, b)
+				s.Set(t, "a", 2)
+				s.AwaitRevision(t, a, 2)
+			}
+		}),
+	},
+	{
 		ID:           "server/duplicates/no-duplicate-names",
 		Title:        "No response carries two resources with the same name",
 		Requirements: []string{"DUP-1"},

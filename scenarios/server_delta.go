@@ -1,7 +1,10 @@
 package scenarios
 
 import (
+	"github.com/stretchr/testify/require"
+
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -134,6 +137,31 @@ var deltaScenarios = []*engine.Scenario{
 			s.C.Reconnect(EDS)
 			s.Subscribe(EDS, b) // new stream: node, last ACKed version, empty nonce, names {a, b}
 			s.Checking("RES-4").AwaitRevision(EDS, b, 1)
+		}),
+	},
+	{
+		ID:           "server/delta/subscribe-by-alias",
+		Title:        "Delta: a resource subscribed to by one of its aliases is sent, kept up to date, and dropped by the alias",
+		Requirements: []string{"DELTA-10"},
+		Level:        results.Should,
+		Variants:     delta,
+		Needs:        with(fx(VHDS), targets.NeedAliases),
+		Run: srv(func(s *S) {
+			// VHDS is where aliases are used: <route configuration>/<domain>.
+			alias := s.Name("routes") + "/www.example.com"
+			vh := s.SetWith(VHDS, "vh", 1, fixture.SetRequest{Aliases: []string{alias}})
+			bar := s.Set(VHDS, "barrier", 1)
+			v := s.Checking("DELTA-10")
+			s.Subscribe(VHDS, alias)
+			r := v.AwaitRevision(VHDS, vh, 1)
+			require.Contains(v, r.AliasesOf(vh), alias, "the response names the resource and lists its aliases")
+			s.Ack(VHDS, r)
+			s.SetWith(VHDS, "vh", 2, fixture.SetRequest{Aliases: []string{alias}})
+			s.Ack(VHDS, v.AwaitRevision(VHDS, vh, 2))
+			s.Unsubscribe(VHDS, alias)
+			s.Barrier(VHDS, bar)
+			v.NeverCarrying("the client unsubscribed the alias", VHDS, vh)
+			s.SetWith(VHDS, "vh", 3, fixture.SetRequest{Aliases: []string{alias}})
 		}),
 	},
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
@@ -130,9 +131,9 @@ func server(t *engine.T) *S {
 	if !ok {
 		t.Abortf("server scenario run without a server target (env %T)", t.Env)
 	}
-	c := connect(t, target)
-	s := &S{T: t, C: c, target: target, served: map[string]bool{}, revisions: map[revisionKey][]*fixturepb.RevisionField{},
-		next: map[string]string{}, closing: map[string]string{}}
+	// Registered first so it runs last, after every fake client closed:
+	// the reset's removals must not reach a client whose watches are
+	// still on.
 	t.Cleanup(func() {
 		if target.Fixture != nil {
 			// Leave the shared server as we found it, even when the
@@ -144,34 +145,121 @@ func server(t *engine.T) *S {
 		}
 	})
 	if target.Fixture != nil {
-		ctx, cancel := s.fixtureContext()
+		ctx, cancel := context.WithTimeout(t.Context(), t.Timeouts.Expect)
 		defer cancel()
 		if err := target.Fixture.Reset(ctx, t.NodeID); err != nil {
 			t.Abortf("%v", err)
 		}
 	}
+	c := connect(t, target)
+	s := &S{T: t, C: c, target: target, served: map[string]bool{}, revisions: map[revisionKey][]*fixturepb.RevisionField{},
+		next: map[string]string{}, closing: map[string]string{}}
 	return s
 }
 
 // Set creates or replaces resource base (made unique to the pair) at
 // revision rev through the fixture and returns the name the server serves.
 func (s *S) Set(t wire.Type, base string, rev int) string {
+	return s.SetWith(t, base, rev, fixture.SetRequest{})
+}
+
+// SetWith is Set with the options of the fixture's features (a TTL,
+// aliases) taken from opts; its Type, Name and Resource are filled in.
+func (s *S) SetWith(t wire.Type, base string, rev int, opts fixture.SetRequest) string {
 	name := s.Name(base)
+	opts.Type, opts.Name, opts.Resource = t, name, wire.BuildAny(t, name, rev)
 	ctx, cancel := s.fixtureContext()
 	defer cancel()
-	served, err := s.target.Fixture.Set(ctx, s.NodeID, t, name, wire.BuildAny(t, name, rev))
+	var served fixture.Served
+	var err error
+	if opts.TTL == 0 && len(opts.Aliases) == 0 {
+		// The plain call when no feature is used: what every fixture
+		// implements, and what test doubles of the fixture wrap.
+		served, err = s.target.Fixture.Set(ctx, s.NodeID, t, name, opts.Resource)
+	} else {
+		served, err = s.target.Fixture.SetWith(ctx, s.NodeID, opts)
+	}
 	if err != nil {
 		s.Abortf("%v", err)
 	}
-	s.served[served.Name] = true
 	s.expecting(t, s.pushRule())
+	s.record(t, name, rev, served)
+	return served.Name
+}
+
+// record notes what the fixture said of a resource it set.
+func (s *S) record(t wire.Type, name string, rev int, served fixture.Served) {
+	s.served[served.Name] = true
 	if s.target.Caps.GetBuildsContent() {
 		if len(served.Revision) == 0 {
 			s.Abortf("fixture SetResource %s %q: the server builds content but returned no revision fields", t.Short, name)
 		}
 		s.revisions[revisionKey{t.URL, served.Name, rev}] = served.Revision
 	}
-	return served.Name
+}
+
+// Change is one change of a batch (see Apply): Set of a revision (Message
+// nil) or of a message, or a deletion.
+type Change struct {
+	Type wire.Type
+	// Base is the resource's name before it is made unique to the pair;
+	// for a deletion, the name served.
+	Base    string
+	Rev     int
+	Message proto.Message // content to set instead of revision Rev
+	Delete  bool
+}
+
+// Apply applies changes through the fixture's batch (feature "batch"), so
+// the server sees them as one change, and returns the names served, one
+// per change.
+func (s *S) Apply(changes ...Change) []string {
+	var fcs []fixture.Change
+	for _, c := range changes {
+		if c.Delete {
+			fcs = append(fcs, fixture.DeleteChange(c.Type, c.Base))
+			continue
+		}
+		name := s.Name(c.Base)
+		m := c.Message
+		if m == nil {
+			m = wire.Build(c.Type, name, c.Rev)
+		}
+		a, err := anypb.New(m)
+		if err != nil {
+			s.Abortf("packing %T: %v", m, err)
+		}
+		fcs = append(fcs, fixture.SetChange(fixture.SetRequest{Type: c.Type, Name: name, Resource: a}))
+	}
+	ctx, cancel := s.fixtureContext()
+	defer cancel()
+	served, err := s.target.Fixture.Apply(ctx, s.NodeID, fcs)
+	if err != nil {
+		s.Abortf("%v", err)
+	}
+	var names []string
+	i := 0
+	for _, c := range changes {
+		if c.Delete {
+			names = append(names, c.Base)
+			continue
+		}
+		if c.Message == nil {
+			s.record(c.Type, s.Name(c.Base), c.Rev, served[i])
+		} else {
+			s.served[served[i].Name] = true
+		}
+		names = append(names, served[i].Name)
+		i++
+	}
+	return names
+}
+
+// WithFeatures replaces the scenario's fake client, before it has sent
+// anything, by one that advertises client features (TTLs, Resource
+// wrappers in SotW).
+func (s *S) WithFeatures(features ...string) {
+	s.C = connectWith(s.T, s.target, features)
 }
 
 // pushRule is the rule a change to a subscribed resource is pushed
@@ -540,18 +628,24 @@ func (s *S) Another() *fakeclient.Client {
 // both after the body and checks the global invariants on everything the
 // client received.
 func connect(t *engine.T, target *targets.Server) *fakeclient.Client {
+	return connectWith(t, target, nil)
+}
+
+// connectWith is connect for a client advertising features.
+func connectWith(t *engine.T, target *targets.Server, features []string) *fakeclient.Client {
 	conn, err := target.Connect()
 	if err != nil {
 		t.Abortf("%v", err)
 	}
 	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
-		NodeID:      t.NodeID,
-		Cluster:     target.NodeCluster(t.NodeID),
-		Metadata:    target.Metadata,
-		Timeout:     t.Timeouts.Expect,
-		Quiet:       t.Timeouts.Quiet,
-		Transcript:  t.Transcript,
-		OnViolation: t.StopLinger,
+		NodeID:         t.NodeID,
+		Cluster:        target.NodeCluster(t.NodeID),
+		ClientFeatures: features,
+		Metadata:       target.Metadata,
+		Timeout:        t.Timeouts.Expect,
+		Quiet:          t.Timeouts.Quiet,
+		Transcript:     t.Transcript,
+		OnViolation:    t.StopLinger,
 	})
 	t.Cleanup(func() { c.Close(); conn.Close() })
 	t.AfterRun(func(t *engine.T) {

@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+)
+
+// The client features a TTL depends on (xds_protocol#ttl): a client takes
+// TTLs when it advertises the first, and in SotW, where a TTL needs a
+// Resource wrapper, only when it also takes wrappers.
+const (
+	featureTTL            = "xds.config.supports-resource-ttl"
+	featureResourceInSotW = "xds.config.resource-in-sotw"
+)
+
+// resourceTTL is the TTL the TTL scenarios set: long, since no scenario
+// waits for a resource to expire; the server only has to pass it on.
+const resourceTTL = time.Hour
+
+// ttlClient switches the scenario to a fake client that takes TTLs, with
+// Resource wrappers in SotW unless wrappers is false.
+func (s *S) ttlClient(wrappers bool) {
+	features := []string{featureTTL}
+	if wrappers {
+		features = append(features, featureResourceInSotW)
+	}
+	s.WithFeatures(features...)
+}
+
+// ttlWords says what TTL a response gave.
+func ttlWords(d *durationpb.Duration) string {
+	if d == nil {
+		return "none"
+	}
+	return d.AsDuration().String()
+}
+
+// xds_protocol#ttl
+var ttlScenarios = []*engine.Scenario{
+	{
+		ID:           "server/ttl/only-for-capable-clients",
+		Title:        "A resource set with a TTL reaches a client that did not ask for TTLs without one",
+		Requirements: []string{"TTL-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(fx(EDS), targets.NeedTTL),
+		Run: srv(func(s *S) {
+			// The client takes SotW Resource wrappers, the only way a
+			// TTL can come in SotW, but not TTLs.
+			s.WithFeatures(featureResourceInSotW)
+			a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL})
+			s.Subscribe(EDS, a)
+			r := s.AwaitRevision(EDS, a, 1)
+			if ttl := r.TTLOf(a); ttl != nil {
+				s.Checking("TTL-1").Errorf("%q comes with a TTL of %v (response %q), but the client did not advertise %s", a, ttl.AsDuration(), r.Nonce, featureTTL)
+			}
+		}),
+	},
+	{
+		ID:           "server/ttl/removed-by-resend",
+		Title:        "The server passes on a TTL, and removes it by resending the resource without one",
+		Requirements: []string{"TTL-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(fx(EDS), targets.NeedTTL),
+		Run: srv(func(s *S) {
+			s.ttlClient(true)
+			a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL})
+			s.Subscribe(EDS, a)
+			v := s.Checking("TTL-3")
+			r := s.AwaitRevision(EDS, a, 1)
+			if got := r.TTLOf(a); got.AsDuration() != resourceTTL {
+				v.Fatalf("%q was set with a TTL of %v, but response %q gives it %v", a, resourceTTL, r.Nonce, ttlWords(got))
+			}
+			s.Ack(EDS, r)
+			s.Set(EDS, "a", 1) // the same resource, no TTL
+			v.awaitWhere(EDS, "a response resending "+a+" without a TTL", func(r *fakeclient.Response) bool {
+				return r.Has(a) && r.TTLOf(a) == nil
+			})
+		}),
+	},
+	{
+		ID:           "server/ttl/wrapped-only-for-capable",
+		Title:        "SotW: a resource with a TTL is not wrapped for a client that takes TTLs but not Resource wrappers",
+		Requirements: []string{"TTL-5"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        with(fx(EDS), targets.NeedTTL),
+		Run: srv(func(s *S) {
+			s.ttlClient(false)
+			a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL})
+			s.Subscribe(EDS, a)
+			r := s.AwaitRevision(EDS, a, 1)
+			if r.Wrapped(a) {
+				s.Checking("TTL-5").Errorf("%q comes wrapped in a Resource (response %q), but the client did not advertise %s", a, r.Nonce, featureResourceInSotW)
+			}
+		}),
+	},
+}

@@ -1,0 +1,72 @@
+package scenarios
+
+import (
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// xds_protocol#resource-warming: a client that warms clusters and
+// listeners (Envoy) waits for their endpoints and routes, and the server
+// is expected to provide them.
+var warmingScenarios = []*engine.Scenario{
+	{
+		ID:           "server/warming/endpoints-after-cluster",
+		Title:        "The endpoints of a cluster just pushed are sent as soon as the client asks for them",
+		Requirements: []string{"WARM-3"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        fx(CDS, EDS),
+		Run: srv(func(s *S) {
+			c := s.Set(CDS, "c", 1)
+			s.Set(EDS, "c", 1)
+			s.Subscribe(CDS, c)
+			s.Ack(CDS, s.AwaitResource(CDS, c))
+			s.Subscribe(EDS, c) // the cluster warms until these come
+			s.Checking("WARM-3").AwaitRevision(EDS, c, 1)
+		}),
+	},
+	{
+		ID:           "server/warming/endpoints-resent-after-cluster-update",
+		Title:        "After a cluster update, the same endpoints requested again are sent again (Envoy warming)",
+		Requirements: []string{"WARM-4"},
+		Level:        results.Should,
+		Variants:     []wire.Variant{wire.SotWADS},
+		Needs:        with(fx(CDS, EDS), targets.NeedEnvoyWarming),
+		Run: srv(func(s *S) {
+			c := s.Set(CDS, "c", 1)
+			s.Set(EDS, "c", 1)
+			s.Subscribe(CDS, c)
+			s.Ack(CDS, s.AwaitResource(CDS, c))
+			s.Subscribe(EDS, c)
+			s.Ack(EDS, s.AwaitResource(EDS, c))
+			s.Set(CDS, "c", 2)
+			s.Ack(CDS, s.AwaitRevision(CDS, c, 2))
+			// As Envoy does for an updated cluster: the same EDS request
+			// again, which it answers only with the endpoints.
+			s.must(EDS, s.C.SendSotW(EDS, s.C.SotWRequest(EDS, s.C.Names(EDS))))
+			s.Checking("WARM-4").AwaitRevision(EDS, c, 1)
+		}),
+	},
+	{
+		ID:           "server/warming/unchanged-routes-not-resent",
+		Title:        "A listener update does not need its unchanged routes sent again",
+		Requirements: []string{"WARM-5"},
+		Level:        results.May,
+		// On ADS, where one stream carries both and a server could most
+		// easily send the routes along.
+		Variants: ads,
+		Needs:    fx(LDS, RDS),
+		Run: srv(func(s *S) {
+			l, r := s.Set(LDS, "l", 1), s.Set(RDS, "r", 1)
+			s.Subscribe(LDS, l)
+			s.Ack(LDS, s.AwaitResource(LDS, l))
+			s.Subscribe(RDS, r)
+			s.Ack(RDS, s.AwaitResource(RDS, r))
+			s.Checking("WARM-5").NeverCarrying("the routes did not change", RDS, r)
+			s.Set(LDS, "l", 2)
+			s.AwaitRevision(LDS, l, 2)
+		}),
+	},
+}
