@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/xdsconform/xdsconform/requirements"
 )
 
 // TimingDependent marks a known-failing reason whose failure depends on
@@ -14,6 +16,22 @@ import (
 // fails in most runs and may pass in some, and a pass is not a stale
 // entry to the tests that check the shipped lists.
 const TimingDependent = "(timing-dependent)"
+
+// ReasonRules returns the rule IDs a known-failing reason starts with, as
+// the shipped lists write them: "DELTA-3: ...", "ACK-5/UPD-1 (timing-
+// dependent): ...". Only IDs of the catalogue count. The tests that check
+// the shipped lists require a listed failure to break one of them, so an
+// entry cannot hide a failure of another rule.
+func ReasonRules(reason string) []string {
+	head, _, _ := strings.Cut(reason, ":")
+	var out []string
+	for _, f := range strings.FieldsFunc(head, func(r rune) bool { return r == '/' || r == ',' || r == ' ' || r == '(' || r == ')' }) {
+		if _, ok := requirements.Lookup(f); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 // KnownFailing lists pairs expected to fail, each with the reason. A listed
 // failure does not fail the run; a listed pair that passes does, because the

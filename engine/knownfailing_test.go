@@ -109,3 +109,18 @@ func TestLoadKnownFailing(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// A known failure marked timing-dependent may pass in a run without
+// making its entry stale; any other entry that passes is stale.
+func TestTimingDependentPassIsNotStale(t *testing.T) {
+	kf, err := engine.ParseKnownFailing(strings.NewReader("server/a/flaky[*] CONS-1 (timing-dependent): order varies\nserver/a/firm[*] UPD-1: always\n"), "list")
+	require.NoError(t, err)
+	pass := func(*engine.T) {}
+	rs, _ := engine.Run(t.Context(), []engine.Pair{
+		{Scenario: &engine.Scenario{ID: "server/a/flaky", Requirements: []string{"CONS-1"}, Level: "SHOULD", Run: pass}, Variant: wire.SotWADS},
+		{Scenario: &engine.Scenario{ID: "server/a/firm", Requirements: []string{"UPD-1"}, Level: "SHOULD", Run: pass}, Variant: wire.SotWADS},
+	}, engine.Config{Env: fakeEnv{}, KnownFailing: kf})
+	require.Len(t, rs, 2)
+	assert.Empty(t, rs[0].KnownFailing, "a timing-dependent pass is not stale")
+	assert.NotEmpty(t, rs[1].KnownFailing, "any other listed pass is stale")
+}

@@ -163,6 +163,30 @@ func (s *Server) ExpectNoStream(ctx context.Context, after int) (*Stream, error)
 	return st, err
 }
 
+// WaitStream waits, until ctx ends, for a stream with an ID greater than
+// after; it returns nil, nil when ctx ends first or the server closes.
+func (s *Server) WaitStream(ctx context.Context, after int) (*Stream, error) {
+	for {
+		s.mu.Lock()
+		for _, st := range s.streams {
+			if st.ID > after {
+				s.mu.Unlock()
+				return st, nil
+			}
+		}
+		closed, notify := s.closed, s.notify
+		s.mu.Unlock()
+		if closed {
+			return nil, nil
+		}
+		select {
+		case <-notify:
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+}
+
 func (s *Server) waitStream(ctx context.Context, within time.Duration, match func(*Stream) bool) (*Stream, error) {
 	timer := time.NewTimer(within)
 	defer timer.Stop()

@@ -34,6 +34,9 @@ type Stream struct {
 	Service *wire.Type
 	// Delta is true for incremental streams.
 	Delta bool
+	// Opened is when the client opened the stream (RECONN-1 measures the
+	// waits between streams).
+	Opened time.Time
 
 	srv  *Server
 	ops  chan sendOp   // responses for the handler goroutine to send
@@ -145,6 +148,20 @@ func (r *Request) Names() []string {
 	return r.SotW.GetResourceNames()
 }
 
+// Previous returns the request of the same type that came before r on its
+// stream, nil for the type's first.
+func (r *Request) Previous() *Request {
+	st := r.Stream
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := r.Seq - 2; i >= 0 && i < len(st.all); i-- {
+		if st.all[i].TypeURL() == r.TypeURL() {
+			return st.all[i]
+		}
+	}
+	return nil
+}
+
 // String names the request in failure messages.
 func (r *Request) String() string {
 	return fmt.Sprintf("request #%d on %s (type %s, nonce %q)", r.Seq, r.Stream.Name, r.TypeURL(), r.Nonce())
@@ -172,7 +189,7 @@ var ErrEnded = errors.New("ended by the harness")
 
 func newStream(srv *Server, service *wire.Type, delta bool) *Stream {
 	return &Stream{
-		Service: service, Delta: delta, srv: srv,
+		Service: service, Delta: delta, srv: srv, Opened: time.Now(),
 		ops: make(chan sendOp), end: make(chan error, 1), gone: make(chan struct{}),
 		notify: make(chan struct{}), queues: map[string][]*Request{}, nonces: map[string]bool{}, sent: map[string]int{},
 	}
@@ -488,7 +505,8 @@ func (st *Stream) RespondAnys(ctx context.Context, t wire.Type, version string, 
 }
 
 // RespondDelta sends an incremental response of type t with a fresh nonce:
-// every resource at version (also the system_version_info), and removed.
+// system_version_info version, every resource at ResourceVersion(version,
+// its name), and removed.
 func (st *Stream) RespondDelta(ctx context.Context, t wire.Type, version string, resources []proto.Message, removed ...string) (*discovery.DeltaDiscoveryResponse, error) {
 	anys, err := pack(resources)
 	if err != nil {
@@ -496,10 +514,16 @@ func (st *Stream) RespondDelta(ctx context.Context, t wire.Type, version string,
 	}
 	resp := &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: version, RemovedResources: removed, Nonce: st.NewNonce()}
 	for i, a := range anys {
-		resp.Resources = append(resp.Resources, &discovery.Resource{Name: wire.NameOf(resources[i]), Version: version, Resource: a})
+		name := wire.NameOf(resources[i])
+		resp.Resources = append(resp.Resources, &discovery.Resource{Name: name, Version: ResourceVersion(version, name), Resource: a})
 	}
 	return resp, st.Send(ctx, resp)
 }
+
+// ResourceVersion is the per-resource version RespondDelta gives resource
+// name in a response at version: never the system_version_info, so a
+// client that mixes up the two (in initial_resource_versions, say) shows.
+func ResourceVersion(version, name string) string { return version + "/" + name }
 
 func pack(resources []proto.Message) ([]*anypb.Any, error) {
 	anys := make([]*anypb.Any, len(resources))

@@ -40,11 +40,15 @@ const userAgentVersion = "1"
 // defaultDNETimeout is the does-not-exist timer the spec recommends (DNE-1).
 const defaultDNETimeout = 15 * time.Second
 
-// Reconnect backoff (RECONN-1): short enough that scenarios see a prompt
-// reconnect, doubling so a server that keeps failing is not hammered.
+// Reconnect backoff (RECONN-1): a stream that had a response is reopened
+// at once (minBackoff: a server closing a stream is normal, RECONN-2);
+// one that failed before any response waits failBackoff, then twice as
+// long each time up to maxBackoff, so a server that keeps failing is not
+// hammered, and the growth is measurable above scheduling noise.
 const (
-	minBackoff = 10 * time.Millisecond
-	maxBackoff = 500 * time.Millisecond
+	minBackoff  = 10 * time.Millisecond
+	failBackoff = 100 * time.Millisecond
+	maxBackoff  = 1600 * time.Millisecond
 )
 
 // silenceTimeout is how long the reconnect-on-silence fault waits for a
@@ -247,14 +251,18 @@ func (c *Client) baseNode() *core.Node {
 		Cluster:              c.nodeCluster(),
 		UserAgentName:        UserAgentName,
 		UserAgentVersionType: &core.Node_UserAgentVersion{UserAgentVersion: userAgentVersion},
-		// Resource wrappers in SotW (TTL-6), spelled as gRPC clients do.
-		ClientFeatures: []string{ResourceInSotWFeature},
+		// Resource wrappers in SotW (TTL-6), spelled as gRPC clients do,
+		// and TTLs (TTL-2..4).
+		ClientFeatures: []string{ResourceInSotWFeature, TTLFeature},
 	}
 }
 
 // ResourceInSotWFeature is the client feature saying the client accepts
 // Resource wrappers in SotW responses.
 const ResourceInSotWFeature = "xds.config.resource-in-sotw"
+
+// TTLFeature is the client feature saying the client honours resource TTLs.
+const TTLFeature = "xds.config.supports-resource-ttl"
 
 // current returns the latest published CSDS view.
 func (c *Client) current() *statuspb.ClientConfig {

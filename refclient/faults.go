@@ -148,6 +148,65 @@ const (
 	// FaultStatusShowsFirstConfig shows in CSDS the first content accepted
 	// of each resource instead of the one in use (OBS-1).
 	FaultStatusShowsFirstConfig Fault = "status-shows-first-config"
+
+	// The faults below each break a step the scenarios of issue 10 added;
+	// most of them passed every scenario before, which is why the steps
+	// were added (scenarios/client_test.go, the regression table).
+
+	// FaultNackCodeOK NACKs with an error_detail whose code is OK (ACK-3, DELTA-1).
+	FaultNackCodeOK Fault = "nack-code-ok"
+	// FaultNackEmptyNames sends SotW NACKs without resource_names (RES-1).
+	FaultNackEmptyNames Fault = "nack-empty-names"
+	// FaultNonceOfLastAccepted makes requests after a NACK carry the
+	// nonce of the last accepted response of the type, not the NACKed one
+	// (NONCE-3).
+	FaultNonceOfLastAccepted Fault = "nonce-of-last-accepted"
+	// FaultIrvSystemVersion lists, in initial_resource_versions, the
+	// system_version_info of the responses instead of the resources' own
+	// versions (DELTA-6).
+	FaultIrvSystemVersion Fault = "irv-system-version"
+	// FaultApplyDuplicates NACKs a response naming a resource twice but
+	// uses its last copy all the same (DUP-2).
+	FaultApplyDuplicates Fault = "apply-duplicates"
+	// FaultOmissionOnlyWhenEmpty deletes the Listeners and Clusters a SotW
+	// response leaves out only when it carries none at all (DEL-4).
+	FaultOmissionOnlyWhenEmpty Fault = "omission-only-when-empty"
+	// FaultIgnoreRemovedWithResources ignores removed_resources in a delta
+	// response that also carries resources (DEL-2).
+	FaultIgnoreRemovedWithResources Fault = "ignore-removed-with-resources"
+	// FaultDeltaOmissionDeletes takes resources a delta response leaves out
+	// as deleted (GRP-3).
+	FaultDeltaOmissionDeletes Fault = "delta-omission-deletes"
+	// FaultResubscribeInAcks lists every subscribed name in the subscribe
+	// list of each delta ACK (DELTA-2).
+	FaultResubscribeInAcks Fault = "resubscribe-in-acks"
+	// FaultEmptyIsWildcard applies any resource of a SotW type whose names
+	// the client dropped all of, as if an empty list were a wildcard (RES-6).
+	FaultEmptyIsWildcard Fault = "empty-is-wildcard"
+	// FaultSlowAcks sends every ACK and NACK two seconds late (UPD-2).
+	FaultSlowAcks Fault = "slow-acks"
+	// FaultRequestBeforeAck sends, on a SotW response, a request restating
+	// the subscription at the previous version before the ACK (UPD-4).
+	FaultRequestBeforeAck Fault = "request-before-ack"
+	// FaultDNEAfterReconnect restarts the does-not-exist timer on a new
+	// stream for resources already held, and marks them missing when it
+	// fires (DNE-7).
+	FaultDNEAfterReconnect Fault = "dne-after-reconnect"
+	// FaultNoBackoff reopens failing streams at a constant short interval
+	// (RECONN-1).
+	FaultNoBackoff Fault = "no-backoff"
+	// FaultIgnoreTTL never expires a resource whose TTL lapsed (TTL-2).
+	FaultIgnoreTTL Fault = "ignore-ttl"
+	// FaultTTLSticks keeps a resource's TTL when it is resent without one (TTL-3).
+	FaultTTLSticks Fault = "ttl-sticks"
+	// FaultHeartbeatNoRefresh does not restart a TTL on a heartbeat (TTL-4).
+	FaultHeartbeatNoRefresh Fault = "heartbeat-no-refresh"
+	// FaultAllOrNothing uses none of the resources of a NACKed response,
+	// the valid ones included (ACK-8, MAY).
+	FaultAllOrNothing Fault = "all-or-nothing"
+	// FaultHintWithoutVersion sends SotW subscription changes with an empty
+	// version_info (HINT-1, MAY).
+	FaultHintWithoutVersion Fault = "hint-without-version"
 )
 
 // wrongListenerSuffix is appended to the listener name by the
@@ -213,6 +272,25 @@ var AllFaults = []Fault{
 	FaultLastUnsubscribeSaysNothing,
 	FaultStreamWideVersion,
 	FaultStatusShowsFirstConfig,
+	FaultNackCodeOK,
+	FaultNackEmptyNames,
+	FaultNonceOfLastAccepted,
+	FaultIrvSystemVersion,
+	FaultApplyDuplicates,
+	FaultOmissionOnlyWhenEmpty,
+	FaultIgnoreRemovedWithResources,
+	FaultDeltaOmissionDeletes,
+	FaultResubscribeInAcks,
+	FaultEmptyIsWildcard,
+	FaultSlowAcks,
+	FaultRequestBeforeAck,
+	FaultDNEAfterReconnect,
+	FaultNoBackoff,
+	FaultIgnoreTTL,
+	FaultTTLSticks,
+	FaultHeartbeatNoRefresh,
+	FaultAllOrNothing,
+	FaultHintWithoutVersion,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -272,6 +350,25 @@ var faultDescriptions = map[Fault]string{
 	FaultLastUnsubscribeSaysNothing:     "UNSUB-1, UNSUB-3: dropping the last name of a type sends a request that drops nothing",
 	FaultStreamWideVersion:              "VER-2, ADS-1: SotW requests carry the newest version of the stream, whatever its type",
 	FaultStatusShowsFirstConfig:         "OBS-1: CSDS shows the first content accepted of a resource, not the one in use",
+	FaultNackCodeOK:                     "ACK-3, DELTA-1: NACKs carry an error_detail whose code is OK",
+	FaultNackEmptyNames:                 "RES-1: SotW NACKs carry no resource_names",
+	FaultNonceOfLastAccepted:            "NONCE-3: after a NACK, requests carry the nonce of the last accepted response, not the NACKed one",
+	FaultIrvSystemVersion:               "DELTA-6: initial_resource_versions holds the responses' system_version_info, not the resources' versions",
+	FaultApplyDuplicates:                "DUP-2: a response naming a resource twice is NACKed, but its last copy is used",
+	FaultOmissionOnlyWhenEmpty:          "DEL-4: Listeners/Clusters a SotW response leaves out are deleted only when it carries none",
+	FaultIgnoreRemovedWithResources:     "DEL-2: removed_resources is ignored in a delta response that also carries resources",
+	FaultDeltaOmissionDeletes:           "GRP-3: resources a delta response leaves out are taken as deleted",
+	FaultResubscribeInAcks:              "DELTA-2: every delta ACK subscribes again to every name",
+	FaultEmptyIsWildcard:                "RES-6: once all names of a SotW type are dropped, any resource of the type is used",
+	FaultSlowAcks:                       "UPD-2: ACKs and NACKs go out two seconds late",
+	FaultRequestBeforeAck:               "UPD-4: a SotW response is followed by a request restating the subscription before its ACK",
+	FaultDNEAfterReconnect:              "DNE-7: resources held are marked not existing when the timer restarted on a new stream fires",
+	FaultNoBackoff:                      "RECONN-1: failing streams are reopened at a constant short interval",
+	FaultIgnoreTTL:                      "TTL-2: a resource whose TTL lapsed is kept",
+	FaultTTLSticks:                      "TTL-3: a resource resent without a TTL keeps its old one",
+	FaultHeartbeatNoRefresh:             "TTL-4: a heartbeat does not restart the TTL",
+	FaultAllOrNothing:                   "ACK-8 (MAY): none of the resources of a NACKed response is used, the valid ones included",
+	FaultHintWithoutVersion:             "HINT-1 (MAY): SotW subscription changes carry an empty version_info",
 }
 
 // Description returns one line naming the rule the fault breaks.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -66,6 +67,48 @@ func omit(h *harness, typ wire.Type, version, nonce, name string) string {
 	h.send(typ, version, nonce)
 	h.expectAck(typ, version, nonce, name)
 	return csdsStatus(h, typ, name)
+}
+
+// moveRoute points L at R2 (l2), checks the ACK and returns the RDS
+// request that follows: a subscription change.
+func moveRoute(h *harness) treq {
+	h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R2", 2))
+	h.expectAck(wire.Listener, "2", "l2", "L")
+	return h.next(wire.Route)
+}
+
+// onlyOther follows acceptListener with a listener response carrying only
+// another listener, checks the ACK and returns the CSDS status of L.
+func onlyOther(h *harness) string {
+	acceptListener(h)
+	h.send(wire.Listener, "2", "l2", wire.ClientListener("other", "R", 2))
+	h.expectAck(wire.Listener, "2", "l2", "L")
+	return csdsStatus(h, wire.Listener, "L")
+}
+
+// sendTTL sends L at version v with ttl (none when 0), in a SotW Resource
+// wrapper or a delta Resource; without body it is a heartbeat of L at v.
+func sendTTL(h *harness, v, nonce string, ttl time.Duration, body bool) {
+	res := &discovery.Resource{Name: "L", Version: v}
+	if body {
+		res.Resource = mustAny(h.t, wire.ClientListener("L", "R", 1))
+	}
+	if ttl > 0 {
+		res.Ttl = durationpb.New(ttl)
+	}
+	if h.v.IsDelta() {
+		h.sendDelta(wire.Listener, &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: nonce, SystemVersionInfo: v, Resources: []*discovery.Resource{res}})
+		return
+	}
+	h.sendAnys(wire.Listener, v, nonce, mustAny(h.t, res))
+}
+
+// lapses reports whether L is reported DOES_NOT_EXIST within d.
+func lapses(h *harness, d time.Duration) string {
+	_, ok := h.waitCSDS(wire.Listener, "L", d, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {
+		return g.GetClientStatus().String() == "DOES_NOT_EXIST"
+	})
+	return fmt.Sprint(ok)
 }
 
 // Scenarios of the faults tried in two variants.
@@ -482,6 +525,136 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			h.send(wire.Listener, "3", "l3", wire.ClientListener("L", "R", 3))
 			return nacked(h.next(wire.Listener))
 		}, "false", "true"},
+
+		{FaultNackCodeOK, wire.DeltaADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			return fmt.Sprint(h.expectNack(wire.Listener, "l2").Err.GetCode())
+		}, "3", "0"}, // INVALID_ARGUMENT, OK
+
+		{FaultNackEmptyNames, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			return fmt.Sprint(h.expectNack(wire.Listener, "l2").Names)
+		}, "[L]", "[]"},
+
+		{FaultNonceOfLastAccepted, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			h.sendAnys(wire.Route, "2", "r2", mustAny(h.t, wire.ClientCluster("C", 2))) // mistyped
+			h.expectNack(wire.Route, "r2")
+			return moveRoute(h).Nonce // the RDS subscription change after the NACK
+		}, "r2", "r1"},
+
+		{FaultIrvSystemVersion, wire.DeltaADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.sendDelta(wire.Listener, &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: "l1", SystemVersionInfo: "s1",
+				Resources: []*discovery.Resource{{Name: "L", Version: "1", Resource: mustAny(h.t, wire.ClientListener("L", "R", 1))}}})
+			h.expectAck(wire.Listener, "", "l1")
+			h.closeStreams(nil)
+			return fmt.Sprint(h.next(wire.Listener).IRV)
+		}, "map[L:1]", "map[L:s1]"},
+
+		{FaultApplyDuplicates, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2), wire.ClientListener("L", "R2", 3))
+			h.expectNack(wire.Listener, "l2")
+			return h.resource(wire.Listener, "L").GetVersionInfo()
+		}, "1", "2"},
+
+		// A SotW response with another listener deletes L (DEL-4); a delta
+		// one leaves it (GRP-3).
+		{FaultOmissionOnlyWhenEmpty, wire.SotWPerType, 0, onlyOther, "DOES_NOT_EXIST", "ACKED"},
+		{FaultDeltaOmissionDeletes, wire.DeltaADS, 0, onlyOther, "ACKED", "DOES_NOT_EXIST"},
+
+		{FaultIgnoreRemovedWithResources, wire.DeltaPerType, 0, func(h *harness) string {
+			acceptListener(h)
+			h.sendDelta(wire.Listener, &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: "l2", RemovedResources: []string{"L"},
+				Resources: []*discovery.Resource{{Name: "other", Version: "2", Resource: mustAny(h.t, wire.ClientListener("other", "R", 2))}}})
+			h.expectAck(wire.Listener, "", "l2")
+			return csdsStatus(h, wire.Listener, "L")
+		}, "DOES_NOT_EXIST", "ACKED"},
+
+		{FaultResubscribeInAcks, wire.DeltaADS, 0, func(h *harness) string {
+			return fmt.Sprint(acceptListener(h).Names)
+		}, "[]", "[L]"},
+
+		{FaultEmptyIsWildcard, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.expectSubscribe(wire.Route, "R")
+			omit(h, wire.Listener, "2", "l2", "L") // L is gone, and with it the last route name
+			h.expectSubscribe(wire.Route)
+			h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
+			h.expectAck(wire.Route, "1", "r1")
+			return fmt.Sprint(h.resource(wire.Route, "R") != nil)
+		}, "false", "true"},
+
+		{FaultSlowAcks, wire.SotWPerType, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
+			sent := time.Now()
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			return fmt.Sprint(time.Since(sent) > time.Second)
+		}, "false", "true"},
+
+		{FaultRequestBeforeAck, wire.SotWADS, 0, func(h *harness) string {
+			return acceptListener(h).Version // the ACK, or the restated subscription before it
+		}, "1", ""},
+
+		{FaultDNEAfterReconnect, wire.SotWADS, 100 * time.Millisecond, func(h *harness) string {
+			acceptListener(h)
+			h.closeStreams(nil)
+			h.expectSubscribe(wire.Listener, "L") // never answered
+			return lapses(h, time.Second)
+		}, "false", "true"},
+
+		{FaultNoBackoff, wire.SotWADS, 0, func(h *harness) string {
+			// Four streams end before any response: the third wait
+			// (400 ms) is well above twice the first (100 ms).
+			var opened []time.Time
+			for range 4 {
+				h.stream(wire.Listener)
+				opened = append(opened, time.Now())
+				h.closeStreams(nil)
+			}
+			return fmt.Sprint(opened[3].Sub(opened[2]) > 2*opened[1].Sub(opened[0]))
+		}, "true", "false"},
+
+		{FaultIgnoreTTL, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			sendTTL(h, "1", "l1", 200*time.Millisecond, true)
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			return lapses(h, time.Second)
+		}, "true", "false"},
+
+		{FaultTTLSticks, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			sendTTL(h, "1", "l1", 300*time.Millisecond, true)
+			sendTTL(h, "2", "l2", 0, true) // at once, so the TTL cannot lapse before
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			h.expectAck(wire.Listener, "2", "l2", "L")
+			return lapses(h, time.Second)
+		}, "false", "true"},
+
+		{FaultHeartbeatNoRefresh, wire.DeltaADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			sendTTL(h, "1", "l1", wait, true) // outlasts the case
+			h.expectAck(wire.Listener, "", "l1")
+			sendTTL(h, "1", "l2", 200*time.Millisecond, false) // restarts it, short
+			h.expectAck(wire.Listener, "", "l2")
+			return lapses(h, time.Second)
+		}, "true", "false"},
+
+		{FaultAllOrNothing, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.send(wire.Listener, "2", "l2", wire.ClientListener("L", "R", 2), wire.InvalidListener("other", 2))
+			h.expectNack(wire.Listener, "l2")
+			return h.resource(wire.Listener, "L").GetVersionInfo() // L itself was valid
+		}, "2", "1"},
+
+		{FaultHintWithoutVersion, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			return moveRoute(h).Version
+		}, "1", ""},
 	}
 
 	covered := map[Fault]bool{}

@@ -6,11 +6,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -21,16 +23,23 @@ type raw struct {
 	any     *anypb.Any
 	version string
 	name    string
+	// ttl is the Resource wrapper's TTL (TTL-2), nil when it has none.
+	ttl *durationpb.Duration
+	// heartbeat marks a wrapper without a body naming a resource held at
+	// that version: it only restarts the TTL (TTL-4).
+	heartbeat bool
 }
 
 // item is a resource that decoded and has a name; refs is nil when the
 // resource failed the type checks (it is then only ever applied by the
 // apply-rejected fault).
 type item struct {
-	name    string
-	any     *anypb.Any
-	version string
-	refs    []ref
+	name      string
+	any       *anypb.Any
+	version   string
+	refs      []ref
+	ttl       *durationpb.Duration
+	heartbeat bool
 }
 
 // problem is one reason to NACK a response; name is the resource it is
@@ -97,8 +106,13 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	}
 	prev := c.versions[u]
 	if len(probs) > 0 {
-		if c.fault(FaultApplyRejected) {
+		switch {
+		case c.fault(FaultApplyRejected):
 			c.applySotW(u, items) // ACK-7 broken
+		case c.fault(FaultApplyDuplicates) && onlyDuplicates(probs):
+			c.applySotW(u, items) // DUP-2 broken: the last copy is used
+		default:
+			c.applyValid(u, items, probs) // ACK-8: the valid ones are used
 		}
 		msg := c.reject(u, func(string) string { return r.GetVersionInfo() }, probs)
 		if !c.replies(u) {
@@ -110,12 +124,16 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 			req.VersionInfo = r.GetVersionInfo() // ACK-3 broken
 		}
 		if !c.fault(FaultNackWithoutErrorDetail) { // else ACK-3, ACK-4 broken
-			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: c.nackMessage(msg)}
+			req.ErrorDetail = &status.Status{Code: c.nackCode(), Message: c.nackMessage(msg)}
+		}
+		if c.fault(FaultNackEmptyNames) {
+			req.ResourceNames = nil // RES-1 broken
 		}
 		if c.fault(FaultNoTypeURL) {
 			req.TypeUrl = "" // STREAM-6 broken
 		}
-		c.enqueue(st, req)
+		st.nackedLatest[u] = true
+		c.enqueueReply(st, req)
 		return
 	}
 	c.applySotW(u, items)
@@ -124,6 +142,15 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	if !c.replies(u) {
 		return
 	}
+	if c.fault(FaultRequestBeforeAck) {
+		// UPD-4 broken: the subscription again, at the previous version,
+		// before the ACK.
+		again := c.sotwRequest(st, u, c.requested(u), true)
+		again.VersionInfo = prev
+		c.enqueue(st, again)
+	}
+	st.nackedLatest[u] = false
+	st.acceptedNonces[u] = r.GetNonce()
 	// ACK-2: the response's version and nonce, no error_detail.
 	req := c.sotwRequest(st, u, c.requested(u), true)
 	if c.fault(FaultAckEmptyNames) {
@@ -138,7 +165,48 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	if c.fault(FaultNoTypeURL) {
 		req.TypeUrl = "" // STREAM-6 broken
 	}
-	c.enqueue(st, req)
+	c.enqueueReply(st, req)
+}
+
+// onlyDuplicates reports whether every problem is a duplicate name.
+func onlyDuplicates(probs []problem) bool {
+	for _, p := range probs {
+		if !strings.HasPrefix(p.msg, "duplicate resource name") {
+			return false
+		}
+	}
+	return true
+}
+
+// applyValid applies, of a NACKed response, the resources that were
+// valid, as gRPC clients do (ACK-8); a problem with the response as a
+// whole applies none. A resource found invalid keeps the version in use
+// (ACK-7).
+func (c *Client) applyValid(u string, items []item, probs []problem) {
+	if c.fault(FaultAllOrNothing) {
+		return // ACK-8 not used (MAY)
+	}
+	bad := map[string]bool{}
+	for _, p := range probs {
+		if p.name == "" {
+			return
+		}
+		bad[p.name] = true
+	}
+	for _, it := range items {
+		if s := c.state(u, it.name); s != nil && !bad[it.name] {
+			c.store(s, it)
+		}
+	}
+}
+
+// nackCode is the error_detail code of a NACK: INVALID_ARGUMENT, as gRPC
+// clients send (ACK-3).
+func (c *Client) nackCode() int32 {
+	if c.fault(FaultNackCodeOK) {
+		return 0 // ACK-3, DELTA-1 broken
+	}
+	return int32(codes.InvalidArgument)
 }
 
 func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
@@ -147,7 +215,14 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	raws := make([]raw, len(r.GetResources()))
 	versions := map[string]string{}
 	for i, res := range r.GetResources() {
-		raws[i] = raw{any: res.GetResource(), version: res.GetVersion(), name: res.GetName()}
+		raws[i] = raw{any: res.GetResource(), version: res.GetVersion(), name: res.GetName(), ttl: res.GetTtl()}
+		if res.GetResource() == nil {
+			// A resource without a body is a heartbeat of one held at that
+			// version (TTL-4); anything else without a body is invalid.
+			if held := c.state(u, res.GetName()); held != nil && held.any != nil && held.version == res.GetVersion() {
+				raws[i] = raw{any: held.any, version: held.version, name: res.GetName(), ttl: res.GetTtl(), heartbeat: true}
+			}
+		}
 		versions[res.GetName()] = res.GetVersion()
 	}
 	items, probs, crash := c.decode(st, u, raws)
@@ -176,8 +251,13 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 		req.ResponseNonce = p // NONCE-3 broken
 	}
 	if len(probs) > 0 {
-		if c.fault(FaultApplyRejected) {
+		switch {
+		case c.fault(FaultApplyRejected):
 			c.applyDelta(u, items, r.GetRemovedResources()) // ACK-7 broken
+		case c.fault(FaultApplyDuplicates) && onlyDuplicates(probs):
+			c.applyDelta(u, items, nil) // DUP-2 broken: the last copy is used
+		default:
+			c.applyValid(u, items, probs) // ACK-8: the valid ones are used
 		}
 		msg := c.reject(u, func(name string) string {
 			if v := versions[name]; v != "" {
@@ -186,7 +266,7 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 			return sv
 		}, probs)
 		if !c.fault(FaultNackWithoutErrorDetail) { // else DELTA-1, ACK-4 broken
-			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: c.nackMessage(msg)}
+			req.ErrorDetail = &status.Status{Code: c.nackCode(), Message: c.nackMessage(msg)}
 		}
 	} else {
 		c.applyDelta(u, items, r.GetRemovedResources())
@@ -203,11 +283,14 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	if c.fault(FaultIrvOnEveryRequest) {
 		req.InitialResourceVersions = c.held(u) // DELTA-6 broken
 	}
+	if c.fault(FaultResubscribeInAcks) {
+		req.ResourceNamesSubscribe = c.requested(u) // DELTA-2 broken
+	}
 	if c.fault(FaultNoTypeURL) {
 		req.TypeUrl = "" // STREAM-6 broken
 	}
 	st.sent[u] = true // later requests of the type are not its first (DELTA-6)
-	c.enqueue(st, req)
+	c.enqueueReply(st, req)
 }
 
 // versionLess orders system_version_info values numerically when both are
@@ -267,7 +350,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 		if err != nil {
 			probs = append(probs, problem{name, err.Error()})
 		}
-		it := item{name: name, any: r.any, version: r.version, refs: refs}
+		it := item{name: name, any: r.any, version: r.version, refs: refs, ttl: r.ttl, heartbeat: r.heartbeat}
 		if j, dup := seen[name]; dup {
 			if !c.fault(FaultAckDuplicates) { // else DUP-2 broken
 				probs = append(probs, problem{name, fmt.Sprintf("duplicate resource name %q", name)})
@@ -320,17 +403,23 @@ func (c *Client) reject(u string, versionOf func(name string) string, probs []pr
 // REQUESTED, since the response may answer an older request (DNE-2).
 func (c *Client) applySotW(u string, items []item) {
 	in := map[string]bool{}
+	t, _ := wire.TypeByURL(u)
 	for _, it := range items {
 		in[it.name] = true
-		if s := c.state(u, it.name); s != nil {
+		switch s := c.state(u, it.name); {
+		case s != nil:
 			c.store(s, it)
-		} else if c.fault(FaultApplyUnrequested) {
+		case c.fault(FaultApplyUnrequested):
 			c.keepUnrequested(u, it)
+		case c.fault(FaultEmptyIsWildcard) && !t.Wildcard && len(c.requested(u)) == 0:
+			c.keepUnrequested(u, it) // RES-6 broken: no names read as all of them
 		}
 	}
-	t, _ := wire.TypeByURL(u)
 	deleteMissing := t.Wildcard
 	if t.Wildcard && c.fault(FaultIgnoreLdsCdsOmission) {
+		deleteMissing = false // DEL-4 broken
+	}
+	if t.Wildcard && len(items) > 0 && c.fault(FaultOmissionOnlyWhenEmpty) {
 		deleteMissing = false // DEL-4 broken
 	}
 	if !t.Wildcard && c.fault(FaultOmissionDeletesAllTypes) {
@@ -365,7 +454,19 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 			c.keepUnrequested(u, it)
 		}
 	}
-	if c.fault(FaultIgnoreRemoved) {
+	if c.fault(FaultDeltaOmissionDeletes) {
+		// GRP-3 broken: what the response leaves out is taken as deleted.
+		in := map[string]bool{}
+		for _, it := range items {
+			in[it.name] = true
+		}
+		for _, s := range c.res[u] {
+			if s.any != nil && !in[s.name] {
+				c.remove(s)
+			}
+		}
+	}
+	if c.fault(FaultIgnoreRemoved) || (len(items) > 0 && c.fault(FaultIgnoreRemovedWithResources)) {
 		return // DEL-2 broken
 	}
 	for _, name := range removed {
@@ -378,8 +479,18 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 // store replaces a resource whole (GRP-4), whether solicited or pushed
 // (UPD-6), and also after it was found not to exist (DNE-4).
 func (c *Client) store(s *resState, it item) {
+	if it.heartbeat {
+		// TTL-4: a heartbeat restarts the TTL and changes nothing else.
+		if !c.fault(FaultHeartbeatNoRefresh) { // else TTL-4 broken
+			c.setTTL(s, it.ttl)
+		}
+		return
+	}
 	if s.status == statusDoesNotExist && c.fault(FaultIgnoreAfterDne) {
 		return // DNE-4 broken
+	}
+	if it.ttl != nil || !c.fault(FaultTTLSticks) { // else TTL-3 broken: the old TTL runs on
+		c.setTTL(s, it.ttl)
 	}
 	if s.any != nil && c.fault(FaultIgnoreUpdates) {
 		return // UPD-6, GRP-4 broken
@@ -397,12 +508,24 @@ func (c *Client) store(s *resState, it item) {
 	c.stopDNE(s.typ, s.name)
 }
 
+// setTTL starts (or restarts) the resource's TTL timer, or, for a
+// resource resent without a TTL, cancels it (TTL-2, TTL-3).
+func (c *Client) setTTL(s *resState, ttl *durationpb.Duration) {
+	k := timerKey{kind: ttlTimer, typ: s.typ, name: s.name}
+	if ttl == nil {
+		delete(c.deadlines, k)
+		return
+	}
+	c.deadlines[k] = time.Now().Add(ttl.AsDuration())
+}
+
 // remove deletes a resource: it does not exist any more.
 func (c *Client) remove(s *resState) {
 	s.any, s.version, s.refs = nil, "", nil
 	s.status = statusDoesNotExist
 	s.errDetails, s.errVersion = "", ""
 	c.stopDNE(s.typ, s.name)
+	delete(c.deadlines, timerKey{kind: ttlTimer, typ: s.typ, name: s.name})
 }
 
 // unwrap reads one SotW resource. The client advertises resource-in-sotw,
@@ -419,11 +542,11 @@ func (c *Client) unwrap(u string, a *anypb.Any, version string) raw {
 	}
 	if w.GetResource() == nil {
 		if s := c.state(u, w.GetName()); s != nil && s.any != nil {
-			return raw{any: s.any, version: s.version, name: w.GetName()}
+			return raw{any: s.any, version: s.version, name: w.GetName(), ttl: w.GetTtl(), heartbeat: true}
 		}
 		return raw{name: w.GetName(), version: version} // a heartbeat for nothing held: no body
 	}
-	return raw{any: w.GetResource(), version: version, name: w.GetName()}
+	return raw{any: w.GetResource(), version: version, name: w.GetName(), ttl: w.GetTtl()}
 }
 
 // nackMessage is the error_detail message of a NACK (ACK-4).

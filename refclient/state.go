@@ -256,6 +256,9 @@ func (c *Client) sotwNonce(st *stream, u string) string {
 	if c.fault(FaultStreamWideNonce) { // NONCE-3 broken on ADS
 		n = st.lastNonce
 	}
+	if c.fault(FaultNonceOfLastAccepted) && st.nackedLatest[u] {
+		n = st.acceptedNonces[u] // NONCE-3 broken
+	}
 	return n
 }
 
@@ -273,13 +276,17 @@ func (c *Client) sotwRequest(st *stream, u string, names []string, reply bool) *
 	if !reply && !st.sent[u] && st.gen > 1 && c.fault(FaultReconnectEmptyVersion) {
 		req.VersionInfo = "" // VER-4 broken
 	}
+	if !reply && st.sent[u] && c.fault(FaultHintWithoutVersion) {
+		req.VersionInfo = "" // HINT-1 not used (MAY)
+	}
 	if c.fault(FaultStreamWideVersion) && st.lastVersion != "" {
 		req.VersionInfo = st.lastVersion // VER-2, ADS-1 broken on ADS
 	}
+	resent := st.gen > 1 && !st.sent[u]
 	st.sent[u] = true
 	st.sentNames[u] = setOf(names)
 	for _, n := range names {
-		c.startDNE(u, n)
+		c.startDNE(u, n, resent)
 	}
 	return req
 }
@@ -301,6 +308,11 @@ func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discov
 		if c.fault(FaultStaleInitialVersions) {
 			req.InitialResourceVersions = maps.Clone(c.firstVersions[u]) // DELTA-6 broken
 		}
+		if c.fault(FaultIrvSystemVersion) {
+			for n := range req.InitialResourceVersions {
+				req.InitialResourceVersions[n] = c.sysVersions[u] // DELTA-6 broken
+			}
+		}
 	}
 	if first && c.fault(FaultReuseNonceAfterReconnect) {
 		req.ResponseNonce = st.nonces[u] // NONCE-5 broken
@@ -314,7 +326,7 @@ func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discov
 	}
 	for _, n := range sub {
 		st.sentNames[u][n] = true
-		c.startDNE(u, n)
+		c.startDNE(u, n, first && st.gen > 1)
 	}
 	for _, n := range unsub {
 		delete(st.sentNames[u], n)

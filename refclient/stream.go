@@ -40,10 +40,10 @@ type stream struct {
 	cs     grpc.ClientStream
 
 	qmu     sync.Mutex
-	queue   []proto.Message
+	queue   []any // proto.Message, or delayed
 	qnotify chan struct{}
 
-	pending     []proto.Message   // requests built during the current event
+	pending     []any             // requests built during the current event
 	held        bool              // waits-for-server: nothing is sent before a response
 	nodeSent    bool              // the node went out on the first request (STREAM-3)
 	nonces      map[string]string // latest nonce per type on this stream (NONCE-3)
@@ -52,6 +52,17 @@ type stream struct {
 	lastVersion string            // latest version accepted of any type (stream-wide-version)
 	sent        map[string]bool   // a request of the type went out on this stream
 	sentNames   map[string]map[string]bool
+	// nackedLatest and acceptedNonces are the nonce-of-last-accepted
+	// fault's memory: whether the type's latest response was NACKed, and
+	// the nonce of its last accepted one.
+	nackedLatest   map[string]bool
+	acceptedNonces map[string]string
+}
+
+// delayed is a request the slow-acks fault holds back until at.
+type delayed struct {
+	m  proto.Message
+	at time.Time
 }
 
 // Events from stream goroutines to the loop.
@@ -129,6 +140,9 @@ func (c *Client) run(sl *slot) {
 		if err != nil {
 			cancel()
 			backoff = nextBackoff(backoff)
+			if c.fault(FaultNoBackoff) {
+				backoff = failBackoff // RECONN-1 broken
+			}
 			continue
 		}
 		opened++
@@ -139,6 +153,9 @@ func (c *Client) run(sl *slot) {
 			prevNonces: map[string]string{},
 			sent:       map[string]bool{},
 			sentNames:  map[string]map[string]bool{},
+
+			nackedLatest:   map[string]bool{},
+			acceptedNonces: map[string]string{},
 		}
 		c.wg.Add(1)
 		go c.write(st)
@@ -169,17 +186,23 @@ func (c *Client) run(sl *slot) {
 		if !c.emit(evEnded{st}) {
 			return
 		}
-		if got {
+		switch {
+		case c.fault(FaultNoBackoff):
+			backoff = failBackoff // RECONN-1 broken: no growth
+		case got:
 			backoff = minBackoff
-		} else {
+		default:
 			backoff = nextBackoff(backoff)
 		}
 	}
 }
 
+// nextBackoff is the wait before reopening a stream that failed before
+// any response: failBackoff first, then doubling up to maxBackoff
+// (RECONN-1).
 func nextBackoff(b time.Duration) time.Duration {
-	if b < minBackoff {
-		return minBackoff
+	if b < failBackoff {
+		return failBackoff
 	}
 	return min(2*b, maxBackoff)
 }
@@ -195,7 +218,18 @@ func (c *Client) write(st *stream) {
 		st.queue = nil
 		st.qmu.Unlock()
 		for _, m := range q {
-			if err := st.cs.SendMsg(m); err != nil {
+			if d, ok := m.(delayed); ok {
+				// slow-acks: hold the reply back (UPD-2 broken).
+				t := time.NewTimer(time.Until(d.at))
+				select {
+				case <-st.ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				m = d.m
+			}
+			if err := st.cs.SendMsg(m.(proto.Message)); err != nil {
 				return // the reader sees the stream's real status
 			}
 		}
@@ -223,6 +257,20 @@ func (c *Client) enqueue(st *stream, m proto.Message) {
 	}
 }
 
+// enqueueReply queues an ACK or NACK; the slow-acks fault delays it.
+func (c *Client) enqueueReply(st *stream, m proto.Message) {
+	if c.fault(FaultSlowAcks) {
+		c.enqueue(st, nil)
+		st.pending[len(st.pending)-1] = delayed{m: m, at: time.Now().Add(slowAckDelay)}
+		return
+	}
+	c.enqueue(st, m)
+}
+
+// slowAckDelay is how late the slow-acks fault replies: more than the
+// default quiet window, less than the default expect timeout.
+const slowAckDelay = 2 * time.Second
+
 // flush hands every stream's pending requests to its writer.
 func (c *Client) flush() {
 	for _, sl := range c.slots {
@@ -246,6 +294,7 @@ func (c *Client) flush() {
 const (
 	dneTimer = iota
 	silenceTimer
+	ttlTimer
 )
 
 type timerKey struct {
@@ -274,12 +323,21 @@ func (c *Client) fireTimers(now time.Time) {
 		switch k.kind {
 		case dneTimer:
 			// DNE-1, DNE-6: the resource never came.
-			if s := c.state(k.typ, k.name); s != nil && s.any == nil && s.status == statusRequested {
+			s := c.state(k.typ, k.name)
+			switch {
+			case s != nil && s.any == nil && s.status == statusRequested:
 				s.status = statusDoesNotExist
+			case s != nil && s.any != nil && c.fault(FaultDNEAfterReconnect):
+				c.remove(s) // DNE-7 broken: a resource held is given up
 			}
 		case silenceTimer:
 			if k.st.slot.cur == k.st {
 				k.st.cancel() // the slot goroutine reopens the stream
+			}
+		case ttlTimer:
+			// TTL-2: the resource's TTL lapsed without a refresh.
+			if s := c.state(k.typ, k.name); s != nil && s.any != nil && !c.fault(FaultIgnoreTTL) { // else TTL-2 broken
+				c.remove(s)
 			}
 		}
 	}
@@ -287,12 +345,14 @@ func (c *Client) fireTimers(now time.Time) {
 
 // startDNE starts the does-not-exist timer of a name just requested on a
 // connected stream (DNE-7), unless it is running or the resource is known.
-func (c *Client) startDNE(typ, name string) {
+// resent is true for the first request of the type on a reopened stream.
+func (c *Client) startDNE(typ, name string, resent bool) {
 	if c.fault(FaultNoDneTimer) { // DNE-1 broken
 		return
 	}
 	s := c.state(typ, name)
-	if s == nil || s.any != nil || s.status != statusRequested {
+	restarted := c.fault(FaultDNEAfterReconnect) && resent && s != nil && s.any != nil // DNE-7 broken
+	if s == nil || ((s.any != nil || s.status != statusRequested) && !restarted) {
 		return
 	}
 	k := timerKey{kind: dneTimer, typ: typ, name: name}

@@ -26,7 +26,7 @@ func Client() []*engine.Scenario {
 	var all []*engine.Scenario
 	for _, area := range [][]*engine.Scenario{
 		clientStreamScenarios, clientProfileScenarios, clientAckScenarios, clientNonceScenarios,
-		clientResourceScenarios, clientWrapperScenarios, clientDeletionScenarios, clientMissingScenarios,
+		clientResourceScenarios, clientWrapperScenarios, clientTTLScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios,
 	} {
 		all = append(all, area...)

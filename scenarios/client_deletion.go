@@ -1,6 +1,11 @@
 package scenarios
 
 import (
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
@@ -9,11 +14,7 @@ import (
 )
 
 // xds_protocol#deleting-resources, #knowing-when-a-requested-resource-does-not-exist
-var clientDeletionScenarios = []*engine.Scenario{
-	sotwAbsence("listener", LDS, true, "In SotW a listener missing from an LDS response is deleted"),
-	sotwAbsence("cluster", CDS, true, "In SotW a cluster missing from a CDS response is deleted"),
-	sotwAbsence("route", RDS, false, "In SotW a route missing from an RDS response is not deleted"),
-	sotwAbsence("endpoints", EDS, false, "In SotW endpoints missing from an EDS response are not deleted"),
+var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 	{
 		ID:           "client/deletion/delta-removed",
 		Title:        "A resource in removed_resources is deleted",
@@ -28,6 +29,54 @@ var clientDeletionScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:           "client/deletion/delta-removed-among-updates",
+		Title:        "A resource in removed_resources is deleted also when the response updates others",
+		Requirements: []string{"DEL-2"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			other := c.twoClusters()
+			resp, err := c.Stream(CDS).RespondDelta(c.Context(), CDS, "3", []proto.Message{wire.ClientCluster(other, 3)}, c.CL)
+			if err != nil {
+				c.fail("sending a CDS response: %v", err)
+			}
+			c.ExpectAck(CDS, resp.GetNonce(), "")
+			c.Checking("DEL-2").AwaitState(CDS, c.CL, observer.DoesNotExist)
+			c.AwaitAcked(CDS, other, "3")
+		}),
+	},
+	{
+		ID:           "client/deletion/delta-omission-kept",
+		Title:        "Delta: a resource a response leaves out stays as it was",
+		Requirements: []string{"GRP-3"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			other := c.twoClusters()
+			c.Update(CDS, "3", 3) // the chain's cluster only
+			v2 := c.V("2", other)
+			c.Checking("GRP-3").Never(CDS, other, "deleted or changed by a response that left it out", func(r observer.Resource) bool {
+				return r.State != observer.Acked || r.Version != v2
+			})
+			c.AwaitAcked(CDS, c.CL, "3")
+		}),
+	},
+	{
+		ID:           "client/deletion/unreferenced-route-dropped",
+		Title:        "A route no listener refers to any more is dropped from the subscription",
+		Requirements: []string{"DEL-6"},
+		Level:        results.May,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			c.Chain(RDS)
+			other := c.Extra("route-2")
+			c.ExpectAck(LDS, c.Respond(LDS, "2", wire.ClientListener(c.L, other, 2)), "2")
+			c.Checking("DEL-6").AwaitDropped(RDS, c.R)
+		}),
+	},
+	{
 		ID:           "client/deletion/delta-unknown-removal",
 		Title:        "Removing a name the client does not know is harmless",
 		Requirements: []string{"DEL-3"},
@@ -36,10 +85,23 @@ var clientDeletionScenarios = []*engine.Scenario{
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
-			c.ExpectAck(CDS, c.Remove(CDS, "2", c.Extra("never-sent")), "")
+			c.Checking("DEL-3").ExpectAck(CDS, c.Remove(CDS, "2", c.Extra("never-sent")), "")
 			c.AwaitAcked(CDS, c.CL, "1")
 		}),
 	},
+}...)
+
+// twoClusters serves the chain up to a route using the chain's cluster and
+// a second one, and both clusters at version 2 in one response; it returns
+// the second cluster's name.
+func (c *C) twoClusters() string {
+	c.Chain(LDS)
+	other := c.Extra("cluster-2")
+	c.ExpectSubscribed(RDS, c.R)
+	c.ExpectAck(RDS, c.Respond(RDS, "1", wire.ClientRoutes(c.R, 1, c.CL, other)), "1")
+	c.AwaitSubscribed(CDS, c.CL, other)
+	c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(other, 2)), "2")
+	return other
 }
 
 // xds_protocol#knowing-when-a-requested-resource-does-not-exist
@@ -54,8 +116,9 @@ var clientMissingScenarios = []*engine.Scenario{
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			timer := c.target.Options().DNETimer
-			c.NeverWithin(timer/2, LDS, c.L, "as not existing long before the timer", isMissing)
-			c.Await(LDS, c.L, "as DOES_NOT_EXIST", timer, isMissing)
+			v := c.Checking(c.either("DNE-1", "DNE-6"))
+			v.NeverWithin(timer/2, LDS, c.L, "as not existing long before the timer", isMissing)
+			v.Await(LDS, c.L, "as DOES_NOT_EXIST", timer, isMissing)
 		}),
 	},
 	{
@@ -74,7 +137,9 @@ var clientMissingScenarios = []*engine.Scenario{
 			// This response may answer a request made before the client
 			// wanted the second cluster: its absence proves nothing.
 			c.ExpectAck(CDS, c.Respond(CDS, "1", c.Hop(CDS, 1)), "1")
-			c.Never(CDS, other, "as not existing after one response without it", isMissing)
+			// Blocking: the next response delivers the cluster, which
+			// would end a wrong "does not exist" before a watch saw it.
+			c.NeverWithin(c.Timeouts.Quiet, CDS, other, "as not existing after one response without it", isMissing)
 			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(other, 2)), "2")
 			c.AwaitAcked(CDS, other, "2")
 		}),
@@ -88,9 +153,27 @@ var clientMissingScenarios = []*engine.Scenario{
 		Needs:        with(observed, targets.NeedFreshClient),
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
-			c.Await(LDS, c.L, "as DOES_NOT_EXIST", c.target.Options().DNETimer, isMissing)
-			c.ExpectAck(LDS, c.Respond(LDS, "1", c.Hop(LDS, 1)), "1")
-			c.AwaitAcked(LDS, c.L, "1")
+			c.Checking(c.either("DNE-1", "DNE-6")).Await(LDS, c.L, "as DOES_NOT_EXIST", c.target.Options().DNETimer, isMissing)
+			v := c.Checking("DNE-4")
+			v.ExpectAck(LDS, c.Respond(LDS, "1", c.Hop(LDS, 1)), "1")
+			v.AwaitAcked(LDS, c.L, "1")
+		}),
+	},
+	{
+		ID:           "client/dne/held-survive-reconnect",
+		Title:        "After a reconnect, resources the client holds are not reported missing while the new stream gets no answer",
+		Requirements: []string{"DNE-7"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.Restart(codes.Unavailable)
+			c.Expect(LDS) // back, and never answered
+			timer := c.target.Options().DNETimer
+			// The listener: the root of every watch, so a client that gave
+			// it up could not hide that by dropping its watch.
+			c.Checking("DNE-7").NeverWithin(timer+c.Timeouts.Quiet, LDS, c.L, "as not existing, though it is held", isMissing)
 		}),
 	},
 }
@@ -98,10 +181,33 @@ var clientMissingScenarios = []*engine.Scenario{
 // isMissing is the client reporting a resource as not existing.
 func isMissing(r observer.Resource) bool { return r.State == observer.DoesNotExist }
 
-// sotwAbsence is the scenario for a SotW response that leaves out a
-// resource the client holds: for LDS and CDS that deletes it (DEL-4), for
-// RDS and EDS it changes nothing (DEL-5, GRP-3).
-func sotwAbsence(what string, t wire.Type, deletes bool, title string) *engine.Scenario {
+// sotwAbsences generate the scenarios about a SotW response that leaves
+// out a resource the client holds: for LDS and CDS that deletes it (DEL-4),
+// for RDS and EDS it changes nothing (DEL-5, GRP-3); in a response with
+// nothing else, and in one that carries another resource of the type.
+func sotwAbsences() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, a := range []struct {
+		what    string
+		t       wire.Type
+		deletes bool
+		title   string
+	}{
+		{"listener", LDS, true, "In SotW a listener missing from an LDS response is deleted"},
+		{"cluster", CDS, true, "In SotW a cluster missing from a CDS response is deleted"},
+		{"route", RDS, false, "In SotW a route missing from an RDS response is not deleted"},
+		{"endpoints", EDS, false, "In SotW endpoints missing from an EDS response are not deleted"},
+	} {
+		for _, others := range []bool{false, true} {
+			out = append(out, sotwAbsence(a.what, a.t, a.deletes, others, a.title))
+		}
+	}
+	return out
+}
+
+// sotwAbsence is one of sotwAbsences; with others, the response carries
+// another resource of the type (which the client did not ask for).
+func sotwAbsence(what string, t wire.Type, deletes, others bool, title string) *engine.Scenario {
 	s := &engine.Scenario{
 		ID:           "client/deletion/sotw-" + what + "-absence",
 		Title:        title,
@@ -111,18 +217,26 @@ func sotwAbsence(what string, t wire.Type, deletes bool, title string) *engine.S
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			c.Chain(t)
-			c.ExpectAck(t, c.Respond(t, "2"), "2")
+			var rest []proto.Message
+			if others {
+				rest = append(rest, c.resourceNamed(t, c.Extra("other"), 1))
+			}
+			c.ExpectAck(t, c.Respond(t, "2", rest...), "2")
 			name := c.NameOf(t)
 			if deletes {
-				c.AwaitState(t, name, observer.DoesNotExist)
+				c.Checking("DEL-4").AwaitState(t, name, observer.DoesNotExist)
 				return
 			}
 			c.Never(t, name, "deleted by omission", isMissing)
 			c.RequireConfig(c.AwaitState(t, name, observer.Acked), c.Hop(t, 1))
 		}),
 	}
+	if others {
+		s.ID += "-among-others"
+		s.Title += ", also when the response carries others"
+	}
 	if !deletes {
-		s.ID += "-kept"
+		s.ID = strings.Replace(s.ID, "-absence", "-absence-kept", 1)
 		s.Requirements = []string{"DEL-5", "GRP-3"}
 	}
 	return s

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"strconv"
+
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
 	"github.com/xdsconform/xdsconform/engine"
@@ -17,9 +19,35 @@ var clientDeltaScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Run: cli(func(c *C) {
-			c.Chain(CDS)
+			c.Chain(EDS)
 			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2)), "")
-			c.ExpectNack(CDS, c.Respond(CDS, "3", wire.InvalidCluster(c.CL, 3)))
+			latest := c.Respond(CDS, "3", wire.InvalidCluster(c.CL, 3))
+			c.Checking("DELTA-1").ExpectNack(CDS, latest)
+			// A request that only changes the subscription answers no
+			// response: no nonce, or at most the latest of its type.
+			other := c.Extra("cluster-2")
+			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "")
+			sub := c.AwaitSubscribed(CDS, other)
+			if n := sub.Nonce(); n != "" && n != latest {
+				c.Checking("NONCE-11").Errorf("%s only subscribes, yet carries nonce %q, which is not the latest CDS nonce of the stream (%q)", sub, n, latest)
+			}
+		}),
+	},
+	{
+		ID:           "client/delta/acks-keep-lists-empty",
+		Title:        "Delta: an ACK of a response that changes no interest subscribes and unsubscribes nothing",
+		Requirements: []string{"DELTA-2"},
+		Level:        results.Must,
+		Variants:     delta,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			for rev := 2; rev <= 3; rev++ {
+				ack := c.ExpectAck(CDS, c.Respond(CDS, strconv.Itoa(rev), c.Hop(CDS, rev)), "")
+				d := ack.Delta
+				if len(d.GetResourceNamesSubscribe()) > 0 || len(d.GetResourceNamesUnsubscribe()) > 0 {
+					c.Checking("DELTA-2").Errorf("%s ACKs an update that changes no interest, yet subscribes %q and unsubscribes %q: names listed again ask for a resend", ack, d.GetResourceNamesSubscribe(), d.GetResourceNamesUnsubscribe())
+				}
+			}
 		}),
 	},
 	{

@@ -106,13 +106,44 @@ var clientNonceScenarios = []*engine.Scenario{
 		Variants:     []wire.Variant{wire.SotWADS},
 		Run: cli(func(c *C) {
 			nonces := c.Chain(EDS)
-			// A DNS cluster needs no endpoints: the client drops its last EDS name.
-			c.ExpectAck(CDS, c.Respond(CDS, "2", wire.ClientDNSCluster(c.CL, 2)), "2")
+			c.dropEndpoints()
 			drop := c.Expect(EDS)
-			require.Empty(c, drop.Names(), "%s should drop the endpoints", drop)
-			c.ExpectAck(CDS, c.Respond(CDS, "3", wire.ClientCluster(c.CL, 3)), "3")
+			require.Empty(c.Checking("UNSUB-1"), drop.Names(), "%s should drop the endpoints", drop)
+			// The route points back at the cluster: the client wants it,
+			// and its endpoints, again.
+			c.ExpectAck(RDS, c.Respond(RDS, "3", wire.ClientRoute(c.R, c.CL, 3)), "3")
+			c.AwaitSubscribed(CDS, c.CL)
+			c.ExpectAck(CDS, c.Respond(CDS, "3", c.Hop(CDS, 3)), "3")
 			again := c.ExpectSubscribed(EDS, c.CL)
 			require.Equal(c, nonces[EDS.URL], again.Nonce(), "%s re-subscribes endpoints: it should carry the last EDS nonce of the stream", again)
 		}),
 	},
+	{
+		ID:           "client/nonce/latest-after-nack",
+		Title:        "After a NACK, the client's next request of the type echoes the NACKed response's nonce",
+		Requirements: []string{"NONCE-3"},
+		Level:        results.Must,
+		// Delta subscription changes carry no nonce at all (NONCE-11).
+		Variants: sotw,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			n := c.Respond(CDS, "2", wire.InvalidCluster(c.CL, 2))
+			c.ExpectNack(CDS, n)
+			// A second cluster in the route makes the client ask for it:
+			// a CDS request that follows the NACK.
+			other := c.Extra("cluster-2")
+			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "2")
+			r := c.AwaitSubscribed(CDS, c.CL, other)
+			require.Equal(c.Checking("NONCE-3"), n, r.Nonce(), "%s follows the NACK of the CDS response with nonce %q, the latest of its type", r, n)
+		}),
+	},
+}
+
+// dropEndpoints gives the route no route at all, so that the client loses
+// interest in the chain's cluster and with it in its endpoints, and
+// expects the ACK: with no cluster type or feature a client may legally
+// lack. (A route to a cluster the server never sends would not do: a
+// gRPC client keeps the old cluster until the new one is ready.)
+func (c *C) dropEndpoints() {
+	c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRouteNowhere(c.R, 2)), "2")
 }

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"time"
+
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
@@ -48,7 +50,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 	{
 		ID:           "client/reconnect/no-accidental-wildcard",
 		Title:        "After a reconnect a client that named its listener names it again, not a wildcard",
-		Requirements: []string{"RES-1", "WILD-7"},
+		Requirements: []string{"RES-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
 		Run: cli(func(c *C) {
@@ -69,9 +71,11 @@ var clientReconnectScenarios = []*engine.Scenario{
 			c.Update(CDS, "2", 2)
 			c.Restart(codes.Unavailable)
 			for _, hop := range c.hops(1) {
-				want := map[string]string{hop.name: "1"}
+				// The versions of the resources, not of the responses:
+				// the fake server's differ (fakeserver.ResourceVersion).
+				want := map[string]string{hop.name: c.V("1", hop.name)}
 				if hop.t.URL == CDS.URL {
-					want[hop.name] = "2"
+					want[hop.name] = c.V("2", hop.name)
 				}
 				r := c.ExpectSubscribed(hop.t, hop.name)
 				got := r.Delta.GetInitialResourceVersions()
@@ -121,10 +125,44 @@ var clientReconnectScenarios = []*engine.Scenario{
 			c.Chain(EDS)
 			c.Restart(codes.OK)
 			c.Expect(LDS) // the client is back, and gets no answer
+			v1 := c.V("1", c.L)
 			c.Never(LDS, c.L, "lost while the server does not answer", func(r observer.Resource) bool {
-				return r.State != observer.Acked || r.Version != "1"
+				return r.State != observer.Acked || r.Version != v1
 			})
 			c.AwaitAcked(CDS, c.CL, "1")
+		}),
+	},
+	{
+		ID:           "client/reconnect/backoff",
+		Title:        "Streams that fail before any response are retried with growing waits, and promptly again once a stream had a response",
+		Requirements: []string{"RECONN-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			// Four streams in a row fail at once, before any response:
+			// the waits between them must grow (with jitter allowed: the
+			// third at least half again the first).
+			var opened []time.Time
+			for range 4 {
+				st := c.Stream(LDS)
+				opened = append(opened, st.Opened)
+				c.Restart(codes.Unavailable)
+			}
+			first, third := opened[1].Sub(opened[0]), opened[3].Sub(opened[2])
+			v := c.Checking("RECONN-1")
+			if third < first*3/2 {
+				v.Errorf("the waits between failing streams do not grow: %v, then %v, then %v", first.Round(time.Millisecond), opened[2].Sub(opened[1]).Round(time.Millisecond), third.Round(time.Millisecond))
+			}
+			// A stream with a response resets the backoff: after it ends,
+			// the client is back sooner than the last wait.
+			c.ExpectSubscribed(LDS, c.L)
+			c.ExpectAck(LDS, c.Respond(LDS, "1", c.Hop(LDS, 1)), "1")
+			ended := time.Now()
+			c.Restart(codes.Unavailable)
+			back := c.Stream(LDS).Opened.Sub(ended)
+			if back >= third {
+				v.Errorf("after a stream that had a response the client came back only after %v, no sooner than after the last failing stream (%v)", back.Round(time.Millisecond), third.Round(time.Millisecond))
+			}
 		}),
 	},
 }

@@ -16,8 +16,55 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
+// unrequestedIgnored is the scenario about a resource the client did not
+// ask for: ignored, not NACKed (RES-3 in SotW, DELTA-5 in delta, where it
+// is a SHOULD).
+func unrequestedIgnored(rule string, level results.Level, variants []wire.Variant) *engine.Scenario {
+	id := "client/resources/unrequested-ignored"
+	if rule == "DELTA-5" {
+		id = "client/delta/unrequested-ignored"
+	}
+	return &engine.Scenario{
+		ID:           id,
+		Title:        "A resource the client did not ask for is ignored, not NACKed",
+		Requirements: []string{rule},
+		Level:        level,
+		Variants:     variants,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			unrequested := c.Extra("unrequested")
+			c.Checking(rule).ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(unrequested, 1)), "2")
+			if c.Observable() {
+				c.Checking(rule).Never(CDS, unrequested, "as in use", func(r observer.Resource) bool { return r.State == observer.Acked })
+			}
+		}),
+	}
+}
+
 // xds_protocol#how-the-client-specifies-what-resources-to-return, #unsubscribing-from-resources
 var clientResourceScenarios = []*engine.Scenario{
+	unrequestedIgnored("RES-3", results.Must, sotw),
+	unrequestedIgnored("DELTA-5", results.Should, delta),
+	{
+		ID:           "client/resources/empty-list-is-no-interest",
+		Title:        "SotW: once the client asks for no endpoints at all, endpoints pushed anyway are not used",
+		Requirements: []string{"RES-6"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(EDS)
+			c.dropEndpoints()
+			drop := c.Expect(EDS)
+			require.Empty(c.Checking("UNSUB-1"), drop.Names(), "%s should drop the endpoints", drop)
+			// An empty list after names means nothing, not everything.
+			c.Respond(EDS, "2", c.Hop(EDS, 2))
+			v2 := c.V("2", c.CL)
+			c.Never(EDS, c.CL, "in use after the client asked for no endpoints", func(r observer.Resource) bool {
+				return r.State == observer.Acked && r.Version == v2
+			})
+		}),
+	},
 	{
 		ID:           "client/unsubscribe/last-resource",
 		Title:        "Dropping the last resource of a type still sends a request",
@@ -26,8 +73,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Run: cli(func(c *C) {
 			c.Chain(EDS)
-			// A DNS cluster needs no endpoints: the client loses interest in its only EDS name.
-			c.ExpectAck(CDS, c.Respond(CDS, "2", wire.ClientDNSCluster(c.CL, 2)), "2")
+			c.dropEndpoints() // the client loses interest in its only EDS name
 			r := c.Expect(EDS)
 			if r.Delta != nil {
 				require.Equal(c, []string{c.CL}, r.Delta.GetResourceNamesUnsubscribe(), "%s should unsubscribe the endpoints", r)
@@ -51,21 +97,6 @@ var clientResourceScenarios = []*engine.Scenario{
 		}),
 	},
 	{
-		ID:           "client/resources/unrequested-ignored",
-		Title:        "A resource the client did not ask for is ignored, not NACKed",
-		Requirements: []string{"RES-3"},
-		Level:        results.Must,
-		Variants:     allVariants,
-		Run: cli(func(c *C) {
-			c.Chain(EDS)
-			unrequested := c.Extra("unrequested")
-			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(unrequested, 1)), "2")
-			if c.Observable() {
-				c.Never(CDS, unrequested, "as in use", func(r observer.Resource) bool { return r.State == observer.Acked })
-			}
-		}),
-	},
-	{
 		ID:           "client/resources/unsolicited-push",
 		Title:        "An update the server pushes on its own is applied",
 		Requirements: []string{"UPD-6", "GRP-4"},
@@ -76,6 +107,18 @@ var clientResourceScenarios = []*engine.Scenario{
 			c.Chain(CDS)
 			c.Update(CDS, "2", 2)
 			c.RequireConfig(c.AwaitAcked(CDS, c.CL, "2"), c.Hop(CDS, 2))
+		}),
+	},
+	{
+		ID:           "client/resources/late-first-answer",
+		Title:        "A first answer that comes late is waited for, on the same stream, and ACKed",
+		Requirements: []string{"UPD-5"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: cli(func(c *C) {
+			first := c.ExpectSubscribed(LDS, c.L)
+			c.QuietNoStream(first.Stream.ID, "a new stream while the server has not answered yet")
+			c.Checking("UPD-5").ExpectAck(LDS, c.Respond(LDS, "1", c.Hop(LDS, 1)), "1")
 		}),
 	},
 	{

@@ -36,6 +36,56 @@ type C struct {
 
 	target *targets.Clients
 	after  map[string]int // per type URL: streams up to this ID are gone
+	// rule is the rule the current step checks, set by Checking; empty,
+	// a step checks its own default rule (see ruleOr).
+	rule string
+}
+
+// Checking returns c for a step that checks rule: its failures are
+// reported under rule, except those of the checks that always check one
+// rule of their own (an ACK's nonce is NONCE-3 whatever the step).
+func (c *C) Checking(rule string) *C {
+	cp := *c
+	cp.rule = rule
+	return &cp
+}
+
+// ruleOr is the rule a failing step breaks: the one named by Checking,
+// else def, else the scenario's headline rule.
+func (c *C) ruleOr(def string) string {
+	switch {
+	case c.rule != "":
+		return c.rule
+	case def != "":
+		return def
+	}
+	return c.Headline()
+}
+
+// Errorf records a failure of the current step's rule; testify's
+// assertions report through it.
+func (c *C) Errorf(format string, args ...any) { c.T.Failf(c.ruleOr(""), format, args...) }
+
+// Fatalf records a failure of the current step's rule and stops the body.
+func (c *C) Fatalf(format string, args ...any) {
+	c.Errorf(format, args...)
+	c.FailNow()
+}
+
+// either is sotwRule in SotW variants and deltaRule in delta ones, for
+// steps whose rule differs between the protocols.
+func (c *C) either(sotwRule, deltaRule string) string {
+	if c.Variant.IsDelta() {
+		return deltaRule
+	}
+	return sotwRule
+}
+
+// fixedf records a failure of rule, whatever the step checks, and stops:
+// for the checks that are about one rule only.
+func (c *C) fixedf(rule, format string, args ...any) {
+	c.T.Failf(rule, format, args...)
+	c.FailNow()
 }
 
 // client starts a client-role scenario: a fake management server for this
@@ -134,18 +184,23 @@ func (c *C) abortIfExited() {
 
 // fail reports err from a step and stops: a client that stopped is named
 // as the cause.
-func (c *C) fail(format string, args ...any) {
+func (c *C) fail(format string, args ...any) { c.failAs("", format, args...) }
+
+// failAs is fail under def unless the step names its rule.
+func (c *C) failAs(def, format string, args ...any) {
 	// A client that crashes usually shows first as a stream that ended:
 	// give its process a moment to be seen gone, so the report names the
 	// crash rather than the stream.
 	grace := time.NewTimer(exitGrace)
 	defer grace.Stop()
+	rule := c.ruleOr(def)
 	select {
 	case <-c.Client.Exited():
-		c.Fatalf(format+" (the client stopped: %v)", append(args, c.Client.Err())...)
+		c.T.Failf(rule, format+" (the client stopped: %v)", append(args, c.Client.Err())...)
 	case <-grace.C:
-		c.Fatalf(format, args...)
+		c.T.Failf(rule, format, args...)
 	}
+	c.FailNow()
 }
 
 // exitGrace is how long a failing step waits to see whether the client
@@ -183,10 +238,25 @@ func (c *C) Stream(t wire.Type) *fakeserver.Stream {
 	}
 }
 
-// NoStreamAfter fails the scenario if, within the quiet window, the
-// client opens a stream with an ID above after; why says what the new
-// stream would mean.
+// NoStreamAfter checks that, from now until the pair ends, its trailing
+// quiet window included, the client opens no stream with an ID above
+// after; why says what the new stream would mean. It is a watch: the
+// body goes on at once.
 func (c *C) NoStreamAfter(after int, why string) {
+	rule := c.ruleOr("")
+	c.watch(func(ctx context.Context) bool {
+		st, err := c.Srv.WaitStream(ctx, after)
+		if err != nil || st == nil {
+			return false
+		}
+		c.T.Failf(rule, "%s: the client opened %s", why, st.Name)
+		return true
+	})
+}
+
+// QuietNoStream is NoStreamAfter for the quiet window only, blocking: for
+// a scenario that must wait before its next step anyway (a late answer).
+func (c *C) QuietNoStream(after int, why string) {
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	st, err := c.Srv.ExpectNoStream(ctx, after)
@@ -196,6 +266,26 @@ func (c *C) NoStreamAfter(after int, why string) {
 	if st != nil {
 		c.Fatalf("%s: the client opened %s", why, st.Name)
 	}
+}
+
+// watch runs check on its own goroutine until it reports a violation or
+// the pair ends (the trailing quiet window included, in which the client
+// keeps running): a must-not-happen check that does not hold up the body.
+// check returns when its context ends, or true once it recorded a
+// failure.
+func (c *C) watch(check func(ctx context.Context) bool) {
+	ctx, cancel := context.WithCancel(c.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if check(ctx) {
+			c.StopLinger()
+		}
+	}()
+	// Registered after the client's launch, so it runs before the client
+	// is stopped: a client going away is not a violation.
+	c.Cleanup(func() { cancel(); <-done })
+	c.Linger(nil)
 }
 
 // Expect returns the next request of type t; none within the expect
@@ -224,10 +314,11 @@ func (c *C) First(t wire.Type) *fakeserver.Request {
 }
 
 // ExpectSubscribed returns the next request of t, which must ask for
-// exactly names (SotW: its resource_names; delta: its subscriptions).
+// exactly names (SotW: its resource_names; delta: its subscriptions);
+// asking for others breaks RES-1 unless the step names its rule.
 func (c *C) ExpectSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 	r := c.Expect(t)
-	require.ElementsMatch(c, names, r.Names(), "%s should ask for exactly %v", r, names)
+	require.ElementsMatch(c.Checking(c.ruleOr("RES-1")), names, r.Names(), "%s should ask for exactly %v", r, names)
 	return r
 }
 
@@ -235,14 +326,30 @@ func (c *C) ExpectSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 // within the expect timeout: a client may add names one request at a time.
 func (c *C) AwaitSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 	deadline := time.Now().Add(c.Timeouts.Expect)
+	v := c.Checking(c.ruleOr("RES-1"))
 	for {
 		r := c.Expect(t)
 		if r.SotW == nil || sameSet(names, r.Names()) {
-			require.ElementsMatch(c, names, r.Names(), "%s should ask for exactly %v", r, names)
+			require.ElementsMatch(v, names, r.Names(), "%s should ask for exactly %v", r, names)
 			return r
 		}
 		if time.Now().After(deadline) {
-			c.Fatalf("the client should come to ask for exactly %v; its last %s request, %s, asks for %v", names, t.Short, r, r.Names())
+			v.Fatalf("the client should come to ask for exactly %v; its last %s request, %s, asks for %v", names, t.Short, r, r.Names())
+		}
+	}
+}
+
+// AwaitDropped reads requests of t until one drops name (SotW: names no
+// longer include it; delta: it is unsubscribed), within the expect timeout.
+func (c *C) AwaitDropped(t wire.Type, name string) *fakeserver.Request {
+	deadline := time.Now().Add(c.Timeouts.Expect)
+	for {
+		r := c.Expect(t)
+		if r.Delta != nil && slices.Contains(r.Delta.GetResourceNamesUnsubscribe(), name) || r.SotW != nil && !slices.Contains(r.Names(), name) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			c.Fatalf("the client should come to drop %s %q; its last %s request, %s, does not", t.Short, name, t.Short, r)
 		}
 	}
 }
@@ -295,27 +402,67 @@ func (c *C) Send(t wire.Type, m proto.Message) {
 	}
 }
 
+// expectReply returns the next request of t, the client's answer to the
+// response with nonce: none within the expect timeout breaks ACK-1 (every
+// response is answered), whatever the step checks.
+func (c *C) expectReply(t wire.Type, nonce string) *fakeserver.Request {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(t).Next(ctx, t)
+	if err != nil {
+		c.Checking("ACK-1").fail("expected an answer (ACK or NACK) to the %s response with nonce %q: %v", t.Short, nonce, err)
+	}
+	return r
+}
+
+// nonceRule is the rule a reply's nonce checks: NONCE-3 in SotW, the delta
+// ACK/NACK shape (DELTA-1) in delta.
+func nonceRule(r *fakeserver.Request) string {
+	if r.Delta != nil {
+		return "DELTA-1"
+	}
+	return "NONCE-3"
+}
+
 // ExpectAck returns the next request of t, which must ACK the response
-// with nonce (and, in SotW, carry its version): ACK-2, DELTA-1.
+// with nonce (and, in SotW, carry its version): ACK-2, DELTA-1. A NACK
+// instead breaks the step's rule.
 func (c *C) ExpectAck(t wire.Type, nonce, version string) *fakeserver.Request {
-	r := c.Expect(t)
+	r := c.expectReply(t, nonce)
 	if d := r.ErrorDetail(); d != nil {
 		c.Fatalf("%s should ACK the response with nonce %q, but NACKs it: code %d, %q", r, nonce, d.GetCode(), d.GetMessage())
 	}
-	require.Equal(c, nonce, r.Nonce(), "%s should ACK the response with nonce %q", r, nonce)
-	if r.SotW != nil {
-		require.Equal(c, version, r.Version(), "%s should ACK version %q", r, version)
+	if r.Nonce() != nonce {
+		c.fixedf(nonceRule(r), "%s should ACK the response with nonce %q, but carries nonce %q", r, nonce, r.Nonce())
+	}
+	if r.SotW != nil && r.Version() != version {
+		c.fixedf("ACK-2", "%s should ACK version %q, but carries version %q", r, version, r.Version())
 	}
 	return r
 }
 
 // ExpectNack returns the next request of t, which must NACK the response
-// with nonce: it carries that nonce and an error_detail (ACK-3, DELTA-1).
+// with nonce: it carries that nonce, an error_detail whose code is not OK
+// (ACK-3, DELTA-1) and, in SotW, the same names as the client's request
+// before it (RES-1: a NACK restates the subscription).
 func (c *C) ExpectNack(t wire.Type, nonce string) *fakeserver.Request {
-	r := c.Expect(t)
-	require.Equal(c, nonce, r.Nonce(), "%s should answer the response with nonce %q", r, nonce)
-	if r.ErrorDetail() == nil {
+	r := c.expectReply(t, nonce)
+	shape := "ACK-3"
+	if r.Delta != nil {
+		shape = "DELTA-1"
+	}
+	if r.Nonce() != nonce {
+		c.fixedf(nonceRule(r), "%s should answer the response with nonce %q, but carries nonce %q", r, nonce, r.Nonce())
+	}
+	d := r.ErrorDetail()
+	if d == nil {
 		c.Fatalf("%s should NACK the invalid response with nonce %q, but ACKs it: it has no error_detail", r, nonce)
+	}
+	if d.GetCode() == 0 {
+		c.fixedf(shape, "%s NACKs with error_detail code 0 (OK): a NACK's status says what went wrong", r)
+	}
+	if prev := r.Previous(); r.SotW != nil && prev != nil && !sameSet(prev.Names(), r.Names()) {
+		c.fixedf("RES-1", "%s NACKs with resource_names %q, but the client's request before it asked for %q: every SotW request, NACKs included, names the whole subscription", r, r.Names(), prev.Names())
 	}
 	return r
 }
@@ -353,6 +500,23 @@ func (c *C) hops(rev int) []hop {
 		{CDS, c.CL, wire.ClientCluster(c.CL, rev)},
 		{EDS, c.CL, wire.ClientEndpoints(c.CL, rev)},
 	}
+}
+
+// resourceNamed is a resource of type t, of the kind the chain uses, named
+// name at revision rev: valid for a gRPC-profile client, and pointing at
+// the chain's own route and cluster.
+func (c *C) resourceNamed(t wire.Type, name string, rev int) proto.Message {
+	switch t.URL {
+	case LDS.URL:
+		return wire.ClientListener(name, c.R, rev)
+	case RDS.URL:
+		return wire.ClientRoute(name, c.CL, rev)
+	case CDS.URL:
+		return wire.ClientCluster(name, rev)
+	case EDS.URL:
+		return wire.ClientEndpoints(name, rev)
+	}
+	panic("no chain resource of type " + t.Short)
 }
 
 // NameOf returns the name of the chain's resource of type t.
@@ -456,17 +620,52 @@ func (c *C) AwaitState(t wire.Type, name string, state observer.State) observer.
 	return c.Await(t, name, "as "+string(state), 0, func(r observer.Resource) bool { return r.State == state })
 }
 
-// AwaitAcked waits for the client to report (t, name) ACKED at version.
+// AwaitAcked waits for the client to report (t, name) ACKED at the
+// version of the response at version (see V).
 func (c *C) AwaitAcked(t wire.Type, name, version string) observer.Resource {
-	return c.Await(t, name, "ACKED at version "+version, 0, func(r observer.Resource) bool {
-		return r.State == observer.Acked && r.Version == version
+	v := c.V(version, name)
+	return c.Await(t, name, "ACKED at version "+v, 0, func(r observer.Resource) bool {
+		return r.State == observer.Acked && r.Version == v
 	})
 }
 
-// Never reads the status view for the quiet window and fails if resource
-// (t, name) ever satisfies bad.
+// V is the version a client holds resource name at after accepting it in
+// a response at version: the response's version_info in SotW, the
+// resource's own version in delta (fakeserver.ResourceVersion).
+func (c *C) V(version, name string) string {
+	if c.Variant.IsDelta() {
+		return fakeserver.ResourceVersion(version, name)
+	}
+	return version
+}
+
+// Never checks, from now until the pair ends (its trailing quiet window
+// included), that the client's status view never shows resource (t, name)
+// satisfying bad. It is a watch: the view is read on its own goroutine
+// while the body goes on.
 func (c *C) Never(t wire.Type, name, what string, bad func(observer.Resource) bool) {
-	c.NeverWithin(c.Timeouts.Quiet, t, name, what, bad)
+	rule := c.ruleOr("")
+	o := c.observer()
+	c.watch(func(ctx context.Context) bool {
+		tick := time.NewTicker(pollEvery)
+		defer tick.Stop()
+		for {
+			rctx, cancel := context.WithTimeout(ctx, c.Timeouts.Expect)
+			rs, err := o.Observe(rctx)
+			cancel()
+			if err == nil {
+				if r, ok := observer.Find(rs, t.URL, name); ok && bad(r) {
+					c.T.Failf(rule, "the client's status view shows %s %s %s: %s", t.Short, name, what, describe(r))
+					return true
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return false
+			case <-tick.C:
+			}
+		}
+	})
 }
 
 // NeverWithin is Never over an explicit window.

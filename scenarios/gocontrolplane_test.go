@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ func TestServerSuiteAgainstGoControlPlane(t *testing.T) {
 						continue
 					}
 					assert.Equal(t, results.Fail, r.Outcome, "%s is listed as known-failing (%s) but %s", r.FullName(), reason, r.Outcome)
+					assert.True(t, slices.ContainsFunc(engine.ReasonRules(reason), func(rule string) bool { return slices.Contains(r.RulesBroken, rule) }),
+						"%s is listed as known-failing for %v, but broke %v: %s", r.FullName(), engine.ReasonRules(reason), r.RulesBroken, r.Message)
 					continue
 				}
 				// A pair skipped for a claim the fixture does not make

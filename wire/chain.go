@@ -59,6 +59,17 @@ func ClientRoute(name, cluster string, rev int) *route.RouteConfiguration {
 	}
 }
 
+// ClientRouteNowhere is a route configuration whose virtual host has no
+// route: it uses no cluster at all, so a client given it drops every
+// cluster and every endpoint it watched, with no cluster type or feature
+// a client may legally lack (a LOGICAL_DNS cluster, say).
+func ClientRouteNowhere(name string, rev int) *route.RouteConfiguration {
+	return &route.RouteConfiguration{
+		Name:         name,
+		VirtualHosts: []*route.VirtualHost{{Name: fmt.Sprintf("vh-rev-%d", rev), Domains: []string{"*"}}},
+	}
+}
+
 // ClientRoutes is a route configuration using every one of clusters: path
 // prefix /<i>/ goes to clusters[i], and the last cluster also takes the rest.
 func ClientRoutes(name string, rev int, clusters ...string) *route.RouteConfiguration {

@@ -1,0 +1,117 @@
+package scenarios
+
+import (
+	"slices"
+	"time"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// clientTTL is the TTL the client TTL scenarios give the chain's cluster:
+// short, since each waits for it to lapse or not.
+const clientTTL = time.Second
+
+// requireTTL skips the scenario unless the client advertised TTL support
+// and, in SotW, Resource wrappers, which carry a TTL there: TTLs are an
+// optional feature (xds_protocol#ttl).
+func (c *C) requireTTL() {
+	features := c.First(CDS).Node().GetClientFeatures()
+	if !slices.Contains(features, featureTTL) {
+		c.Skipf("the client does not advertise %s (client_features %q)", featureTTL, features)
+	}
+	if !c.Variant.IsDelta() && !slices.Contains(features, featureResourceInSotW) && !slices.Contains(features, "xds.config.supports-resource-in-sotw") {
+		c.Skipf("the client does not advertise %s, which a TTL needs in SotW (client_features %q)", featureResourceInSotW, features)
+	}
+}
+
+// respondWithTTL sends the chain's cluster at revision rev, as version,
+// with ttl (nil: none) and expects the ACK; a nil body sends a heartbeat of
+// the version the client holds instead.
+func (c *C) respondWithTTL(version string, rev int, ttl time.Duration, heartbeatOf string) {
+	var d *durationpb.Duration
+	if ttl > 0 {
+		d = durationpb.New(ttl)
+	}
+	res := &discovery.Resource{Name: c.CL, Ttl: d}
+	if heartbeatOf == "" {
+		res.Resource = mustAny(c, c.Hop(CDS, rev))
+		res.Version = c.V(version, c.CL)
+	} else {
+		res.Version = heartbeatOf // the version held, and no body
+	}
+	st := c.Stream(CDS)
+	if st.Delta {
+		resp := &discovery.DeltaDiscoveryResponse{TypeUrl: CDS.URL, SystemVersionInfo: version, Nonce: st.NewNonce(), Resources: []*discovery.Resource{res}}
+		c.Send(CDS, resp)
+		c.ExpectAck(CDS, resp.Nonce, "")
+		return
+	}
+	c.ExpectAck(CDS, c.RespondAnys(CDS, version, mustAny(c, res)), version)
+}
+
+// gone is the chain's cluster no longer in use: reported not existing.
+func gone(r observer.Resource) bool { return r.State == observer.DoesNotExist }
+
+// xds_protocol#ttl
+var clientTTLScenarios = []*engine.Scenario{
+	{
+		ID:           "client/ttl/expires",
+		Title:        "A resource whose TTL lapses without a refresh is no longer used",
+		Requirements: []string{"TTL-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.requireTTL()
+			c.respondWithTTL("2", 2, clientTTL, "")
+			c.AwaitAcked(CDS, c.CL, "2")
+			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", clientTTL, gone)
+		}),
+	},
+	{
+		ID:           "client/ttl/removed-by-resend",
+		Title:        "A resource resent without a TTL loses its TTL and stays",
+		Requirements: []string{"TTL-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.requireTTL()
+			c.respondWithTTL("2", 2, clientTTL, "")
+			c.respondWithTTL("3", 3, 0, "") // no TTL any more
+			c.Checking("TTL-3").NeverWithin(2*clientTTL, CDS, c.CL, "gone, though its TTL was removed", gone)
+			c.AwaitAcked(CDS, c.CL, "3")
+		}),
+	},
+	{
+		ID:           "client/ttl/heartbeat-refreshes",
+		Title:        "Heartbeats keep a resource with a TTL alive, unchanged, past its first TTL",
+		Requirements: []string{"TTL-4"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        observed,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.requireTTL()
+			c.respondWithTTL("2", 2, clientTTL, "")
+			held := c.V("2", c.CL)
+			v := c.Checking("TTL-4")
+			// A heartbeat every half TTL, three times: the resource
+			// outlives its first TTL only if each one restarted it.
+			for _, version := range []string{"3", "4", "5"} {
+				v.NeverWithin(clientTTL/2, CDS, c.CL, "gone while heartbeats come", gone)
+				c.respondWithTTL(version, 0, clientTTL, held)
+			}
+			v.NeverWithin(clientTTL/2, CDS, c.CL, "gone or changed by a heartbeat", func(r observer.Resource) bool {
+				return gone(r) || r.Version != held
+			})
+		}),
+	},
+}
