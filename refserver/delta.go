@@ -346,6 +346,14 @@ func (c *deltaConn) onWake() error {
 				continue
 			}
 			remove[n] = true
+			if c.s.has(FaultForgetDeleted) {
+				// Breaks DNE-3 / WILD-2: a re-created resource is not pushed.
+				if ts.subscribed[n] {
+					delete(ts.subscribed, n)
+				} else if ts.wildcard {
+					ts.excluded[n] = true
+				}
+			}
 		}
 		if len(send) > 0 && c.s.has(FaultDeltaPushEverything) {
 			for _, n := range c.wanted(ts, snap) {

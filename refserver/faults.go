@@ -138,6 +138,10 @@ const (
 	// RouteConfigurations (RES-2): the scenarios used to name routes in no
 	// request at all.
 	FaultRoutesFirstNameOnly Fault = "routes-first-name-only"
+	// FaultForgetDeleted stops serving a name once its resource is deleted,
+	// by name or under the wildcard (DNE-3, WILD-2): a re-created resource
+	// is never pushed. The scenarios used to delete and never re-create.
+	FaultForgetDeleted Fault = "forget-deleted"
 	// FaultWildcardOnlyLdsCds ignores Listener and Cluster subscriptions by
 	// name, serving those types by wildcard only (WILD-8).
 	FaultWildcardOnlyLdsCds Fault = "wildcard-only-lds-cds"
@@ -231,6 +235,7 @@ var AllFaults = []Fault{
 	FaultDeltaPushEverything,
 	FaultADSHeadOfLine,
 	FaultRoutesFirstNameOnly,
+	FaultForgetDeleted,
 	FaultWildcardOnlyLdsCds,
 	FaultNamedIsWildcard,
 	FaultTTLForEveryone,
@@ -296,6 +301,7 @@ var faultDescriptions = map[Fault]string{
 	FaultDeltaPushEverything:           "UPD-1: every delta push carries every subscribed resource, changed or not",
 	FaultADSHeadOfLine:                 "ADS-2: nothing is answered on ADS while a subscribed EDS name does not exist",
 	FaultRoutesFirstNameOnly:           "RES-2: of a request naming several RouteConfigurations only the first is served",
+	FaultForgetDeleted:                 "DNE-3, WILD-2: a deleted resource re-created later is not pushed to the streams that held it",
 	FaultWildcardOnlyLdsCds:            "WILD-8: Listener and Cluster subscriptions by name are ignored; only wildcards are served",
 	FaultNamedIsWildcard:               "WILD-8: a SotW Listener/Cluster subscription by name gets every resource of the type",
 	FaultTTLForEveryone:                "TTL-1: TTLs go to clients that did not advertise xds.config.supports-resource-ttl",

@@ -303,6 +303,17 @@ func (c *sotwConn) wants(ts *sotwType, name string) bool {
 	return c.s.has(FaultUpdatesAfterUnsubscribe) && ts.everSubscribed[name]
 }
 
+// forgetDeleted implements FaultForgetDeleted: a deleted name stops
+// being wanted, by name or under the wildcard, until the client drops it
+// and asks again.
+func (c *sotwConn) forgetDeleted(ts *sotwType, name string) {
+	if ts.names[name] {
+		ts.forgotten[name] = true
+	} else if ts.wildcard {
+		ts.excluded[name] = true
+	}
+}
+
 // wanted lists the existing resources the stream subscribes to.
 func (c *sotwConn) wanted(ts *sotwType, snap snapshot) []string {
 	return snap.filter(func(n string) bool { return c.wants(ts, n) })
@@ -381,6 +392,9 @@ func (c *sotwConn) onWake() error {
 				delete(ts.sent, n)
 			} else if c.wants(ts, n) {
 				deleted = true
+			}
+			if c.s.has(FaultForgetDeleted) {
+				c.forgetDeleted(ts, n)
 			}
 		}
 		if deleted && c.s.has(FaultNeverReportDeletions) {

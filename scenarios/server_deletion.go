@@ -21,17 +21,21 @@ type subscriptionKind struct {
 	name  string // in scenario IDs
 	words string // in titles
 	needs []engine.Need
+	// keeps is the rule by which a deleted resource re-created later
+	// reaches the client again: the subscription to a name outlives its
+	// resource (DNE-3), a wildcard covers whatever exists (WILD-2).
+	keeps string
 	// subscribe subscribes to every one of names of t (which exist) and
 	// collects what the server sends for them.
 	subscribe func(s *S, t wire.Type, names ...string)
 }
 
 var subscriptionKinds = []subscriptionKind{
-	{"named", "subscribed by name", nil, func(s *S, t wire.Type, names ...string) {
+	{"named", "subscribed by name", nil, "DNE-3", func(s *S, t wire.Type, names ...string) {
 		s.Subscribe(t, names...)
 		s.AwaitAll(t, names...)
 	}},
-	{"wildcard", "under a wildcard", []engine.Need{targets.NeedLegacyWildcard}, func(s *S, t wire.Type, names ...string) {
+	{"wildcard", "under a wildcard", []engine.Need{targets.NeedLegacyWildcard}, "WILD-2", func(s *S, t wire.Type, names ...string) {
 		s.Wildcard(t)
 		s.wildcardSet(t, names...)
 	}},
@@ -46,8 +50,8 @@ func deletionFamily() []*engine.Scenario {
 	for _, k := range subscriptionKinds {
 		out = append(out, &engine.Scenario{
 			ID:           "server/deletion/sotw-" + k.name + "-omitted",
-			Title:        fmt.Sprintf("SotW: a deleted listener or cluster %s is left out of the next full state, the rest kept", k.words),
-			Requirements: []string{"DEL-7", "GRP-1"},
+			Title:        fmt.Sprintf("SotW: a deleted listener or cluster %s is left out of the next full state, the rest kept, and comes back re-created", k.words),
+			Requirements: []string{"DEL-7", "GRP-1", k.keeps},
 			Level:        results.Must,
 			Variants:     sotw,
 			Needs:        with(fx(), k.needs...),
@@ -61,16 +65,19 @@ func deletionFamily() []*engine.Scenario {
 					// before the deletion: wait for the one without b,
 					// checking that a stays in every one.
 					full := s.Checking("GRP-1")
-					s.Checking("DEL-7").awaitWhere(t, fmt.Sprintf("a %s response without %q", t.Short, b), func(r *fakeclient.Response) bool {
+					gone := s.Checking("DEL-7").awaitWhere(t, fmt.Sprintf("a %s response without %q", t.Short, b), func(r *fakeclient.Response) bool {
 						require.True(full, r.Has(a), "%s response (nonce %q) dropped %q, which was not deleted", t.Short, r.Nonce, a)
 						return !r.Has(b)
 					})
+					s.Ack(t, gone)
+					s.Set(t, "b", 2)
+					s.Checking(k.keeps).AwaitRevision(t, b, 2)
 				}
 			}),
 		}, &engine.Scenario{
 			ID:           "server/deletion/delta-" + k.name + "-removed",
-			Title:        fmt.Sprintf("Delta: deleting a resource %s lists it in removed_resources", k.words),
-			Requirements: []string{"DEL-1"},
+			Title:        fmt.Sprintf("Delta: deleting a resource %s lists it in removed_resources; re-created, it is pushed again", k.words),
+			Requirements: []string{"DEL-1", k.keeps},
 			Level:        results.Must,
 			Variants:     delta,
 			Needs:        with(fx(), k.needs...),
@@ -83,7 +90,9 @@ func deletionFamily() []*engine.Scenario {
 					a, gone := s.Set(t, "a", 1), s.Set(t, "gone", 1)
 					k.subscribe(s, t, a, gone)
 					s.Delete(t, gone)
-					s.Checking("DEL-1").AwaitRemoved(t, gone)
+					s.Ack(t, s.Checking("DEL-1").AwaitRemoved(t, gone))
+					s.Set(t, "gone", 2)
+					s.Checking(k.keeps).AwaitRevision(t, gone, 2)
 				}
 			}),
 		}, &engine.Scenario{
