@@ -1,6 +1,7 @@
 # xdsconform — build, test, benchmark, lint.
 GO ?= go
-export GOPROXY ?= https://proxy.golang.org
+# Go's default proxy without the slow direct fallback.
+export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: all build test bench lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps
