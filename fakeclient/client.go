@@ -859,7 +859,13 @@ func (c *Client) Close() {
 	c.streams = map[string]*stream{}
 	c.mu.Unlock()
 	for _, s := range ss {
-		_ = s.cs.CloseSend()
+		// CloseSend must not run alongside a SendMsg (an auto-ACK from the
+		// receive loop); a send in progress, which may be blocked on flow
+		// control, is ended by the cancel instead.
+		if s.sendMu.TryLock() {
+			_ = s.cs.CloseSend()
+			s.sendMu.Unlock()
+		}
 		s.cancel()
 		<-s.done
 	}

@@ -1,7 +1,10 @@
 // Package refclient is the harness's reference xDS client: a compact,
 // spec-faithful client of the gRPC profile (API listener → RDS → CDS → EDS,
 // every ConfigSource over ADS) that speaks all four variants and exposes its
-// view through CSDS. It is the built-in conformant client target
+// view through CSDS. In the Envoy profile (Config.Profile, envoy.go) it
+// follows Envoy instead: listeners and clusters by wildcard, warming, VHDS,
+// and Envoy's admin /config_dump besides CSDS (admin.go). It is the
+// built-in conformant client target
 // (builtin:reference) of the client-role scenarios, and its fault switches
 // each break exactly one rule, so that every client-role scenario can be
 // proven to detect the violation it is written for.
@@ -18,9 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
+	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
 	"google.golang.org/grpc"
@@ -44,16 +49,19 @@ const defaultDNETimeout = 15 * time.Second
 // at once (minBackoff: a server closing a stream is normal, RECONN-2);
 // one that failed before any response waits failBackoff, then twice as
 // long each time up to maxBackoff, so a server that keeps failing is not
-// hammered, and the growth is measurable above scheduling noise.
+// hammered, and the growth is measurable above scheduling noise (a loaded
+// machine under the race detector delays a reconnect by some 300 ms).
 const (
 	minBackoff  = 10 * time.Millisecond
-	failBackoff = 100 * time.Millisecond
-	maxBackoff  = 1600 * time.Millisecond
+	failBackoff = 250 * time.Millisecond
+	maxBackoff  = 4 * time.Second
 )
 
 // silenceTimeout is how long the reconnect-on-silence fault waits for a
-// response before it gives up on a stream.
-const silenceTimeout = 200 * time.Millisecond
+// response before it gives up on a stream: long enough that a loaded
+// harness answering a hop late does not trip it mid-chain, shorter than
+// the default quiet window that must catch it.
+const silenceTimeout = time.Second
 
 // Config describes one reference client.
 type Config struct {
@@ -73,7 +81,21 @@ type Config struct {
 	DNETimeout time.Duration
 	// Faults switch on rule violations; nil means fully conformant.
 	Faults []Fault
+	// Profile is the client profile followed: ProfileGRPC (also "") or
+	// ProfileEnvoy.
+	Profile string
 }
+
+// The client profiles.
+const (
+	// ProfileGRPC follows the gRPC client profile: the one listener the
+	// client is pointed at, then its route, clusters and endpoints by name.
+	ProfileGRPC = "grpc"
+	// ProfileEnvoy follows Envoy: listeners and clusters by wildcard,
+	// routes and endpoints by name, warming, VHDS over delta, and an admin
+	// /config_dump (envoy.go, admin.go).
+	ProfileEnvoy = "envoy"
+)
 
 // Client is a running reference client. Its methods are safe for
 // concurrent use.
@@ -89,12 +111,16 @@ type Client struct {
 	events chan event
 	wg     sync.WaitGroup
 	done   chan struct{}
+	envoy  bool         // the Envoy profile (envoy.go)
+	admin  *http.Server // Envoy profile: /config_dump (admin.go)
+	adminL net.Listener
 
 	mu           sync.Mutex // guards the fields below
 	err          error
 	closedByUser bool
 	snapshot     *statuspb.ClientConfig
-	changed      chan struct{} // closed and replaced on every publish
+	dump         *adminpb.ConfigDump // Envoy profile: the /config_dump view
+	changed      chan struct{}       // closed and replaced on every publish
 
 	// Everything below is owned by the event loop.
 	res           map[string]map[string]*resState // type URL → name → state
@@ -110,11 +136,21 @@ type Client struct {
 	deadlines     map[timerKey]time.Time
 	timer         *time.Timer
 	nodeCounter   int
+	edsAgain      bool // Envoy profile: ask for the endpoints again (an updated cluster warms)
 }
 
 // followed are the types a gRPC-style client watches, in the order of the
 // reference chain; requests are always sent in this order.
 var followed = []wire.Type{wire.Listener, wire.Route, wire.Cluster, wire.Endpoint}
+
+// types are the types the client watches, in the order its requests go
+// out: followed, or envoyFollowed in the Envoy profile.
+func (c *Client) types() []wire.Type {
+	if c.envoy {
+		return envoyFollowed
+	}
+	return followed
+}
 
 // Start validates cfg, starts the client's CSDS server on 127.0.0.1:0 and
 // the client itself, and returns at once: connecting to the management
@@ -134,6 +170,16 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("refclient: %w", err)
 		}
 		faults[p] = true
+	}
+	switch cfg.Profile {
+	case "", ProfileGRPC, ProfileEnvoy:
+	default:
+		return nil, fmt.Errorf("refclient: unknown profile %q (want %s or %s)", cfg.Profile, ProfileGRPC, ProfileEnvoy)
+	}
+	for f := range faults {
+		if p := f.Profile(); p != "" && p != cfg.Profile {
+			return nil, fmt.Errorf("refclient: fault %s acts in the %s profile only", f, p)
+		}
 	}
 	if cfg.DNETimeout <= 0 {
 		cfg.DNETimeout = defaultDNETimeout
@@ -167,11 +213,22 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		slots:         map[string]*slot{},
 		firstVersions: map[string]map[string]string{},
 		deadlines:     map[timerKey]time.Time{},
+		envoy:         cfg.Profile == ProfileEnvoy,
+	}
+	if c.envoy {
+		if err := c.listenAdmin(); err != nil {
+			_ = conn.Close()
+			_ = lis.Close()
+			return nil, err
+		}
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.timer = time.NewTimer(time.Hour)
 	c.timer.Stop()
 	c.snapshot = c.buildSnapshot()
+	if c.envoy {
+		c.dump = c.buildDump()
+	}
 	statuspb.RegisterClientStatusDiscoveryServiceServer(c.csds, csdsServer{c: c})
 
 	c.wg.Add(2)
@@ -179,6 +236,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		defer c.wg.Done()
 		_ = c.csds.Serve(lis) // returns when stopped
 	}()
+	c.serveAdmin()
 	go c.loop()
 	go c.stopper()
 	return c, nil
@@ -222,6 +280,9 @@ func (c *Client) Err() error {
 func (c *Client) stopper() {
 	<-c.ctx.Done()
 	c.csds.Stop()
+	if c.admin != nil {
+		_ = c.admin.Close()
+	}
 	c.wg.Wait()
 	_ = c.conn.Close()
 	c.mu.Lock()
@@ -284,8 +345,13 @@ func (c *Client) stateChanged() <-chan struct{} {
 // sees on the wire is already visible through CSDS.
 func (c *Client) publish() {
 	snap := c.buildSnapshot()
+	var dump *adminpb.ConfigDump
+	if c.envoy {
+		dump = c.buildDump()
+	}
 	c.mu.Lock()
 	c.snapshot = snap
+	c.dump = dump
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.mu.Unlock()

@@ -46,7 +46,7 @@ func (s csdsServer) StreamClientStatus(st grpc.BidiStreamingServer[statuspb.Clie
 // snapshot shares the received Anys, which are never modified.
 func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 	cfg := &statuspb.ClientConfig{Node: c.baseNode()}
-	for _, t := range followed {
+	for _, t := range c.types() {
 		byName := c.res[t.URL]
 		states := make([]*resState, 0, len(byName))
 		for _, name := range slices.Sorted(maps.Keys(byName)) {
@@ -64,6 +64,15 @@ func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 				VersionInfo:  s.version,
 				XdsConfig:    s.any,
 				ClientStatus: s.status,
+			}
+			if s.warming {
+				// Envoy profile: the version in use, if any; a resource
+				// with none in use yet is still only requested.
+				if s.inUse != nil {
+					g.VersionInfo, g.XdsConfig = s.inUse.version, s.inUse.any
+				} else if s.status == statusAcked {
+					g.ClientStatus = statusRequested
+				}
 			}
 			if c.fault(FaultStatusShowsFirstConfig) && s.firstAny != nil {
 				g.XdsConfig = s.firstAny // OBS-1 broken

@@ -207,6 +207,23 @@ const (
 	// FaultHintWithoutVersion sends SotW subscription changes with an empty
 	// version_info (HINT-1, MAY).
 	FaultHintWithoutVersion Fault = "hint-without-version"
+
+	// The faults below break rules of the Envoy client profile and act in
+	// that profile only (Config.Profile "envoy"; see Fault.Profile).
+
+	// FaultWildcardLostOnReconnect re-subscribes, on a new delta stream, the
+	// listeners and clusters held by name instead of re-declaring the
+	// wildcard (WILD-7).
+	FaultWildcardLostOnReconnect Fault = "wildcard-lost-on-reconnect"
+	// FaultNoWarming puts new clusters and listeners in use at once,
+	// before their endpoints or routes arrived (WARM-1); updates still warm.
+	FaultNoWarming Fault = "no-warming"
+	// FaultUpdateSkipsWarming puts an updated cluster in use at once,
+	// without waiting for fresh endpoints (WARM-2).
+	FaultUpdateSkipsWarming Fault = "update-skips-warming"
+	// FaultVHDSOverSotW requests the VirtualHosts of a route with vhds over
+	// SotW (STREAM-10).
+	FaultVHDSOverSotW Fault = "vhds-over-sotw"
 )
 
 // wrongListenerSuffix is appended to the listener name by the
@@ -291,6 +308,10 @@ var AllFaults = []Fault{
 	FaultHeartbeatNoRefresh,
 	FaultAllOrNothing,
 	FaultHintWithoutVersion,
+	FaultWildcardLostOnReconnect,
+	FaultNoWarming,
+	FaultUpdateSkipsWarming,
+	FaultVHDSOverSotW,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -369,6 +390,27 @@ var faultDescriptions = map[Fault]string{
 	FaultHeartbeatNoRefresh:             "TTL-4: a heartbeat does not restart the TTL",
 	FaultAllOrNothing:                   "ACK-8 (MAY): none of the resources of a NACKed response is used, the valid ones included",
 	FaultHintWithoutVersion:             "HINT-1 (MAY): SotW subscription changes carry an empty version_info",
+	FaultWildcardLostOnReconnect:        "WILD-7 (envoy profile): a new delta stream subscribes the listeners and clusters held by name, not by wildcard",
+	FaultNoWarming:                      "WARM-1 (envoy profile): new clusters and listeners are in use at once, before their endpoints or routes",
+	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster is in use at once, without waiting for fresh endpoints",
+	FaultVHDSOverSotW:                   "STREAM-10 (envoy profile): the VirtualHosts of a route with vhds are requested over SotW",
+}
+
+// envoyFaults are the faults that act in the Envoy profile only.
+var envoyFaults = map[Fault]bool{
+	FaultWildcardLostOnReconnect: true,
+	FaultNoWarming:               true,
+	FaultUpdateSkipsWarming:      true,
+	FaultVHDSOverSotW:            true,
+}
+
+// Profile is the client profile the fault acts in: ProfileEnvoy for the
+// faults of Envoy-profile rules, "" for those that act in any profile.
+func (f Fault) Profile() string {
+	if envoyFaults[f] {
+		return ProfileEnvoy
+	}
+	return ""
 }
 
 // Description returns one line naming the rule the fault breaks.

@@ -364,7 +364,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 
 		{FaultReconnectOnSilence, wire.SotWADS, 0, func(h *harness) string {
 			h.expectSubscribe(wire.Listener, "L")
-			return fmt.Sprint(h.newStreamWithin(wire.Listener, time.Second))
+			return fmt.Sprint(h.newStreamWithin(wire.Listener, silenceTimeout+time.Second))
 		}, "false", "true"},
 
 		{FaultNackDecreasingSystemVersion, wire.DeltaADS, 0, func(h *harness) string {
@@ -655,6 +655,37 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			acceptRoute(h)
 			return moveRoute(h).Version
 		}, "1", ""},
+
+		// The faults of the Envoy profile run in it (Fault.Profile).
+
+		{FaultWildcardLostOnReconnect, wire.DeltaADS, 0, func(h *harness) string {
+			acceptCluster(h)
+			h.closeStreams(nil)
+			r := h.next(wire.Cluster)
+			return fmt.Sprint(r.Names, r.IRV)
+		}, "[] map[C:1]", "[C] map[C:1]"},
+
+		{FaultNoWarming, wire.SotWADS, 0, func(h *harness) string {
+			acceptCluster(h) // its endpoints never come
+			return csdsStatus(h, wire.Cluster, "C")
+		}, "REQUESTED", "ACKED"},
+
+		{FaultUpdateSkipsWarming, wire.DeltaPerType, 0, func(h *harness) string {
+			acceptCluster(h)
+			acceptEndpoints(h, "1", "e1")
+			h.send(wire.Cluster, "2", "c2", wire.ClientCluster("C", 2))
+			h.expectAck(wire.Cluster, "", "c2")
+			return h.resource(wire.Cluster, "C").GetVersionInfo() // no fresh endpoints yet
+		}, "1", "2"},
+
+		{FaultVHDSOverSotW, wire.SotWADS, 0, func(h *harness) string {
+			acceptEnvoyListener(h)
+			h.send(wire.Route, "1", "r1", wire.RouteWithVHDS("R", 1))
+			if r := h.next(wire.Route); r.Err != nil {
+				return "route NACKed"
+			}
+			return fmt.Sprint(h.next(wire.VirtualHost).Names)
+		}, "route NACKed", "[R/L]"},
 	}
 
 	covered := map[Fault]bool{}
@@ -666,6 +697,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 				h := start(t, tc.variant, func(c *Config) {
 					c.Faults = faults
 					c.DNETimeout = tc.dne
+					c.Profile = tc.fault.Profile()
 				})
 				return tc.scenario(h)
 			}

@@ -194,7 +194,10 @@ func (c *Client) applyValid(u string, items []item, probs []problem) {
 		bad[p.name] = true
 	}
 	for _, it := range items {
-		if s := c.state(u, it.name); s != nil && !bad[it.name] {
+		if bad[it.name] {
+			continue
+		}
+		if s := c.stateOrAdopt(u, it.name); s != nil {
 			c.store(s, it)
 		}
 	}
@@ -346,7 +349,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %q carries a %s named %q", r.name, t.Short, name)})
 			continue
 		}
-		refs, err := check(m, c.fault(FaultAnyConfigSource))
+		refs, err := c.validate(m)
 		if err != nil {
 			probs = append(probs, problem{name, err.Error()})
 		}
@@ -406,7 +409,7 @@ func (c *Client) applySotW(u string, items []item) {
 	t, _ := wire.TypeByURL(u)
 	for _, it := range items {
 		in[it.name] = true
-		switch s := c.state(u, it.name); {
+		switch s := c.stateOrAdopt(u, it.name); {
 		case s != nil:
 			c.store(s, it)
 		case c.fault(FaultApplyUnrequested):
@@ -448,7 +451,7 @@ func (c *Client) applySotW(u string, items []item) {
 // not yet received does not exist (DNE-5).
 func (c *Client) applyDelta(u string, items []item, removed []string) {
 	for _, it := range items {
-		if s := c.state(u, it.name); s != nil {
+		if s := c.stateOrAdopt(u, it.name); s != nil {
 			c.store(s, it)
 		} else if c.fault(FaultApplyUnrequested) {
 			c.keepUnrequested(u, it)
@@ -502,10 +505,15 @@ func (c *Client) store(s *resState, it item) {
 		c.firstVersions[s.typ][s.name] = it.version // for stale-initial-resource-versions
 		s.firstAny = it.any                         // for status-shows-first-config
 	}
+	prev := s.current()
 	s.any, s.version, s.refs = it.any, it.version, it.refs
+	s.updated = time.Now()
 	s.status = statusAcked
 	s.errDetails, s.errVersion = "", ""
 	c.stopDNE(s.typ, s.name)
+	if c.envoy {
+		c.warm(s, prev) // WARM-1, WARM-2
+	}
 }
 
 // setTTL starts (or restarts) the resource's TTL timer, or, for a
@@ -526,6 +534,7 @@ func (c *Client) remove(s *resState) {
 	s.errDetails, s.errVersion = "", ""
 	c.stopDNE(s.typ, s.name)
 	delete(c.deadlines, timerKey{kind: ttlTimer, typ: s.typ, name: s.name})
+	c.endWarming(s) // gone, warming or not
 }
 
 // unwrap reads one SotW resource. The client advertises resource-in-sotw,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -36,6 +37,13 @@ type resState struct {
 	// errDetails and errVersion describe the last rejected update, until
 	// the next accepted one.
 	errDetails, errVersion string
+	// updated is when any was accepted (the config dump's last_updated).
+	updated time.Time
+	// Envoy profile (envoy.go): while warming, any is accepted but not yet
+	// in use (WARM-1, WARM-2), and inUse is the version that is, nil when
+	// none is yet.
+	warming bool
+	inUse   *revision
 }
 
 // state returns the state of a watched resource, nil if it is not watched.
@@ -48,16 +56,21 @@ func (c *Client) state(typ, name string) *resState {
 // sends every subscription change, type by type in chain order.
 func (c *Client) reconcile() {
 	want := map[string]map[string]bool{}
-	for _, t := range followed {
+	for _, t := range c.types() {
 		want[t.URL] = map[string]bool{}
 	}
-	want[wire.Listener.URL][c.rootListener()] = true
-	// Refs only point down the chain (LDS → RDS or CDS → CDS → EDS), so one
-	// pass in chain order reaches the fixed point.
-	for _, t := range followed {
+	if c.envoy {
+		c.seedWildcards(want)
+	} else {
+		want[wire.Listener.URL][c.rootListener()] = true
+	}
+	// Refs only point down the chain (LDS → RDS or CDS → CDS → EDS; in the
+	// Envoy profile CDS → EDS, LDS → RDS → VHDS), so one pass in chain
+	// order reaches the fixed point.
+	for _, t := range c.types() {
 		for name := range want[t.URL] {
 			if s := c.state(t.URL, name); s != nil {
-				for _, r := range s.refs {
+				for _, r := range c.watchRefs(s) {
 					if w, ok := want[r.typ]; ok {
 						w[r.name] = true
 					}
@@ -65,7 +78,7 @@ func (c *Client) reconcile() {
 			}
 		}
 	}
-	for _, t := range followed {
+	for _, t := range c.types() {
 		u := t.URL
 		if c.res[u] == nil {
 			c.res[u] = map[string]*resState{}
@@ -91,8 +104,8 @@ func (c *Client) reconcile() {
 	if c.cfg.Variant.IsADS() && !c.fault(FaultADSStreamPerType) {
 		c.ensureSlot("")
 	} else {
-		for _, t := range followed {
-			if len(c.requested(t.URL)) > 0 {
+		for _, t := range c.types() {
+			if c.wildcard(t.URL) || len(c.requested(t.URL)) > 0 {
 				c.ensureSlot(t.URL)
 			}
 		}
@@ -105,6 +118,7 @@ func (c *Client) reconcile() {
 			c.syncType(sl.cur, u)
 		}
 	}
+	c.edsAgain = false
 }
 
 // rootListener is the listener every watch starts from: the one the client
@@ -123,7 +137,7 @@ func (c *Client) orderedSlots() []*slot {
 	if sl, ok := c.slots[""]; ok {
 		out = append(out, sl)
 	}
-	for _, t := range followed {
+	for _, t := range c.types() {
 		if sl, ok := c.slots[t.URL]; ok {
 			out = append(out, sl)
 		}
@@ -133,6 +147,9 @@ func (c *Client) orderedSlots() []*slot {
 
 // requested is the sorted set of names the client asks for of type u.
 func (c *Client) requested(u string) []string {
+	if c.wildcard(u) {
+		return nil // asked for by wildcard: no name is ever listed
+	}
 	names := maps.Clone(c.watched[u])
 	if names == nil {
 		names = map[string]bool{}
@@ -162,6 +179,12 @@ func (c *Client) held(u string) map[string]string {
 // type u, if they differ from what this stream was last told. A type whose
 // last name was dropped still gets a request (UNSUB-1, UNSUB-3).
 func (c *Client) syncType(st *stream, u string) {
+	if c.wildcard(u) {
+		if !st.sent[u] {
+			c.subscribeWildcard(st, u)
+		}
+		return // a wildcard subscription never changes
+	}
 	names := c.requested(u)
 	if !st.sent[u] {
 		if len(names) > 0 {
@@ -183,6 +206,9 @@ func (c *Client) syncType(st *stream, u string) {
 		}
 	}
 	if len(add) == 0 && len(drop) == 0 {
+		if c.askAgain(st, u) {
+			c.subscribe(st, u, names, nil) // the same request again (envoy.go)
+		}
 		return
 	}
 	if len(names) == 0 && c.fault(FaultSilentLastUnsubscribe) {

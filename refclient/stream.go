@@ -101,12 +101,17 @@ func (c *Client) ensureSlot(typ string) {
 	sl := &slot{typ: typ, delta: v.IsDelta()}
 	if typ == "" {
 		sl.method = wire.MethodFor(v, wire.Type{})
-		for _, t := range followed {
+		for _, t := range c.types() {
 			sl.types = append(sl.types, t.URL)
 		}
 	} else {
 		t, _ := wire.TypeByURL(typ)
 		sl.method = wire.MethodFor(v, t) // with ads-stream-per-type: the ADS method (ADS-3 broken)
+		if !sl.delta && t.SotWMethod == "" {
+			// VHDS has no SotW service (STREAM-10): only vhds-over-sotw
+			// gets here, and asks on a SotW ADS stream of its own.
+			sl.method = wire.MethodFor(wire.SotWADS, t)
+		}
 		sl.types = []string{typ}
 	}
 	c.slots[typ] = sl
@@ -295,6 +300,7 @@ const (
 	dneTimer = iota
 	silenceTimer
 	ttlTimer
+	warmTimer // Envoy profile: a warming resource's initial fetch timeout
 )
 
 type timerKey struct {
@@ -333,6 +339,11 @@ func (c *Client) fireTimers(now time.Time) {
 		case silenceTimer:
 			if k.st.slot.cur == k.st {
 				k.st.cancel() // the slot goroutine reopens the stream
+			}
+		case warmTimer:
+			// WARM-2: the initial fetch timeout ends warming all the same.
+			if s := c.state(k.typ, k.name); s != nil && s.warming {
+				c.endWarming(s)
 			}
 		case ttlTimer:
 			// TTL-2: the resource's TTL lapsed without a refresh.

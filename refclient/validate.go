@@ -34,6 +34,15 @@ var knownLbPolicies = map[cluster.Cluster_LbPolicy]bool{
 	cluster.Cluster_CLUSTER_PROVIDED: true,
 }
 
+// validate checks a decoded resource against the profile the client
+// follows and returns what it references.
+func (c *Client) validate(m proto.Message) ([]ref, error) {
+	if c.envoy {
+		return c.checkEnvoy(m)
+	}
+	return check(m, c.fault(FaultAnyConfigSource))
+}
+
 // check validates a decoded resource of the gRPC client profile and returns
 // what it references. Types the client does not follow (SDS, RTDS, ...) only
 // need to decode: they are never watched, so they are ignored anyway (RES-3).

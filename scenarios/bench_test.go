@@ -52,7 +52,7 @@ func benchClientSuite(b *testing.B, opts targets.ClientOptions, skipDNE bool) {
 	}
 	sel := engine.Selection{}
 	if skipDNE {
-		sel.Skip = []string{"client/dne/timer", "client/dne/late-resource-accepted"}
+		sel.Skip = []string{"client/dne/timer", "client/dne/late-resource-accepted", "client/dne/held-survive-reconnect"}
 	}
 	pairs, err := engine.Expand(Client(), sel)
 	if err != nil {
@@ -84,4 +84,11 @@ func BenchmarkClientSuiteReferenceWithDNE(b *testing.B) {
 // grpc-go's fixed 15 s timer sets its length.
 func BenchmarkClientSuiteGRPCGo(b *testing.B) {
 	benchClientSuite(b, targets.ClientOptions{Target: targets.BuiltinGRPCGo}, false)
+}
+
+// BenchmarkClientSuiteReferenceEnvoy is the Envoy profile's part of the
+// client suite against builtin:reference in that profile (the gRPC
+// profile's scenarios are skipped at no cost).
+func BenchmarkClientSuiteReferenceEnvoy(b *testing.B) {
+	benchClientSuite(b, targets.ClientOptions{Target: targets.BuiltinReference, Profile: targets.ProfileEnvoy}, true)
 }

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"slices"
+
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -29,9 +31,23 @@ func Client() []*engine.Scenario {
 		clientResourceScenarios, clientWrapperScenarios, clientTTLScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios,
 	} {
-		all = append(all, area...)
+		all = append(all, gRPCProfile(area)...)
 	}
-	return all
+	return append(all, clientEnvoyScenarios...)
+}
+
+// gRPCProfile marks the scenarios of area as written for the gRPC client
+// profile: they serve, and expect to be asked for, the chain a gRPC client
+// follows from the one listener it was pointed at (Chain), so a client of
+// the Envoy profile skips them. It returns copies; area is left as it is.
+func gRPCProfile(area []*engine.Scenario) []*engine.Scenario {
+	out := make([]*engine.Scenario, len(area))
+	for i, s := range area {
+		cp := *s
+		cp.Needs = append(slices.Clip(s.Needs), targets.NeedGRPCProfile)
+		out[i] = &cp
+	}
+	return out
 }
 
 // Shorthands that keep scenario bodies close to the spec's own notation.
@@ -62,7 +78,9 @@ func fx(types ...wire.Type) []engine.Need {
 }
 
 // with appends extra needs.
-func with(needs []engine.Need, extra ...engine.Need) []engine.Need { return append(needs, extra...) }
+func with(needs []engine.Need, extra ...engine.Need) []engine.Need {
+	return append(slices.Clip(needs), extra...) // never into a shared slice's spare capacity
+}
 
 // srv adapts a server-role body to the engine.
 func srv(body func(s *S)) func(*engine.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -146,7 +147,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"OBS-1"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        observed,
+		Needs:        with(observed, targets.NeedStatus(observer.Nacked)),
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			c.ExpectNack(CDS, c.Respond(CDS, "2", wire.InvalidCluster(c.CL, 2)))

@@ -24,8 +24,9 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
+			c.AwaitAcked(CDS, c.CL, "1")
 			c.ExpectAck(CDS, c.Remove(CDS, "2", c.CL), "")
-			c.AwaitState(CDS, c.CL, observer.DoesNotExist)
+			c.Checking("DEL-2").AwaitGone(CDS, c.CL)
 		}),
 	},
 	{
@@ -42,7 +43,7 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 				c.fail("sending a CDS response: %v", err)
 			}
 			c.ExpectAck(CDS, resp.GetNonce(), "")
-			c.Checking("DEL-2").AwaitState(CDS, c.CL, observer.DoesNotExist)
+			c.Checking("DEL-2").AwaitGone(CDS, c.CL)
 			c.AwaitAcked(CDS, other, "3")
 		}),
 	},
@@ -112,7 +113,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Requirements: []string{"DNE-1", "DNE-6"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        with(observed, targets.NeedFreshClient),
+		Needs:        with(showsMissing, targets.NeedFreshClient),
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			timer := c.target.Options().DNETimer
@@ -127,7 +128,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Requirements: []string{"DNE-2"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        observed,
+		Needs:        showsMissing,
 		Run: cli(func(c *C) {
 			c.Chain(LDS)
 			other := c.Extra("cluster-2")
@@ -150,7 +151,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Requirements: []string{"DNE-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(observed, targets.NeedFreshClient),
+		Needs:        with(showsMissing, targets.NeedFreshClient),
 		Run: cli(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			c.Checking(c.either("DNE-1", "DNE-6")).Await(LDS, c.L, "as DOES_NOT_EXIST", c.target.Options().DNETimer, isMissing)
@@ -165,7 +166,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Requirements: []string{"DNE-7"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        observed,
+		Needs:        showsMissing,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			c.Restart(codes.Unavailable)
@@ -177,6 +178,11 @@ var clientMissingScenarios = []*engine.Scenario{
 		}),
 	},
 }
+
+// showsMissing says the scenario's verdict rests on the status view
+// reporting DOES_NOT_EXIST: a resource the client never got, or that it
+// still holds, is told apart from one given up on only by that state.
+var showsMissing = with(observed, targets.NeedStatus(observer.DoesNotExist))
 
 // isMissing is the client reporting a resource as not existing.
 func isMissing(r observer.Resource) bool { return r.State == observer.DoesNotExist }
@@ -217,14 +223,15 @@ func sotwAbsence(what string, t wire.Type, deletes, others bool, title string) *
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			c.Chain(t)
+			name := c.NameOf(t)
+			c.AwaitAcked(t, name, "1")
 			var rest []proto.Message
 			if others {
 				rest = append(rest, c.resourceNamed(t, c.Extra("other"), 1))
 			}
 			c.ExpectAck(t, c.Respond(t, "2", rest...), "2")
-			name := c.NameOf(t)
 			if deletes {
-				c.Checking("DEL-4").AwaitState(t, name, observer.DoesNotExist)
+				c.Checking("DEL-4").AwaitGone(t, name)
 				return
 			}
 			c.Never(t, name, "deleted by omission", isMissing)

@@ -428,7 +428,12 @@ func nonceRule(r *fakeserver.Request) string {
 // with nonce (and, in SotW, carry its version): ACK-2, DELTA-1. A NACK
 // instead breaks the step's rule.
 func (c *C) ExpectAck(t wire.Type, nonce, version string) *fakeserver.Request {
-	r := c.expectReply(t, nonce)
+	return c.checkAck(c.expectReply(t, nonce), nonce, version)
+}
+
+// checkAck checks that r ACKs the response with nonce and version (see
+// ExpectAck) and returns it.
+func (c *C) checkAck(r *fakeserver.Request, nonce, version string) *fakeserver.Request {
 	if d := r.ErrorDetail(); d != nil {
 		c.Fatalf("%s should ACK the response with nonce %q, but NACKs it: code %d, %q", r, nonce, d.GetCode(), d.GetMessage())
 	}
@@ -580,6 +585,21 @@ const pollEvery = 10 * time.Millisecond
 // Await reads the client's status view until resource (t, name) satisfies
 // ok, within the expect timeout plus extra, and returns it.
 func (c *C) Await(t wire.Type, name, what string, extra time.Duration, ok func(observer.Resource) bool) observer.Resource {
+	return c.await(t, name, what, extra, ok, false)
+}
+
+// AwaitGone waits for the client to stop holding resource (t, name),
+// which its status view showed in use before: the view shows it
+// DOES_NOT_EXIST or no longer lists it. A view need not report
+// DOES_NOT_EXIST (Envoy's /config_dump lists only what Envoy holds), and
+// one that drops a deleted resource shows the deletion as plainly.
+func (c *C) AwaitGone(t wire.Type, name string) {
+	c.await(t, name, "as deleted (DOES_NOT_EXIST or no longer listed)", 0, isMissing, true)
+}
+
+// await is Await; with unlisted, the view no longer listing the resource
+// also satisfies it.
+func (c *C) await(t wire.Type, name, what string, extra time.Duration, ok func(observer.Resource) bool, unlisted bool) observer.Resource {
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	deadline := time.NewTimer(c.Timeouts.Expect + extra)
@@ -593,7 +613,7 @@ func (c *C) Await(t wire.Type, name, what string, extra time.Duration, ok func(o
 		rs, err := c.observe(ctx, c.Timeouts.Expect+extra)
 		if err == nil {
 			last, seen = observer.Find(rs, t.URL, name)
-			if seen && ok(last) {
+			if seen && ok(last) || !seen && unlisted {
 				return last
 			}
 		}

@@ -49,12 +49,30 @@ func runClientSuite(t testing.TB, opts targets.ClientOptions, to engine.Timeouts
 }
 
 func reference(faults ...refclient.Fault) targets.ClientOptions {
-	o := targets.ClientOptions{Target: targets.BuiltinReference, DNETimer: testDNETimer}
+	return referenceIn(targets.ProfileGRPC, faults...)
+}
+
+// referenceIn is reference with the reference client in profile.
+func referenceIn(profile string, faults ...refclient.Fault) targets.ClientOptions {
+	o := targets.ClientOptions{Target: targets.BuiltinReference, DNETimer: testDNETimer, Profile: profile}
 	for _, f := range faults {
 		o.Faults = append(o.Faults, string(f))
 	}
 	return o
 }
+
+// profileOf is the client profile scenario id is written for.
+func profileOf(id string) string {
+	for _, s := range Client() {
+		if s.ID == id && slices.Contains(s.Needs, targets.NeedEnvoyProfile) {
+			return targets.ProfileEnvoy
+		}
+	}
+	return targets.ProfileGRPC
+}
+
+// profileSkips are the reasons a pair is skipped for the profile.
+const profileSkips = "written for the gRPC client profile|needs an Envoy-profile client"
 
 func TestClientCatalogueIsValid(t *testing.T) {
 	require.NoError(t, engine.Validate(Client()))
@@ -62,10 +80,28 @@ func TestClientCatalogueIsValid(t *testing.T) {
 }
 
 // Every client scenario passes against the conformant reference client in
-// every variant it applies to.
+// every variant it applies to: in the gRPC profile those written for it,
+// in the Envoy profile the others.
 func TestClientSuitePassesAgainstReference(t *testing.T) {
-	for _, r := range runClientSuite(t, reference(), clientTimeouts, engine.Selection{}) {
-		assert.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
+	ran := map[string]int{}
+	// One after the other: the timing scenarios (backoff) are measured on
+	// a machine no busier than the gRPC profile's run makes it.
+	for _, profile := range []string{targets.ProfileGRPC, targets.ProfileEnvoy} {
+		t.Run(profile, func(t *testing.T) {
+			for _, r := range runClientSuite(t, referenceIn(profile), clientTimeouts, engine.Selection{}) {
+				if r.Outcome == results.Skip {
+					assert.Regexp(t, profileSkips, r.Message, r.FullName())
+					continue
+				}
+				ran[r.FullName()]++
+				assert.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
+			}
+		})
+	}
+	pairs, err := engine.Expand(Client(), engine.Selection{})
+	require.NoError(t, err)
+	for _, p := range pairs {
+		assert.Equal(t, 1, ran[p.FullName()], "%s runs in exactly one profile", p.FullName())
 	}
 }
 
@@ -231,6 +267,11 @@ var mustCatchClient = map[string][]clientCatch{
 	},
 	"client/delta/acks-keep-lists-empty":        {{fault: refclient.FaultResubscribeInAcks, rule: "DELTA-2"}},
 	"client/delta/system-version-informational": {{fault: refclient.FaultNackDecreasingSystemVersion, rule: "VER-6"}},
+	// The Envoy profile's: run against the reference client in it.
+	"client/wildcard/redeclared-on-delta-reconnect": {{fault: refclient.FaultWildcardLostOnReconnect, rule: "WILD-7"}},
+	"client/warming/cluster-waits-for-endpoints":    {{fault: refclient.FaultNoWarming, rule: "WARM-1"}},
+	"client/warming/update-waits-for-endpoints":     {{fault: refclient.FaultUpdateSkipsWarming, rule: "WARM-2"}},
+	"client/vhds/never-over-sotw":                   {{fault: refclient.FaultVHDSOverSotW, rule: "STREAM-10", want: "over SotW"}},
 }
 
 func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {
@@ -269,7 +310,7 @@ func TestClientScenariosFailAgainstTheirFaults(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			j.rs, j.err = runClientWithFault(j.c.fault, engine.Selection{Run: []string{j.id}, Variants: j.c.variants})
+			j.rs, j.err = runClientWithFault(profileOf(j.id), j.c.fault, engine.Selection{Run: []string{j.id}, Variants: j.c.variants})
 		}()
 	}
 	wg.Wait()
@@ -292,11 +333,11 @@ func TestClientScenariosFailAgainstTheirFaults(t *testing.T) {
 	}
 }
 
-// runClientWithFault runs the selection against the reference client
-// with fault on, at the CLI's default timeouts; errors are returned, not
-// reported, since it runs on goroutines of its own.
-func runClientWithFault(fault refclient.Fault, sel engine.Selection) ([]results.Result, error) {
-	clients, err := targets.NewClients(reference(fault))
+// runClientWithFault runs the selection against the reference client in
+// profile with fault on, at the CLI's default timeouts; errors are
+// returned, not reported, since it runs on goroutines of its own.
+func runClientWithFault(profile string, fault refclient.Fault, sel engine.Selection) ([]results.Result, error) {
+	clients, err := targets.NewClients(referenceIn(profile, fault))
 	if err != nil {
 		return nil, err
 	}
@@ -332,9 +373,9 @@ func TestClientSuiteAgainstGRPCGo(t *testing.T) {
 			continue
 		}
 		if r.Outcome == results.Skip {
-			// Variants it does not speak, and optional features it does
-			// not advertise (TTLs).
-			assert.Regexp(t, "does not speak|does not advertise", r.Message, "%s: grpc-go should only skip variants and features it lacks", r.FullName())
+			// Variants it does not speak, optional features it does not
+			// advertise (TTLs), and the Envoy profile's scenarios.
+			assert.Regexp(t, "does not speak|does not advertise|needs an Envoy-profile client", r.Message, "%s: grpc-go should only skip variants and features it lacks", r.FullName())
 			continue
 		}
 		if r.Outcome == results.Unsupported {

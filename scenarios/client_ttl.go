@@ -65,7 +65,7 @@ var clientTTLScenarios = []*engine.Scenario{
 		Requirements: []string{"TTL-2"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        observed,
+		Needs:        showsMissing,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			c.requireTTL()
@@ -80,7 +80,7 @@ var clientTTLScenarios = []*engine.Scenario{
 		Requirements: []string{"TTL-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        observed,
+		Needs:        showsMissing,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			c.requireTTL()
@@ -96,7 +96,7 @@ var clientTTLScenarios = []*engine.Scenario{
 		Requirements: []string{"TTL-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        observed,
+		Needs:        showsMissing,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			c.requireTTL()

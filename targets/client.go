@@ -42,6 +42,39 @@ const NeedObserver engine.Need = "observer"
 // elsewhere and reused across scenarios (--client-wait) is not.
 const NeedFreshClient engine.Need = "fresh-client"
 
+// NeedStatus is the need of a scenario whose verdict rests on the
+// client's status view showing a resource in state. A view that never
+// reports the state would read as the client breaking the rule: Envoy's
+// /config_dump lists only the resources Envoy holds, so never one that
+// does not exist, and older CSDS implementations never show
+// DOES_NOT_EXIST for a timer that fired. Such a target declares what its
+// view lacks (ClientOptions.StatusLacks) and the scenario is skipped.
+func NeedStatus(state observer.State) engine.Need {
+	return engine.Need(statusNeedPrefix + string(state))
+}
+
+const statusNeedPrefix = "status:"
+
+// StatusStates are the states a status view can be declared to lack.
+var StatusStates = []observer.State{observer.DoesNotExist, observer.Nacked}
+
+// NeedGRPCProfile: the scenario is written for the gRPC client profile
+// (one listener named by the client, then its route, clusters and
+// endpoints by name), which a client run in the Envoy profile does not
+// follow.
+const NeedGRPCProfile engine.Need = "grpc-profile"
+
+// NeedEnvoyProfile: the scenario is written for the Envoy client profile
+// (wildcard listeners and clusters, warming, VHDS).
+const NeedEnvoyProfile engine.Need = "envoy-profile"
+
+// Client profiles: what the client under test follows, and so which
+// scenarios apply (NeedGRPCProfile, NeedEnvoyProfile).
+const (
+	ProfileGRPC  = refclient.ProfileGRPC
+	ProfileEnvoy = refclient.ProfileEnvoy
+)
+
 // Observer kinds for external clients.
 const (
 	ObserveCSDS  = "csds"
@@ -73,10 +106,20 @@ type ClientOptions struct {
 	// Variants the client speaks; default all four for the reference
 	// client, SotW ADS otherwise.
 	Variants []wire.Variant
+	// Profile is the client profile the client follows: ProfileGRPC or
+	// ProfileEnvoy. Empty chooses by target: ProfileEnvoy for a container
+	// (Envoy), ProfileGRPC otherwise. builtin:reference runs in either.
+	Profile string
 	// Observer is how to read the client's status: ObserveCSDS,
 	// ObserveAdmin (Envoy /config_dump) or ObserveNone. Empty chooses by
-	// target: ObserveAdmin for a container (Envoy), ObserveCSDS otherwise.
+	// profile: ObserveAdmin for the Envoy profile (and so for a container),
+	// ObserveCSDS otherwise.
 	Observer string
+	// StatusLacks are the states (StatusStates) the client's status view
+	// never reports; scenarios that need one (NeedStatus) are skipped.
+	// The admin observer always lacks DOES_NOT_EXIST: /config_dump lists
+	// only the resources the client holds.
+	StatusLacks []observer.State
 	// ObserverAddr is the status endpoint's address, for Wait only (a
 	// launched client gets a fresh port per scenario).
 	ObserverAddr string
@@ -117,14 +160,37 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	if c.opts.StartTimeout <= 0 {
 		c.opts.StartTimeout = 10 * time.Second
 	}
+	if c.opts.Profile == "" {
+		c.opts.Profile = ProfileGRPC
+		if strings.HasPrefix(opts.Target, docker.Prefix) {
+			c.opts.Profile = ProfileEnvoy
+		}
+	}
+	switch {
+	case c.opts.Profile != ProfileGRPC && c.opts.Profile != ProfileEnvoy:
+		return nil, fmt.Errorf("unknown client profile %q (want %s or %s)", c.opts.Profile, ProfileGRPC, ProfileEnvoy)
+	case opts.Target == BuiltinGRPCGo && c.opts.Profile != ProfileGRPC:
+		return nil, fmt.Errorf("%s follows the %s client profile only", BuiltinGRPCGo, ProfileGRPC)
+	}
 	if c.opts.Observer == "" {
 		c.opts.Observer = ObserveCSDS
-		if strings.HasPrefix(opts.Target, docker.Prefix) {
+		if c.opts.Profile == ProfileEnvoy {
 			c.opts.Observer = ObserveAdmin
 		}
 	}
 	if !slices.Contains([]string{ObserveCSDS, ObserveAdmin, ObserveNone}, c.opts.Observer) {
 		return nil, fmt.Errorf("unknown observer %q (want csds, admin or none)", c.opts.Observer)
+	}
+	for _, st := range c.opts.StatusLacks {
+		if !slices.Contains(StatusStates, st) {
+			return nil, fmt.Errorf("unknown status-view state %q (want one of %v)", st, StatusStates)
+		}
+	}
+	if c.opts.Observer == ObserveAdmin && !slices.Contains(c.opts.StatusLacks, observer.DoesNotExist) {
+		c.opts.StatusLacks = append(slices.Clip(c.opts.StatusLacks), observer.DoesNotExist)
+	}
+	if opts.Target == BuiltinReference && c.opts.Observer == ObserveAdmin && c.opts.Profile != ProfileEnvoy {
+		return nil, fmt.Errorf("%s serves /config_dump in the %s profile only (--client-profile %s)", BuiltinReference, ProfileEnvoy, ProfileEnvoy)
 	}
 	if len(opts.Faults) > 0 && opts.Target != BuiltinReference {
 		return nil, errors.New("--fault only applies to --target builtin:reference")
@@ -133,6 +199,9 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 		pf, err := refclient.ParseFault(f)
 		if err != nil {
 			return nil, err
+		}
+		if p := pf.Profile(); p != "" && p != c.opts.Profile {
+			return nil, fmt.Errorf("fault %s acts in the %s profile only (--client-profile %s)", pf, p, p)
 		}
 		c.faults = append(c.faults, pf)
 	}
@@ -251,12 +320,24 @@ func (c *Clients) Lacks(s *engine.Scenario, v wire.Variant) string {
 	if !slices.Contains(c.variants, v) {
 		return "the client does not speak " + v.String()
 	}
+	// The profile first: a scenario of the other profile does not apply
+	// at all, whatever else the client lacks.
+	for _, n := range s.Needs {
+		switch {
+		case n == NeedGRPCProfile && c.opts.Profile != ProfileGRPC:
+			return "written for the gRPC client profile; the client runs the " + c.opts.Profile + " profile"
+		case n == NeedEnvoyProfile && c.opts.Profile != ProfileEnvoy:
+			return "needs an Envoy-profile client (--client-profile envoy)"
+		}
+	}
 	for _, n := range s.Needs {
 		switch {
 		case n == NeedObserver && c.opts.Observer == ObserveNone:
 			return "needs the client's status view (CSDS or /config_dump), which the target does not offer"
 		case n == NeedFreshClient && c.opts.Wait:
 			return "needs a fresh client, and --client-wait reuses one across scenarios"
+		case strings.HasPrefix(string(n), statusNeedPrefix) && slices.Contains(c.opts.StatusLacks, observer.State(strings.TrimPrefix(string(n), statusNeedPrefix))):
+			return "the client's status view does not report " + strings.TrimPrefix(string(n), statusNeedPrefix) + ", which the scenario's verdict rests on"
 		}
 	}
 	return ""
@@ -295,12 +376,16 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 		rc, err := refclient.Start(ctx, refclient.Config{
 			ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster,
 			Variant: spec.Variant, Listener: spec.Listener, DNETimeout: c.opts.DNETimer, Faults: c.faults,
+			Profile: c.opts.Profile,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("starting the reference client: %w", err)
 		}
-		obs, err := observer.DialCSDS(rc.CSDSAddr())
-		if err != nil {
+		var obs observer.Observer
+		if c.opts.Observer == ObserveAdmin {
+			// The Envoy profile: observed as an Envoy is, through /config_dump.
+			obs = observer.NewConfigDump(rc.AdminAddr())
+		} else if obs, err = observer.DialCSDS(rc.CSDSAddr()); err != nil {
 			rc.Close()
 			return nil, fmt.Errorf("connecting to the reference client's CSDS: %w", err)
 		}

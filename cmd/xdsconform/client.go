@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/knownfailing"
+	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/refclient"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
@@ -22,10 +24,19 @@ variant the client speaks.
 
 Each scenario starts a fresh client pointed at a fresh fake management
 server, serves it a listener → route → cluster → endpoints chain one hop at a
-time (the way a gRPC client asks for them), and checks the client's
-requests, ACKs and NACKs. Scenarios about what the client accepted, deleted
-or considers non-existent read its status view: the Client Status Discovery
-Service (CSDS), or Envoy's admin /config_dump with --observer admin.
+time, and checks the client's requests, ACKs and NACKs. Scenarios about what
+the client accepted, deleted or considers non-existent read its status view:
+the Client Status Discovery Service (CSDS), or Envoy's admin /config_dump
+with --observer admin.
+
+Profiles (--client-profile) say which chain the client follows, and so
+which scenarios apply; the others are skipped, with the reason:
+  grpc    a gRPC client (default): the API listener it was pointed at, then
+          its route, clusters and endpoints, each by name
+  envoy   an Envoy (default for container:IMAGE): listeners and clusters by
+          wildcard, routes and endpoints by name; checks wildcard
+          re-declaration, warming and VHDS. Observed through /config_dump
+          by default. builtin:reference runs in this profile too.
 
 Targets:
   --target builtin:reference   our conformant reference client (all four variants)
@@ -50,7 +61,10 @@ const clientExample = `  # grpc-go's xDS client, built in
   xdsconform client --client-cmd 'my-client --target {{.Target}} --csds {{.CSDS}}'
 
   # the reference client with one rule deliberately broken
-  xdsconform client --target builtin:reference --fault ack-duplicates --run 'client/nack/*'`
+  xdsconform client --target builtin:reference --fault ack-duplicates --run 'client/nack/*'
+
+  # the reference client following Envoy: wildcards, warming, VHDS
+  xdsconform client --target builtin:reference --client-profile envoy`
 
 // defaultStartTimeout is --start-timeout's default.
 const defaultStartTimeout = 10 * time.Second
@@ -59,6 +73,7 @@ type clientFlags struct {
 	suite    suiteFlags
 	opts     targets.ClientOptions
 	variants []string
+	lacks    []string
 	faults   []string
 }
 
@@ -86,12 +101,38 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.BoolVar(&f.opts.Wait, "client-wait", false, "your client is started elsewhere and connects to --listen; scenarios run one at a time")
 	fs.StringVar(&f.opts.Listen, "listen", "", "address of the harness's management server (default: a fresh 127.0.0.1 port per scenario; required with --client-wait)")
 	fs.StringVar(&f.opts.Listener, "listener", "", "with --client-wait: the listener name your client asks for")
+	fs.StringVar(&f.opts.Profile, "client-profile", "", "the client profile your client follows: grpc or envoy (default: envoy for a container target, grpc otherwise; see above)")
 	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four)")
-	fs.StringVar(&f.opts.Observer, "observer", "", "how to read the client's status: csds, admin (Envoy /config_dump) or none (default: admin for a container target, csds otherwise)")
+	fs.StringVar(&f.opts.Observer, "observer", "", "how to read the client's status: csds, admin (Envoy /config_dump) or none (default: admin in the envoy profile, csds otherwise)")
+	fs.StringSliceVar(&f.lacks, "status-lacks", nil, "states your client's status view never reports ("+joinStates(targets.StatusStates)+"): scenarios whose verdict rests on one are skipped instead of failing (admin always lacks DOES_NOT_EXIST)")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
-	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refclient.AllFaults)+")")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refclient.AllFaults)+
+		"; of these, "+joinNames(envoyFaults())+" act in the envoy profile only)")
 	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
 	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
+}
+
+// joinStates lists states for help and errors.
+func joinStates(states []observer.State) string {
+	var b strings.Builder
+	for i, s := range states {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(s))
+	}
+	return b.String()
+}
+
+// envoyFaults are the reference client's faults of the Envoy profile.
+func envoyFaults() []refclient.Fault {
+	var out []refclient.Fault
+	for _, f := range refclient.AllFaults {
+		if f.Profile() == refclient.ProfileEnvoy {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func commandVarsHelp() string {
@@ -113,6 +154,13 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 			return suiteRun{}, usageError("--client-variants: %v", err)
 		}
 		f.opts.Variants = append(f.opts.Variants, v)
+	}
+	for _, l := range f.lacks {
+		st := observer.State(strings.ToUpper(strings.ReplaceAll(l, "-", "_")))
+		if !slices.Contains(targets.StatusStates, st) {
+			return suiteRun{}, usageError("--status-lacks: unknown state %q (want %s)", l, joinStates(targets.StatusStates))
+		}
+		f.opts.StatusLacks = append(f.opts.StatusLacks, st)
 	}
 	if f.opts.DNETimer <= 0 {
 		return suiteRun{}, usageError("--dne-timer must be positive")
@@ -140,7 +188,9 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 		return suiteRun{}, err
 	}
 	return suiteRun{role: "client", target: clients.Name(), catalogue: scenarios.Client(), env: clients, known: known,
-		maxParallel: clients.MaxParallel(), options: map[string]string{"dne_timer": f.opts.DNETimer.String()}}, nil
+		maxParallel: clients.MaxParallel(), options: map[string]string{
+			"dne_timer": f.opts.DNETimer.String(), "client_profile": clients.Options().Profile,
+		}}, nil
 }
 
 func runClient(c *cobra.Command, out io.Writer, f *clientFlags) error {

@@ -33,11 +33,16 @@ func TestClientExitCodes(t *testing.T) {
 		{"bad template", []string{"client", "--client-cmd", "run {{.Nope}}"}, exitUsage, "Nope"},
 		{"wait without listen", []string{"client", "--client-wait"}, exitUsage, "--listen"},
 		{"bad observer", []string{"client", "--target", "builtin:reference", "--observer", "psychic"}, exitUsage, "unknown observer"},
+		{"bad profile", []string{"client", "--target", "builtin:reference", "--client-profile", "istio"}, exitUsage, "unknown client profile"},
+		{"envoy fault in grpc profile", []string{"client", "--target", "builtin:reference", "--fault", "no-warming"}, exitUsage, "--client-profile envoy"},
+		{"grpc-go as envoy", []string{"client", "--target", "builtin:grpc-go", "--client-profile", "envoy"}, exitUsage, "grpc client profile only"},
 		{"bad dne timer", []string{"client", "--target", "builtin:reference", "--dne-timer", "0s"}, exitUsage, "--dne-timer"},
 		{"quiet outlasts timer", []string{"client", "--target", "builtin:reference", "--dne-timer", "1s", "--quiet", "1s"}, exitUsage, "--quiet"},
 		{"scenario bound below timer", []string{"client", "--target", "builtin:reference", "--scenario-timeout", "10s"}, exitUsage, "--scenario-timeout"},
 		{"reference passes", []string{"client", "--target", "builtin:reference", "--run", "client/nack/*"}, exitOK, ""},
 		{"fault fails", []string{"client", "--target", "builtin:reference", "--fault", "ack-duplicates", "--run", "client/nack/duplicate-names", "--timeout", "1s"}, exitFailures, ""},
+		{"envoy reference passes", []string{"client", "--target", "builtin:reference", "--client-profile", "envoy", "--run", "client/warming/*"}, exitOK, ""},
+		{"envoy fault fails", []string{"client", "--target", "builtin:reference", "--client-profile", "envoy", "--fault", "no-warming", "--run", "client/warming/cluster-waits-for-endpoints", "--variant", "delta-ads"}, exitFailures, ""},
 	})
 }
 
@@ -158,4 +163,23 @@ func TestClientWait(t *testing.T) {
 		"--run", "client/nack/recovery,client/stream/node-on-first-request,client/nack/keeps-previous")
 	assert.Equal(t, exitOK, code, out)
 	assert.Len(t, rep.Results, 3)
+}
+
+// The client profile is recorded in the report's options, and decides
+// which scenarios run: in the Envoy profile, those of the gRPC profile are
+// skipped.
+func TestClientProfileInReport(t *testing.T) {
+	code, rep, out := clientReport(t, "client", "--target", "builtin:reference", "--client-profile", "envoy",
+		"--run", "client/warming/cluster-waits-for-endpoints,client/nack/recovery", "--variant", "sotw-ads")
+	assert.Equal(t, exitOK, code, out)
+	assert.Equal(t, "envoy", rep.Options["client_profile"])
+	require.Len(t, rep.Results, 2)
+	for _, r := range rep.Results {
+		if r.ID == "client/nack/recovery" {
+			assert.Equal(t, results.Skip, r.Outcome)
+			assert.Equal(t, "written for the gRPC client profile; the client runs the envoy profile", r.Message)
+		} else {
+			assert.Equal(t, results.Pass, r.Outcome, r.Message)
+		}
+	}
 }

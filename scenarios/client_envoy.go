@@ -1,0 +1,234 @@
+package scenarios
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// The scenarios below are written for the Envoy client profile: the client
+// asks for every listener and cluster by wildcard, then by name for the
+// routes of its listeners (socket listeners whose HTTP connection managers
+// take their routes over RDS from ADS) and the endpoints of its clusters,
+// warms clusters and listeners, and knows VHDS. No real client of this
+// profile runs here (Envoy needs a Docker engine); they are checked against
+// builtin:reference --client-profile envoy.
+
+// envoyProfile says the scenario needs an Envoy-profile client;
+// envoyObserved, one whose status view it reads too.
+var (
+	envoyProfile  = []engine.Need{targets.NeedEnvoyProfile}
+	envoyObserved = []engine.Need{targets.NeedEnvoyProfile, targets.NeedObserver}
+)
+
+// xds_protocol#incremental-xds (wildcard on reconnect), #resource-warming,
+// #rpc-services-and-methods-for-each-variant (VHDS: incremental only)
+var clientEnvoyScenarios = []*engine.Scenario{
+	{
+		ID:           "client/wildcard/redeclared-on-delta-reconnect",
+		Title:        "On a new delta stream a wildcard subscriber declares its listener and cluster wildcards again",
+		Requirements: []string{"WILD-7"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        envoyProfile,
+		Run: cli(func(c *C) {
+			c.EnvoyChain()
+			c.Restart(codes.Unavailable)
+			v := c.Checking("WILD-7")
+			for _, t := range []wire.Type{CDS, LDS} {
+				r := c.Expect(t) // the first of its type on the new stream
+				if !isWildcard(r) {
+					v.Fatalf("%s is the first %s request of the new stream: a wildcard subscriber must subscribe \"*\" or send both lists empty, but it subscribes %q and unsubscribes %q",
+						r, t.Short, r.Delta.GetResourceNamesSubscribe(), r.Delta.GetResourceNamesUnsubscribe())
+				}
+			}
+		}),
+	},
+	{
+		ID:           "client/warming/cluster-waits-for-endpoints",
+		Title:        "A cluster is not in use before its endpoints arrive, nor a listener before its routes",
+		Requirements: []string{"WARM-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        envoyObserved,
+		Run: cli(func(c *C) {
+			v := c.Checking("WARM-1")
+			inUse := func(r observer.Resource) bool { return r.State == observer.Acked }
+			c.ExpectWildcard(CDS)
+			c.ExpectAck(CDS, c.Respond(CDS, "1", c.EnvoyHop(CDS, 1)), "1")
+			c.AwaitSubscribed(EDS, c.CL)
+			v.NeverWithin(c.Timeouts.Quiet, CDS, c.CL, "in use before its endpoints arrived", inUse)
+			c.ExpectAck(EDS, c.Respond(EDS, "1", c.EnvoyHop(EDS, 1)), "1")
+			v.AwaitAcked(CDS, c.CL, "1")
+
+			c.ExpectWildcard(LDS)
+			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
+			c.AwaitSubscribed(RDS, c.R)
+			v.NeverWithin(c.Timeouts.Quiet, LDS, c.L, "in use before its routes arrived", inUse)
+			c.ExpectAck(RDS, c.Respond(RDS, "1", c.EnvoyHop(RDS, 1)), "1")
+			v.AwaitAcked(LDS, c.L, "1")
+		}),
+	},
+	{
+		ID:           "client/warming/update-waits-for-endpoints",
+		Title:        "An updated cluster keeps its old version in use until fresh endpoints arrive",
+		Requirements: []string{"WARM-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        envoyObserved,
+		Run: cli(func(c *C) {
+			c.EnvoyChain()
+			c.AwaitAcked(CDS, c.CL, "1")
+			c.ExpectAck(CDS, c.Respond(CDS, "2", c.EnvoyHop(CDS, 2)), "2")
+			v := c.Checking("WARM-2")
+			v1 := c.V("1", c.CL)
+			v.NeverWithin(c.Timeouts.Quiet, CDS, c.CL, "other than version 1 in use while version 2 waits for fresh endpoints", func(r observer.Resource) bool {
+				return r.State != observer.Acked || r.Version != v1
+			})
+			if _, again := c.ExpectAckPast(EDS, c.Respond(EDS, "2", c.EnvoyHop(EDS, 2)), "2"); again > 0 {
+				c.Logf("classification: the client asked again for the endpoints of the updated cluster, as Envoy does")
+			}
+			v.AwaitAcked(CDS, c.CL, "2")
+		}),
+	},
+	{
+		ID:           "client/vhds/never-over-sotw",
+		Title:        "A SotW client never asks for VirtualHosts: they exist only in the incremental protocol",
+		Requirements: []string{"STREAM-10"},
+		Level:        results.Must,
+		// In delta, asking for VirtualHosts is the normal course, and
+		// Envoy asks only on demand, for the host of a request the harness
+		// does not send: there is nothing a delta client can get wrong here
+		// that a black box sees.
+		Variants: sotw,
+		Needs:    envoyProfile,
+		Run: cli(func(c *C) {
+			c.Checking("STREAM-10").NoSotWVirtualHosts()
+			c.ExpectWildcard(LDS)
+			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
+			c.AwaitSubscribed(RDS, c.R)
+			n := c.Respond(RDS, "1", wire.RouteWithVHDS(c.R, 1))
+			// Rejecting the route and ignoring its vhds are both
+			// conformant; asking for a VirtualHost is not.
+			if d := c.expectReply(RDS, n).ErrorDetail(); d != nil {
+				c.Logf("classification: the client NACKs a route with vhds over SotW: %q", d.GetMessage())
+			} else {
+				c.Logf("classification: the client accepts a route with vhds over SotW")
+			}
+		}),
+	},
+}
+
+// EnvoyChain serves what an Envoy-profile client asks for, clusters first
+// as Envoy initialises: by wildcard the cluster CL, then by name its
+// endpoints, by wildcard the listener L, then by name its route R; each at
+// version "1" and revision 1, each ACKed.
+func (c *C) EnvoyChain() {
+	for _, hop := range c.envoyHops(1) {
+		if hop.t.Wildcard {
+			c.ExpectWildcard(hop.t)
+		} else {
+			c.AwaitSubscribed(hop.t, hop.name)
+		}
+		c.ExpectAck(hop.t, c.Respond(hop.t, "1", hop.res), "1")
+	}
+}
+
+// envoyHops are the Envoy chain's resources at revision rev: an EDS
+// cluster over ADS and its endpoints, a socket listener whose routes come
+// over RDS from ADS, and its route to the cluster.
+func (c *C) envoyHops(rev int) []hop {
+	return []hop{
+		{CDS, c.CL, wire.ClientCluster(c.CL, rev)},
+		{EDS, c.CL, wire.ClientEndpoints(c.CL, rev)},
+		{LDS, c.L, wire.EnvoyListener(c.L, c.R, rev)},
+		{RDS, c.R, wire.ClientRoute(c.R, c.CL, rev)},
+	}
+}
+
+// EnvoyHop returns the Envoy chain's resource of type t at revision rev.
+func (c *C) EnvoyHop(t wire.Type, rev int) proto.Message {
+	for _, h := range c.envoyHops(rev) {
+		if h.t.URL == t.URL {
+			return h.res
+		}
+	}
+	panic("no Envoy chain hop of type " + t.Short)
+}
+
+// isWildcard reports whether r subscribes by wildcard: "*", or no name at
+// all (SotW: empty resource_names; delta: both lists empty).
+func isWildcard(r *fakeserver.Request) bool {
+	if slices.Contains(r.Names(), "*") {
+		return true
+	}
+	if r.Delta != nil {
+		return len(r.Delta.GetResourceNamesSubscribe()) == 0 && len(r.Delta.GetResourceNamesUnsubscribe()) == 0
+	}
+	return len(r.Names()) == 0
+}
+
+// ExpectWildcard returns the next request of t, which must ask for every
+// resource of the type by wildcard, as an Envoy-profile client does for
+// listeners and clusters.
+func (c *C) ExpectWildcard(t wire.Type) *fakeserver.Request {
+	r := c.Expect(t)
+	if !isWildcard(r) {
+		c.Fatalf("%s should ask for every %s by wildcard (\"*\", or no name), as an Envoy-profile client does; it asks for %q", r, t.Short, r.Names())
+	}
+	return r
+}
+
+// ExpectAckPast is ExpectAck for a reply that other requests of t may come
+// before, ones that answer no newer response (an Envoy asks again for the
+// endpoints of an updated cluster with the nonce it last answered): it
+// passes over them, within the expect timeout, and says how many it did.
+func (c *C) ExpectAckPast(t wire.Type, nonce, version string) (*fakeserver.Request, int) {
+	deadline := time.Now().Add(c.Timeouts.Expect)
+	for passed := 0; ; passed++ {
+		r := c.expectReply(t, nonce)
+		if r.Nonce() == nonce || time.Now().After(deadline) {
+			return c.checkAck(r, nonce, version), passed
+		}
+	}
+}
+
+// NoSotWVirtualHosts checks, from now until the pair ends (its trailing
+// quiet window included), that no SotW stream carries a VirtualHost
+// request: VirtualHost resources exist only in the incremental protocol
+// (STREAM-10). It is a watch: the body goes on at once.
+func (c *C) NoSotWVirtualHosts() {
+	rule := c.ruleOr("STREAM-10")
+	c.watch(func(ctx context.Context) bool {
+		tick := time.NewTicker(pollEvery)
+		defer tick.Stop()
+		for {
+			for _, st := range c.Srv.Streams() {
+				if st.Delta {
+					continue
+				}
+				for _, r := range st.Requests() {
+					if r.TypeURL() == VHDS.URL {
+						c.T.Failf(rule, "%s asks for VirtualHosts %q over SotW: VirtualHost resources exist only in the incremental protocol", r, r.Names())
+						return true
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return false
+			case <-tick.C:
+			}
+		}
+	})
+}
