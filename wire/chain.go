@@ -59,14 +59,24 @@ func ClientRoute(name, cluster string, rev int) *route.RouteConfiguration {
 	}
 }
 
-// ClientRouteNowhere is a route configuration whose virtual host has no
-// route: it uses no cluster at all, so a client given it drops every
-// cluster and every endpoint it watched, with no cluster type or feature
-// a client may legally lack (a LOGICAL_DNS cluster, say).
+// ClientRouteNowhere is a route configuration whose one route forwards
+// nowhere (non_forwarding_action): it uses no cluster at all, so a client
+// given it drops every cluster and every endpoint it watched, with no
+// cluster type or feature a client may legally lack (a LOGICAL_DNS
+// cluster, say). The virtual host keeps a route because gRPC C-core
+// rejects one with none ("No route found in the virtual host",
+// xds_route_config.cc); every gRPC client parses a non-forwarding route.
 func ClientRouteNowhere(name string, rev int) *route.RouteConfiguration {
 	return &route.RouteConfiguration{
-		Name:         name,
-		VirtualHosts: []*route.VirtualHost{{Name: fmt.Sprintf("vh-rev-%d", rev), Domains: []string{"*"}}},
+		Name: name,
+		VirtualHosts: []*route.VirtualHost{{
+			Name:    fmt.Sprintf("vh-rev-%d", rev),
+			Domains: []string{"*"},
+			Routes: []*route.Route{{
+				Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+				Action: &route.Route_NonForwardingAction{NonForwardingAction: &route.NonForwardingAction{}},
+			}},
+		}},
 	}
 }
 
