@@ -18,10 +18,10 @@ var streamScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a) // the only request that carries node
+			s.RequireResource(EDS, s.ExpectAcked(EDS), a, 1)
 			// Everything after it is node-less: its ACK, a subscription
 			// change, a NACK; each must be served like any request.
 			v := s.Checking("STREAM-4")
-			v.RequireResource(EDS, v.ExpectAcked(EDS), a, 1)
 			v.Subscribe(EDS, b)
 			v.Nack(EDS, v.AwaitResource(EDS, b))
 			v.Set(EDS, "a", 2)

@@ -1,7 +1,10 @@
 package scenarios
 
 import (
+	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -20,11 +23,20 @@ var warmingScenarios = []*engine.Scenario{
 		Needs:        fx(CDS, EDS),
 		Run: srv(func(s *S) {
 			c := s.Set(CDS, "c", 1)
-			s.Set(EDS, "c", 1)
+			e := s.Set(EDS, "c", 1)
 			s.Subscribe(CDS, c)
-			s.Ack(CDS, s.AwaitResource(CDS, c))
-			s.Subscribe(EDS, c) // the cluster warms until these come
-			s.Checking("WARM-3").AwaitRevision(EDS, c, 1)
+			r := s.AwaitResource(CDS, c)
+			s.Ack(CDS, r)
+			// The cluster warms until its endpoints come: those it names.
+			eds := endpointsOf(r, c)
+			s.Subscribe(EDS, eds)
+			if eds != e {
+				// A server that builds its own content (Envoy Gateway)
+				// gives each cluster endpoints of its own, not those set.
+				s.Checking("WARM-3").AwaitResource(EDS, eds)
+				return
+			}
+			s.Checking("WARM-3").AwaitRevision(EDS, e, 1)
 		}),
 	},
 	{
@@ -69,4 +81,16 @@ var warmingScenarios = []*engine.Scenario{
 			s.AwaitRevision(LDS, l, 2)
 		}),
 	},
+}
+
+// endpointsOf is the name of the ClusterLoadAssignment the cluster named
+// cluster in r takes its endpoints from: its EDS service_name, else its
+// own name.
+func endpointsOf(r *fakeclient.Response, cluster string) string {
+	if c, ok := r.Get(cluster).(*clusterpb.Cluster); ok {
+		if n := c.GetEdsClusterConfig().GetServiceName(); n != "" {
+			return n
+		}
+	}
+	return cluster
 }

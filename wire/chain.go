@@ -59,27 +59,6 @@ func ClientRoute(name, cluster string, rev int) *route.RouteConfiguration {
 	}
 }
 
-// ClientRouteNowhere is a route configuration whose one route forwards
-// nowhere (non_forwarding_action): it uses no cluster at all, so a client
-// given it drops every cluster and every endpoint it watched, with no
-// cluster type or feature a client may legally lack (a LOGICAL_DNS
-// cluster, say). The virtual host keeps a route because gRPC C-core
-// rejects one with none ("No route found in the virtual host",
-// xds_route_config.cc); every gRPC client parses a non-forwarding route.
-func ClientRouteNowhere(name string, rev int) *route.RouteConfiguration {
-	return &route.RouteConfiguration{
-		Name: name,
-		VirtualHosts: []*route.VirtualHost{{
-			Name:    fmt.Sprintf("vh-rev-%d", rev),
-			Domains: []string{"*"},
-			Routes: []*route.Route{{
-				Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
-				Action: &route.Route_NonForwardingAction{NonForwardingAction: &route.NonForwardingAction{}},
-			}},
-		}},
-	}
-}
-
 // ClientRoutes is a route configuration using every one of clusters: path
 // prefix /<i>/ goes to clusters[i], and the last cluster also takes the rest.
 func ClientRoutes(name string, rev int, clusters ...string) *route.RouteConfiguration {
