@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/results"
 )
 
 // TimingDependent marks a known-failing reason whose failure depends on
@@ -19,9 +20,9 @@ const TimingDependent = "(timing-dependent)"
 
 // ReasonRules returns the rule IDs a known-failing reason starts with, as
 // the shipped lists write them: "DELTA-3: ...", "ACK-5/UPD-1 (timing-
-// dependent): ...". Only IDs of the catalogue count. The tests that check
-// the shipped lists require a listed failure to break one of them, so an
-// entry cannot hide a failure of another rule.
+// dependent): ...". Only IDs of the catalogue count. A listed failure is
+// excused only if it broke one of them, so an entry cannot hide a failure
+// of another rule.
 func ReasonRules(reason string) []string {
 	head, _, _ := strings.Cut(reason, ":")
 	var out []string
@@ -43,6 +44,17 @@ type KnownFailing struct {
 type knownEntry struct {
 	pattern, reason string
 	line            int
+	// rules are the catalogue IDs the reason starts with (ReasonRules): a
+	// failure is excused only if it broke one of them. An entry naming
+	// none excuses any failure of its pairs.
+	rules []string
+	// timing marks a TimingDependent entry, whose pairs may also pass.
+	timing bool
+}
+
+// excuses reports whether the entry covers a failure that broke broken.
+func (e knownEntry) excuses(broken []string) bool {
+	return len(e.rules) == 0 || slices.ContainsFunc(e.rules, func(r string) bool { return slices.Contains(broken, r) })
 }
 
 // ParseKnownFailing reads the known-failing format: one entry per line,
@@ -67,7 +79,8 @@ func ParseKnownFailing(r io.Reader, name string) (*KnownFailing, error) {
 		if !strings.Contains(pattern, "/") {
 			return nil, fmt.Errorf("%s:%d: %q is not a scenario pattern (want e.g. server/area/behaviour[variant])", name, n, pattern)
 		}
-		kf.entries = append(kf.entries, knownEntry{pattern: pattern, reason: reason, line: n})
+		kf.entries = append(kf.entries, knownEntry{pattern: pattern, reason: reason, line: n,
+			rules: ReasonRules(reason), timing: strings.Contains(reason, TimingDependent)})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
@@ -90,15 +103,41 @@ func (k *KnownFailing) Reason(p Pair) string { return k.ReasonFor(p.Scenario.ID,
 
 // ReasonFor returns the reason scenario id in variant is listed, or "".
 func (k *KnownFailing) ReasonFor(id, variant string) string {
+	e, _ := k.entryFor(id, variant)
+	return e.reason
+}
+
+// entryFor returns the first entry listing scenario id in variant.
+func (k *KnownFailing) entryFor(id, variant string) (knownEntry, bool) {
 	if k == nil {
-		return ""
+		return knownEntry{}, false
 	}
 	for _, e := range k.entries {
 		if MatchPair(e.pattern, id, variant) {
-			return e.reason
+			return e, true
 		}
 	}
-	return ""
+	return knownEntry{}, false
+}
+
+// judge sets r.KnownFailing when the list excuses r: a failure of one of
+// the rules its entry names, or a pass or an unsupported MAY, which
+// makes the entry stale unless it is TimingDependent and r passed. A
+// failure of other rules is not excused, and its message says so.
+func (k *KnownFailing) judge(r *results.Result) {
+	e, ok := k.entryFor(r.ID, r.Variant)
+	if !ok {
+		return
+	}
+	switch {
+	case r.Outcome == results.Pass && e.timing:
+		// The peer fails this in most runs, not all: a pass is no stale entry.
+	case r.Outcome == results.Fail && !e.excuses(r.RulesBroken):
+		r.Message += fmt.Sprintf("\n(listed as known-failing for %s, line %d, but this failure broke %s)",
+			strings.Join(e.rules, ", "), e.line, strings.Join(r.RulesBroken, ", "))
+	case r.Outcome == results.Fail, r.Outcome == results.Pass, r.Outcome == results.Unsupported:
+		r.KnownFailing = e.reason
+	}
 }
 
 // Unmatched returns the patterns that select none of pairs, so the CLI can

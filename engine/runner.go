@@ -133,15 +133,7 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	default:
 		r.Outcome = results.Pass
 	}
-	switch r.Outcome {
-	case results.Fail, results.Pass, results.Unsupported:
-		r.KnownFailing = cfg.KnownFailing.Reason(p)
-	}
-	if r.Outcome == results.Pass && strings.Contains(r.KnownFailing, TimingDependent) {
-		// The peer fails this in most runs, not all: a pass is no stale
-		// entry.
-		r.KnownFailing = ""
-	}
+	cfg.KnownFailing.judge(&r)
 	return r
 }
 

@@ -252,6 +252,8 @@ server/kf/fails[sotw-ads] RULE-1: the server under test breaks it
 server/kf/passes stale: fixed upstream
 server/kf/skipped never runs here
 server/kf/errors harness trouble is never excused
+server/kf/named ACK-1: the peer never answers
+server/kf/flaky ACK-5 (timing-dependent): resends when its timer fires in the window
 `), "kf")
 	require.NoError(t, err)
 	fails := scenario("server/kf/fails", func(t *engine.T) { t.Errorf("broken") }, wire.SotWADS, wire.DeltaADS)
@@ -287,8 +289,28 @@ server/kf/errors harness trouble is never excused
 			name:    "listed pass is stale",
 			ss:      []*engine.Scenario{passes},
 			want:    map[string]string{"server/kf/passes[sotw-ads]": "stale: fixed upstream"},
-			wantSum: results.Summary{Pass: 1, StalePasses: 1},
+			wantSum: results.Summary{StalePasses: 1},
 			wantOK:  false,
+		},
+		{
+			name: "a failure of a rule the entry names is excused, of another not",
+			ss: []*engine.Scenario{
+				scenario("server/kf/named", func(t *engine.T) { t.Failf("ACK-1", "no answer") }),
+				scenario("server/kf/named", func(t *engine.T) { t.Failf("NONCE-1", "empty nonce") }, wire.DeltaADS),
+			},
+			want: map[string]string{
+				"server/kf/named[sotw-ads]":  "ACK-1: the peer never answers",
+				"server/kf/named[delta-ads]": "",
+			},
+			wantSum: results.Summary{Fail: 1, KnownFailing: 1},
+			wantOK:  false,
+		},
+		{
+			name:    "a timing-dependent entry that passes is not stale",
+			ss:      []*engine.Scenario{scenario("server/kf/flaky", func(*engine.T) {})},
+			want:    map[string]string{"server/kf/flaky[sotw-ads]": ""},
+			wantSum: results.Summary{Pass: 1},
+			wantOK:  true,
 		},
 		{
 			name:    "skips and errors carry no reason",
@@ -589,4 +611,17 @@ func TestLinger(t *testing.T) {
 	require.Len(t, rs, 1)
 	assert.Equal(t, results.Pass, rs[0].Outcome)
 	assert.Less(t, rs[0].Duration, time.Minute, "StopLinger ends the window")
+}
+
+// A listed pair failing a rule its entry does not name fails the run, and
+// its message says which rules the entry names.
+func TestKnownFailingOtherRuleNamed(t *testing.T) {
+	kf, err := engine.ParseKnownFailing(strings.NewReader("server/kf/named ACK-1: the peer never answers\n"), "kf")
+	require.NoError(t, err)
+	s := scenario("server/kf/named", func(t *engine.T) { t.Failf("NONCE-1", "empty nonce") })
+	rs, _ := run(t, context.Background(), pairsOf(t, s), engine.Config{Env: fakeEnv{}, Timeouts: quick, KnownFailing: kf})
+	require.Len(t, rs, 1)
+	assert.Equal(t, results.Fail, rs[0].Outcome)
+	assert.Empty(t, rs[0].KnownFailing)
+	assert.Contains(t, rs[0].Message, "listed as known-failing for ACK-1, line 1, but this failure broke NONCE-1")
 }

@@ -127,10 +127,10 @@ func (c *Console) Summary(run results.Run) {
 		name string
 		n    int
 	}{
-		{"pass", s.Pass - s.StalePasses + unsupportedStale(rs)},
+		{"pass", s.Pass},
 		{"fail", s.Fail},
 		{"warn", s.Tolerated},
-		{"unsupported", s.Unsupported - unsupportedStale(rs)},
+		{"unsupported", s.Unsupported},
 		{"known-failing", s.KnownFailing},
 		{"stale", s.StalePasses},
 		{"skipped", s.Skip},
@@ -267,19 +267,6 @@ func failOnOf(run results.Run, def results.Level) results.Level {
 		return def
 	}
 	return results.DefaultFailOn
-}
-
-// unsupportedStale counts unsupported results listed as known failing:
-// results.Summary counts them both as unsupported and as stale, and the
-// table shows each result once, under stale.
-func unsupportedStale(rs []results.Result) int {
-	n := 0
-	for _, r := range rs {
-		if r.Outcome == results.Unsupported && r.KnownFailing != "" {
-			n++
-		}
-	}
-	return n
 }
 
 // writeByLevel writes the outcome counts per level, MUST first.

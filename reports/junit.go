@@ -207,7 +207,7 @@ func junitCounts(rs []results.Result, failOn results.Level) junitTotals {
 	t := junitTotals{
 		Failures: s.Fail + s.StalePasses,
 		Errors:   s.Error,
-		Skipped:  s.Skip + s.KnownFailing + s.Tolerated + s.Unsupported - unsupportedStale(rs),
+		Skipped:  s.Skip + s.KnownFailing + s.Tolerated + s.Unsupported,
 	}
 	for _, r := range rs {
 		if !knownOutcome(r.Outcome) {

@@ -134,11 +134,12 @@ type Run struct {
 	Results []Result `json:"results"`
 }
 
-// Summary counts results by outcome.
+// Summary counts results by outcome; each result is counted once.
 type Summary struct {
+	// Pass counts passes not listed as known-failing (those are stale).
 	Pass, Fail, Skip, Error int
-	// Unsupported counts MAY behaviours the target does not implement;
-	// they never fail the run.
+	// Unsupported counts MAY behaviours the target does not implement,
+	// not listed as known-failing; they never fail the run.
 	Unsupported int
 	// Tolerated counts failures whose broken level is below the run's
 	// fail-on level: reported, not counted against the run.
@@ -178,9 +179,10 @@ func SummarizeFor(rs []Result, failOn Level) Summary {
 		switch r.Outcome {
 		case Pass:
 			lc.Pass++
-			s.Pass++
 			if r.KnownFailing != "" {
 				s.StalePasses++
+			} else {
+				s.Pass++
 			}
 		case Fail:
 			lc.Fail++
@@ -194,9 +196,10 @@ func SummarizeFor(rs []Result, failOn Level) Summary {
 			}
 		case Unsupported:
 			lc.Unsupported++
-			s.Unsupported++
 			if r.KnownFailing != "" {
 				s.StalePasses++
+			} else {
+				s.Unsupported++
 			}
 		case Skip:
 			lc.Skip++

@@ -51,7 +51,7 @@ func serveRef(t *testing.T, name string, ref *refserver.Server) *targets.Server 
 }
 
 func runGeneratedNames(t *testing.T, srv *targets.Server) {
-	rs := runOn(t, srv, testTimeouts, engine.Selection{})
+	rs := runOn(t, srv, engine.Config{Timeouts: testTimeouts}, engine.Selection{})
 	ran := 0
 	for _, r := range rs {
 		if r.Outcome == results.Skip {

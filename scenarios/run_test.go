@@ -20,33 +20,34 @@ var testTimeouts = engine.Timeouts{Expect: 2 * time.Second, Quiet: 200 * time.Mi
 // runServerSuite runs the selected server scenarios against a built-in target.
 func runServerSuite(t testing.TB, target string, faults []refserver.Fault, sel engine.Selection) []results.Result {
 	t.Helper()
-	return runTarget(t, targets.ServerOptions{Target: target, Faults: faults}, testTimeouts, sel)
+	return runTarget(t, targets.ServerOptions{Target: target, Faults: faults}, engine.Config{Timeouts: testTimeouts}, sel)
 }
 
 // runServerSuiteWith runs the selection against the reference server with
 // one fault switched on.
 func runServerSuiteWith(t testing.TB, to engine.Timeouts, fault refserver.Fault, sel engine.Selection) []results.Result {
 	t.Helper()
-	return runTarget(t, targets.ServerOptions{Target: targets.BuiltinReference, Faults: []refserver.Fault{fault}}, to, sel)
+	return runTarget(t, targets.ServerOptions{Target: targets.BuiltinReference, Faults: []refserver.Fault{fault}}, engine.Config{Timeouts: to}, sel)
 }
 
 // runTarget starts the built-in target opts describes and runs the
-// selected server scenarios against it.
-func runTarget(t testing.TB, opts targets.ServerOptions, to engine.Timeouts, sel engine.Selection) []results.Result {
+// selected server scenarios against it with cfg (its Env set here).
+func runTarget(t testing.TB, opts targets.ServerOptions, cfg engine.Config, sel engine.Selection) []results.Result {
 	t.Helper()
 	srv, err := targets.StartServer(context.Background(), opts)
 	require.NoError(t, err)
 	defer srv.Close()
-	return runOn(t, srv, to, sel)
+	return runOn(t, srv, cfg, sel)
 }
 
-// runOn runs the selected server scenarios against srv.
-func runOn(t testing.TB, srv *targets.Server, to engine.Timeouts, sel engine.Selection) []results.Result {
+// runOn runs the selected server scenarios against srv with cfg.
+func runOn(t testing.TB, srv *targets.Server, cfg engine.Config, sel engine.Selection) []results.Result {
 	t.Helper()
 	ctx := context.Background()
 	pairs, err := engine.Expand(Server(), sel)
 	require.NoError(t, err)
-	rs, interrupted := engine.Run(ctx, pairs, engine.Config{Env: srv, Timeouts: to})
+	cfg.Env = srv
+	rs, interrupted := engine.Run(ctx, pairs, cfg)
 	require.False(t, interrupted)
 	return rs
 }
