@@ -39,9 +39,6 @@ type Scenario struct {
 
 var idPattern = regexp.MustCompile(`^(server|client)/[a-z0-9-]+/[a-z0-9-]+$`)
 
-// levels are the levels a scenario may have.
-var levels = []results.Level{results.Must, results.Should, results.May}
-
 // Validate checks a catalogue: well-formed unique IDs, known requirement
 // IDs, a level, at least one variant and a body.
 func Validate(cat []*Scenario) error {
@@ -56,7 +53,7 @@ func Validate(cat []*Scenario) error {
 			return fmt.Errorf("scenario %s has no title", s.ID)
 		case len(s.Requirements) == 0:
 			return fmt.Errorf("scenario %s cites no requirement", s.ID)
-		case !slices.Contains(levels, s.Level):
+		case !slices.Contains(results.Levels, s.Level):
 			return fmt.Errorf("scenario %s has level %q", s.ID, s.Level)
 		case len(s.Variants) == 0:
 			return fmt.Errorf("scenario %s runs in no variant", s.ID)

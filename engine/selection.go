@@ -102,7 +102,7 @@ func ParseLevels(s string) ([]results.Level, error) {
 	var out []results.Level
 	for _, f := range strings.Split(s, ",") {
 		l := results.Level(strings.ToUpper(strings.TrimSpace(f)))
-		if !slices.Contains(levels, l) {
+		if !slices.Contains(results.Levels, l) {
 			return nil, fmt.Errorf("unknown level %q (want MUST, SHOULD or MAY)", f)
 		}
 		out = append(out, l)

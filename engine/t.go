@@ -147,13 +147,6 @@ func (t *T) FailNow() {
 	runtime.Goexit()
 }
 
-// Failed reports whether a failure has been recorded.
-func (t *T) Failed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.failures) > 0
-}
-
 // Linger keeps the pair running for the quiet window after its body ends,
 // before the cleanups close the fake peers: a must-not-happen check
 // registered as a watch then also sees a violation that comes late, and

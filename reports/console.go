@@ -54,9 +54,6 @@ func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
 	if opts.TranscriptTail == 0 {
 		opts.TranscriptTail = DefaultTranscriptTail
 	}
-	if opts.FailOn == "" {
-		opts.FailOn = results.DefaultFailOn
-	}
 	return &Console{w: w, opts: opts}
 }
 
@@ -76,7 +73,7 @@ func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
 // abort a run.
 func (c *Console) Finished(r results.Result) {
 	var b strings.Builder
-	lbl := label(r, c.opts.FailOn)
+	lbl := label(r, failOnOf(c.opts.FailOn))
 	b.WriteString(c.paint(lbl, fmt.Sprintf("%-5s", lbl)))
 	fmt.Fprintf(&b, " %s [%s] (%s)", clean(r.ID), clean(r.Variant), formatDuration(r.Duration))
 	switch lbl {
@@ -117,7 +114,7 @@ func (c *Console) Finished(r results.Result) {
 // print the same summary apart from durations.
 func (c *Console) Summary(run results.Run) {
 	rs := sortedResults(run.Results)
-	failOn := failOnOf(run, c.opts.FailOn)
+	failOn := failOnOf(run.FailOn, c.opts.FailOn)
 	s := results.SummarizeFor(rs, failOn)
 	var b strings.Builder
 
@@ -219,15 +216,16 @@ func (c *Console) Summary(run results.Run) {
 		}
 	}
 
-	b.WriteString("\n" + c.verdict(run, s) + "\n")
+	b.WriteString("\n" + c.verdict(run, s, failOn) + "\n")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, _ = io.WriteString(c.w, b.String())
 }
 
-// verdict is the last line. An interrupted run is never called a pass even
-// when what finished was clean, because unfinished scenarios were not judged.
-func (c *Console) verdict(run results.Run, s results.Summary) string {
+// verdict is the last line, for summary s of run at level failOn. An
+// interrupted run is never called a pass even when what finished was
+// clean, because unfinished scenarios were not judged.
+func (c *Console) verdict(run results.Run, s results.Summary, failOn results.Level) string {
 	var problems []string
 	add := func(n int, one, many string) {
 		switch {
@@ -242,7 +240,7 @@ func (c *Console) verdict(run results.Run, s results.Summary) string {
 	add(s.StalePasses, "stale known-failing entry", "stale known-failing entries")
 	extra := ""
 	if s.Tolerated > 0 {
-		extra += fmt.Sprintf(", %d below --fail-on %s", s.Tolerated, failOnOf(run, c.opts.FailOn))
+		extra += fmt.Sprintf(", %d below --fail-on %s", s.Tolerated, failOn)
 	}
 	if s.Unsupported > 0 {
 		extra += fmt.Sprintf(", %d MAY not supported", s.Unsupported)
@@ -258,13 +256,14 @@ func (c *Console) verdict(run results.Run, s results.Summary) string {
 	}
 }
 
-// failOnOf is the run's fail-on level, or def when the run does not say.
-func failOnOf(run results.Run, def results.Level) results.Level {
-	if run.FailOn != "" {
-		return run.FailOn
-	}
-	if def != "" {
-		return def
+// failOnOf is the first fail-on level given that is set (the run's, then
+// the console's), or results.DefaultFailOn: labels and texts name the
+// level the summary counts by.
+func failOnOf(levels ...results.Level) results.Level {
+	for _, l := range levels {
+		if l != "" {
+			return l
+		}
 	}
 	return results.DefaultFailOn
 }
@@ -324,7 +323,7 @@ func transcriptTail(entries []transcript.Entry, n int) ([]transcript.Entry, stri
 // label is the progress-line label. Known-failing status only changes the
 // label of passes, failures and unsupported MAY behaviours, mirroring
 // results.Summarize: a listed scenario that errors or is skipped is
-// reported as such. A failure below failOn is a WARN.
+// reported as such. A failure below failOn (set; see failOnOf) is a WARN.
 func label(r results.Result, failOn results.Level) string {
 	switch r.Outcome {
 	case results.Pass:
@@ -341,7 +340,7 @@ func label(r results.Result, failOn results.Level) string {
 		switch {
 		case r.KnownFailing != "":
 			return "XFAIL"
-		case failOn != "" && !r.FailureLevel().AtLeast(failOn):
+		case !r.FailureLevel().AtLeast(failOn):
 			return "WARN"
 		}
 		return "FAIL"

@@ -102,36 +102,23 @@ type jsonRun struct {
 
 // jsonSummary is the summary object of the JSON report.
 type jsonSummary struct {
-	Pass         int                           `json:"pass"`
-	Fail         int                           `json:"fail"`
-	Warn         int                           `json:"warn"`
-	Unsupported  int                           `json:"unsupported"`
-	KnownFailing int                           `json:"known_failing"`
-	Stale        int                           `json:"stale"`
-	Skipped      int                           `json:"skipped"`
-	Error        int                           `json:"error"`
-	OK           bool                          `json:"ok"`
-	ByLevel      map[results.Level]jsonByLevel `json:"by_level"`
-}
-
-// jsonByLevel is one level's outcome counts.
-type jsonByLevel struct {
-	Pass        int `json:"pass"`
-	Fail        int `json:"fail"`
-	Unsupported int `json:"unsupported"`
-	Skipped     int `json:"skipped"`
-	Error       int `json:"error"`
+	Pass         int                                  `json:"pass"`
+	Fail         int                                  `json:"fail"`
+	Warn         int                                  `json:"warn"`
+	Unsupported  int                                  `json:"unsupported"`
+	KnownFailing int                                  `json:"known_failing"`
+	Stale        int                                  `json:"stale"`
+	Skipped      int                                  `json:"skipped"`
+	Error        int                                  `json:"error"`
+	OK           bool                                 `json:"ok"`
+	ByLevel      map[results.Level]results.LevelCount `json:"by_level"`
 }
 
 func summaryOf(run results.Run) jsonSummary {
-	s := results.SummarizeFor(run.Results, failOnOf(run, ""))
-	out := jsonSummary{
+	s := results.SummarizeFor(run.Results, run.FailOn)
+	return jsonSummary{
 		Pass: s.Pass, Fail: s.Fail, Warn: s.Tolerated, Unsupported: s.Unsupported,
 		KnownFailing: s.KnownFailing, Stale: s.StalePasses, Skipped: s.Skip, Error: s.Error,
-		OK: s.OK() && !run.Interrupted, ByLevel: map[results.Level]jsonByLevel{},
+		OK: s.OK() && !run.Interrupted, ByLevel: s.ByLevel,
 	}
-	for l, c := range s.ByLevel {
-		out.ByLevel[l] = jsonByLevel{Pass: c.Pass, Fail: c.Fail, Unsupported: c.Unsupported, Skipped: c.Skip, Error: c.Error}
-	}
-	return out
 }

@@ -137,7 +137,7 @@ func systemOut(s string) *junitText {
 // error, skipped = skipped + known-failing.
 func WriteJUnit(w io.Writer, run results.Run) error {
 	rs := sortedResults(run.Results)
-	failOn := failOnOf(run, "")
+	failOn := failOnOf(run.FailOn)
 	name := fmt.Sprintf("xdsconform %s suite: %s", orDash(run.Role), orDash(run.Target))
 	total := junitCounts(rs, failOn)
 	doc := junitSuites{
@@ -159,7 +159,7 @@ func WriteJUnit(w io.Writer, run results.Run) error {
 		}
 		groups[r.Level] = append(groups[r.Level], r)
 	}
-	slices.SortStableFunc(order, func(a, b results.Level) int { return levelIndex(a) - levelIndex(b) })
+	slices.SortStableFunc(order, results.Compare)
 	for _, l := range order {
 		g := groups[l]
 		c := junitCounts(g, failOn)
@@ -170,7 +170,7 @@ func WriteJUnit(w io.Writer, run results.Run) error {
 			Errors:     c.Errors,
 			Skipped:    c.Skipped,
 			Time:       seconds(sumDurations(g)),
-			Properties: junitProperties(run),
+			Properties: junitProperties(run, failOn),
 		}
 		if !run.Started.IsZero() {
 			suite.Timestamp = run.Started.UTC().Format(time.RFC3339)
@@ -217,14 +217,6 @@ func junitCounts(rs []results.Result, failOn results.Level) junitTotals {
 	return t
 }
 
-// levelIndex orders levels MUST, SHOULD, MAY, then anything else.
-func levelIndex(l results.Level) int {
-	if i := slices.Index(results.Levels, l); i >= 0 {
-		return i
-	}
-	return len(results.Levels)
-}
-
 func sumDurations(rs []results.Result) time.Duration {
 	var d time.Duration
 	for _, r := range rs {
@@ -233,13 +225,13 @@ func sumDurations(rs []results.Result) time.Duration {
 	return d
 }
 
-func junitProperties(run results.Run) []junitProperty {
+func junitProperties(run results.Run, failOn results.Level) []junitProperty {
 	ps := []junitProperty{
 		{"harness_version", run.HarnessVersion},
 		{"role", run.Role},
 		{"target", run.Target},
 		{"interrupted", strconv.FormatBool(run.Interrupted)},
-		{"fail_on", string(failOnOf(run, ""))},
+		{"fail_on", string(failOn)},
 	}
 	keys := make([]string, 0, len(run.Options))
 	for k := range run.Options {

@@ -28,7 +28,8 @@ var catalogTSV string
 type Requirement struct {
 	// ID is the catalogue ID, e.g. "NONCE-7".
 	ID string
-	// Family is the ID's area prefix, e.g. "NONCE".
+	// Family is the ID's area prefix, e.g. "NONCE"; it is derived from
+	// the ID, not stored in catalog.tsv.
 	Family string
 	// Title is the rule's one-line title.
 	Title string
@@ -89,9 +90,13 @@ func load(tsv string) ([]Requirement, error) {
 			return nil, fmt.Errorf("line %d: duplicate ID %s", i+2, f[0])
 		}
 		seen[f[0]] = true
+		family, _, ok := strings.Cut(f[0], "-")
+		if !ok {
+			return nil, fmt.Errorf("line %d: ID %q has no family prefix", i+2, f[0])
+		}
 		// Column order is specmd.Header's.
-		rs = append(rs, Requirement{ID: f[0], Family: f[1], Title: f[2], Binds: f[3], Strength: f[4], Variants: f[5],
-			Provenance: f[6], Source: f[7], Text: f[8], Test: f[9], BlackBox: f[10], Note: f[11]})
+		rs = append(rs, Requirement{ID: f[0], Family: family, Title: f[1], Binds: f[2], Strength: f[3], Variants: f[4],
+			Provenance: f[5], Source: f[6], Text: f[7], Test: f[8], BlackBox: f[9], Note: f[10]})
 	}
 	return rs, nil
 }

@@ -157,14 +157,15 @@ func TestValidate(t *testing.T) {
 }
 
 func TestLoadRejectsMalformed(t *testing.T) {
-	line := "A-1\tA\tt\tserver\tMUST\tAll\tSRC\tS1\ttext\ttest\tYes\t\n"
-	if rs, err := load(specmd.Header + "\n" + line); err != nil || len(rs) != 1 || rs[0].BlackBox != "Yes" {
+	line := "A-1\tt\tserver\tMUST\tAll\tSRC\tS1\ttext\ttest\tYes\t\n"
+	if rs, err := load(specmd.Header + "\n" + line); err != nil || len(rs) != 1 || rs[0].BlackBox != "Yes" || rs[0].Family != "A" {
 		t.Fatalf("load of a good line = %+v, %v", rs, err)
 	}
 	for name, tsv := range map[string]string{
 		"bad header":   "id\ttitle\n",
-		"short line":   specmd.Header + "\nA-1\tA\tt\tserver\tMUST\n",
+		"short line":   specmd.Header + "\nA-1\tt\tserver\tMUST\n",
 		"duplicate ID": specmd.Header + "\n" + line + line,
+		"no family":    specmd.Header + "\n" + strings.Replace(line, "A-1", "A1", 1),
 	} {
 		if _, err := load(tsv); err == nil {
 			t.Errorf("%s: load accepted %q", name, tsv)

@@ -3,6 +3,8 @@
 package results
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/xdsconform/xdsconform/transcript"
@@ -39,24 +41,26 @@ const (
 	May    Level = "MAY"
 )
 
-// Levels lists the levels from the strongest down.
+// Levels lists the levels from the strongest down; it is the one ordering
+// of levels (rank, Compare).
 var Levels = []Level{Must, Should, May}
 
-// rank orders levels: MUST 3, SHOULD 2, MAY 1, anything else 0.
+// rank orders levels by their place in Levels: MUST 3, SHOULD 2, MAY 1,
+// anything else 0.
 func (l Level) rank() int {
-	switch l {
-	case Must:
-		return 3
-	case Should:
-		return 2
-	case May:
-		return 1
+	if i := slices.Index(Levels, l); i >= 0 {
+		return len(Levels) - i
 	}
 	return 0
 }
 
 // AtLeast reports whether l is as strong as o or stronger.
 func (l Level) AtLeast(o Level) bool { return l.rank() >= o.rank() }
+
+// Compare orders levels strongest first, for sorting: negative when a is
+// stronger than b, positive when weaker, 0 when they rank alike (levels
+// outside Levels rank alike, below MAY).
+func Compare(a, b Level) int { return cmp.Compare(b.rank(), a.rank()) }
 
 // Strongest returns the strongest of ls ("" for none).
 func Strongest(ls ...Level) Level {
@@ -155,9 +159,13 @@ type Summary struct {
 }
 
 // LevelCount is the outcome counts of one level's results. Fail counts
-// every failure, excused or not.
+// every failure, excused or not. The JSON report writes it as is.
 type LevelCount struct {
-	Pass, Fail, Unsupported, Skip, Error int
+	Pass        int `json:"pass"`
+	Fail        int `json:"fail"`
+	Unsupported int `json:"unsupported"`
+	Skip        int `json:"skipped"`
+	Error       int `json:"error"`
 }
 
 // DefaultFailOn is the fail-on level when none is given: MUST and SHOULD

@@ -93,8 +93,6 @@ func TestNeedsAreCapabilityNames(t *testing.T) {
 	} {
 		assert.Equal(t, has, claims.Has(string(need)), need)
 	}
-	assert.Equal(t, []string{"ttl", "aliases", "batch", "envoy-warming"},
-		[]string{string(targets.NeedTTL), string(targets.NeedAliases), string(targets.NeedBatch), string(targets.NeedEnvoyWarming)})
 	assert.Equal(t, engine.Need("type:CDS"), targets.NeedType(wire.Cluster))
 }
 

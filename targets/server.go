@@ -46,7 +46,8 @@ var BuiltinServers = []string{BuiltinReference, BuiltinGoControlPlane, BuiltinGo
 // What scenarios may need from a server target. The needs about the
 // server's claims use the fixture's vocabulary (fixture.LegacyWildcard,
 // fixture.Feature*, fixture.TypeCapability), so Lacks asks the claims of
-// the pair's variant (fixture.Effective) for each of them.
+// the pair's variant (fixture.Effective) for each of them by that name
+// (fixture.Claims.Has).
 const (
 	// NeedFixture: the scenario changes server state through the fixture API.
 	NeedFixture engine.Need = "fixture"
@@ -239,16 +240,13 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			case codes.Unavailable, codes.DeadlineExceeded:
 				return nil, fmt.Errorf("%w: fixture %s: %v", ErrUnreachable, opts.Fixture, err)
 			}
-			// It answered, but not as a fixture: a configuration error.
+			// It answered, but not as a fixture, or with capabilities that
+			// cannot be read (fixture.Check): a configuration error.
 			return nil, fmt.Errorf("--fixture %s: %v", opts.Fixture, err)
 		}
 		if caps.GetApiVersion() != fixture.APIVersion {
 			s.Close()
 			return nil, fmt.Errorf("fixture %s speaks fixture API %q; this harness speaks %q", opts.Fixture, caps.GetApiVersion(), fixture.APIVersion)
-		}
-		if err := fixture.Check(caps); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("fixture %s capabilities: %w", opts.Fixture, err)
 		}
 		s.Caps = caps
 		if caps.GetServer() != "" {
@@ -343,9 +341,6 @@ func ServeInProcess(ctx context.Context, name string, impl InProcess, opts ...gr
 		closers: []func(){func() { g.Stop(); <-served }},
 	}
 	caps, err := s.Fixture.Capabilities(ctx)
-	if err == nil {
-		err = fixture.Check(caps)
-	}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -448,59 +443,64 @@ func (s *Server) Connect() (*grpc.ClientConn, error) {
 }
 
 // Lacks implements engine.Env. Every claim is read for variant v
-// (fixture.Effective): a server may support a feature in one variant and
-// not in another, and is then skipped only where it lacks it. The reasons
-// about the wildcards and types keep their v1 wording when the global
-// claim already lacks it, and name the variant when only its override
-// does.
+// (fixture.Effective) and asked by the need's name (fixture.Claims.Has): a
+// server may support a feature in one variant and not in another, and is
+// then skipped only where it lacks it. The reasons about the wildcards and
+// types keep their v1 wording when the global claim (fixture.Global)
+// already lacks it, and name the variant when only its override does.
 func (s *Server) Lacks(sc *engine.Scenario, v wire.Variant) string {
-	var claims fixture.Claims
+	var claims, global fixture.Claims
 	if s.Caps != nil {
-		claims = fixture.Effective(s.Caps, v)
+		claims, global = fixture.Effective(s.Caps, v), fixture.Global(s.Caps)
 		if !claims.Served() {
 			return fmt.Sprintf("target does not serve %s", v)
 		}
 	}
 	for _, n := range sc.Needs {
+		name := string(n)
+		// lacking is the reason to give when the claims lack name.
+		var lacking string
 		switch {
 		case n == NeedFixture:
 			if s.Fixture == nil {
 				return noFixture
 			}
-		case n == NeedLegacyWildcard:
-			if s.Caps != nil && !claims.LegacyWildcard() {
-				return inVariant("target does not support the legacy wildcard", s.Caps.GetLegacyWildcard(), v)
-			}
-		case n == NeedExplicitWildcard:
-			if s.Caps != nil && !claims.ExplicitWildcard() {
-				return inVariant("target does not support the explicit \"*\" wildcard", s.Caps.GetExplicitWildcard(), v)
-			}
+			continue
 		case n == NeedChosenNames:
 			if s.Caps != nil && s.Caps.GetGeneratesNames() {
 				return "target generates its own resource names"
 			}
-		case strings.HasPrefix(string(n), fixture.TypePrefix):
-			t, ok := wire.TypeByShort(strings.TrimPrefix(string(n), fixture.TypePrefix))
+			continue
+		case n == NeedLegacyWildcard:
+			lacking = "target does not support the legacy wildcard"
+		case n == NeedExplicitWildcard:
+			lacking = `target does not support the explicit "*" wildcard`
+		case strings.HasPrefix(name, fixture.TypePrefix):
+			t, ok := wire.TypeByShort(strings.TrimPrefix(name, fixture.TypePrefix))
 			if !ok {
 				return fmt.Sprintf("unknown need %q", n)
 			}
 			if !t.Speaks(v.Protocol) {
 				return fmt.Sprintf("%s has no %s method", t.Short, v.Protocol)
 			}
-			if s.Caps != nil && !claims.Serves(t) {
-				return inVariant(fmt.Sprintf("target does not serve %s", t.Short), fixture.Serves(s.Caps, t), v)
-			}
-		case fixture.IsFeature(string(n)):
+			lacking = "target does not serve " + t.Short
+		case fixture.IsFeature(name):
 			// A feature is a claim of the fixture: without one, nothing
 			// is claimed.
 			if s.Caps == nil {
 				return noFixture
 			}
-			if !claims.Feature(string(n)) {
+			if !claims.Has(name) {
 				return fmt.Sprintf("the fixture does not claim feature %q for %s", n, v)
 			}
+			continue
 		default:
 			return fmt.Sprintf("unknown need %q", n)
+		}
+		// Without a fixture nothing is claimed, and a need about the xDS
+		// service alone is left to the scenario.
+		if s.Caps != nil && !claims.Has(name) {
+			return inVariant(lacking, global.Has(name), v)
 		}
 	}
 	return ""

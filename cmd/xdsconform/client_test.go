@@ -36,6 +36,7 @@ func TestClientExitCodes(t *testing.T) {
 		{"bad profile", []string{"client", "--target", "builtin:reference", "--client-profile", "istio"}, exitUsage, "unknown client profile"},
 		{"envoy fault in grpc profile", []string{"client", "--target", "builtin:reference", "--fault", "no-warming"}, exitUsage, "--client-profile envoy"},
 		{"grpc-go as envoy", []string{"client", "--target", "builtin:grpc-go", "--client-profile", "envoy"}, exitUsage, "grpc client profile only"},
+		{"unknown status-lacks state", []string{"client", "--target", "builtin:reference", "--status-lacks", "bogus"}, exitUsage, `unknown status-view state "BOGUS"`},
 		{"bad dne timer", []string{"client", "--target", "builtin:reference", "--dne-timer", "0s"}, exitUsage, "--dne-timer"},
 		{"quiet outlasts timer", []string{"client", "--target", "builtin:reference", "--dne-timer", "1s", "--quiet", "1s"}, exitUsage, "--quiet"},
 		{"scenario bound below timer", []string{"client", "--target", "builtin:reference", "--scenario-timeout", "10s"}, exitUsage, "--scenario-timeout"},

@@ -30,9 +30,6 @@ var coreFamilies = []string{
 // roles are the harness's roles, in report order.
 var roles = []string{requirements.RoleServer, requirements.RoleClient}
 
-// levels are the catalogue's strengths, in report order.
-var levels = []string{string(results.Must), string(results.Should), string(results.May)}
-
 // noScenarioYet is the reason of a testable rule that nothing checks.
 const noScenarioYet = "no scenario yet"
 
@@ -136,17 +133,14 @@ func computeCoverage() coverageReport {
 	rep := coverageReport{Roles: map[string]roleCoverage{}, Rules: []ruleCoverage{}}
 	for _, role := range roles {
 		rc := roleCoverage{Core: levelCoverage{}, All: levelCoverage{}}
-		for _, l := range levels {
-			rc.Core[l], rc.All[l] = coverageCount{}, coverageCount{}
+		for _, l := range results.Levels {
+			rc.Core[string(l)], rc.All[string(l)] = coverageCount{}, coverageCount{}
 		}
 		rep.Roles[role] = rc
 	}
 	for _, r := range requirements.All() {
-		for _, role := range roles {
-			testable, reason, ok := requirements.Testability(r.ID, role)
-			if !ok {
-				continue
-			}
+		for _, role := range requirements.Roles(r.ID) {
+			testable, reason, _ := requirements.Testability(r.ID, role)
 			rc := ruleCoverage{ID: r.ID, Role: role, Level: r.Strength, Family: r.Family,
 				Core: slices.Contains(coreFamilies, r.Family), Testable: testable, Scenarios: []string{}, Invariants: []string{}}
 			for _, s := range cites.scenarios[role][r.ID] {
@@ -234,8 +228,8 @@ func printCoverage(out io.Writer, rep coverageReport, verbose bool) {
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROLE\tLEVEL\tCORE\tALL")
 	for _, role := range roles {
-		for _, l := range levels {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", role, l, fmtCount(rep.Roles[role].Core[l]), fmtCount(rep.Roles[role].All[l]))
+		for _, l := range results.Levels {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", role, l, fmtCount(rep.Roles[role].Core[string(l)]), fmtCount(rep.Roles[role].All[string(l)]))
 		}
 	}
 	tw.Flush()

@@ -90,7 +90,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	return c
 }
 
-// joinNames lists fault names for a flag's help.
+// joinNames lists names (faults, states) for a flag's help.
 func joinNames[S ~string](names []S) string {
 	ss := make([]string, len(names))
 	for i, n := range names {
@@ -142,7 +142,7 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		}
 		opts.Faults = append(opts.Faults, fault)
 	}
-	if _, err := f.suite.selection(); err != nil {
+	if _, _, err := f.suite.selection(); err != nil {
 		return err
 	}
 	known, err := f.suite.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.For(f.target) })

@@ -48,34 +48,36 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen")
 }
 
-// selection validates the selection flags.
-func (f *suiteFlags) selection() (engine.Selection, error) {
+// selection validates the selection flags and returns the selection and
+// the --fail-on level.
+func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 	levels, err := engine.ParseLevels(f.level)
 	if err != nil {
-		return engine.Selection{}, usageError("--level: %v", err)
+		return engine.Selection{}, "", usageError("--level: %v", err)
 	}
 	var vs []wire.Variant
 	for _, s := range f.variants {
 		v, err := wire.ParseVariant(s)
 		if err != nil {
-			return engine.Selection{}, usageError("--variant: %v", err)
+			return engine.Selection{}, "", usageError("--variant: %v", err)
 		}
 		vs = append(vs, v)
 	}
 	switch {
 	case f.timeout <= 0:
-		return engine.Selection{}, usageError("--timeout must be positive")
+		return engine.Selection{}, "", usageError("--timeout must be positive")
 	case f.quiet <= 0:
-		return engine.Selection{}, usageError("--quiet must be positive")
+		return engine.Selection{}, "", usageError("--quiet must be positive")
 	case f.scenarioTimeout <= 0:
-		return engine.Selection{}, usageError("--scenario-timeout must be positive")
+		return engine.Selection{}, "", usageError("--scenario-timeout must be positive")
 	case f.parallel <= 0:
-		return engine.Selection{}, usageError("--parallel must be positive")
+		return engine.Selection{}, "", usageError("--parallel must be positive")
 	}
-	if _, err := f.failOnLevel(); err != nil {
-		return engine.Selection{}, err
+	failOn, err := f.failOnLevel()
+	if err != nil {
+		return engine.Selection{}, "", err
 	}
-	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, nil
+	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, failOn, nil
 }
 
 // failOnLevel reads --fail-on.
@@ -125,7 +127,7 @@ func runSuite(ctx context.Context, out io.Writer, f *suiteFlags, s suiteRun) err
 // writes one combined report: `xdsconform run` checks a server and a client
 // in one go, and CI wants one JUnit file and one exit code.
 func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suiteRun) error {
-	sel, err := f.selection()
+	sel, failOn, err := f.selection()
 	if err != nil {
 		return err
 	}
@@ -145,7 +147,6 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	if selected == 0 {
 		return usageError("%v", engine.ErrNothingSelected)
 	}
-	failOn, _ := f.failOnLevel() // checked by selection above
 	console := reports.NewConsole(out, reports.ConsoleOptions{Verbose: f.verbose, FailOn: failOn})
 	var roles, names []string
 	for i, s := range suites {

@@ -19,13 +19,12 @@ import (
 )
 
 // Entry is one numbered rule as written in the document. Every field is the
-// document's raw Markdown text, trimmed, with any tab or line break (and the
-// whitespace around it) folded into a single space.
+// document's raw Markdown text; a bullet that runs over several lines keeps
+// its line breaks, which WriteTSV folds (Normalize).
 type Entry struct {
-	// ID and Title come from the "#### ID: title" heading.
+	// ID and Title come from the "#### ID: title" heading. The ID's area
+	// prefix ("NONCE" for "NONCE-7") is not stored: readers derive it.
 	ID, Title string
-	// Family is the ID's area prefix, e.g. "NONCE" for "NONCE-7".
-	Family string
 	// Binds, Strength and Variants come from the "- **Binds** ... |
 	// **Strength** ... | **Variants** ..." line.
 	Binds, Strength, Variants string
@@ -37,14 +36,14 @@ type Entry struct {
 
 // Header is the first line of the TSV file; the column order is part of the
 // file format.
-const Header = "id\tfamily\ttitle\tbinds\tstrength\tvariants\tprovenance\tsource\trequirement\ttest\tblack_box\tnote"
+const Header = "id\ttitle\tbinds\tstrength\tvariants\tprovenance\tsource\trequirement\ttest\tblack_box\tnote"
 
 // Columns is the number of fields on every line of the TSV file.
-const Columns = 12
+var Columns = len(Entry{}.Fields())
 
 // Fields returns the entry's fields in Header order.
 func (e Entry) Fields() []string {
-	return []string{e.ID, e.Family, e.Title, e.Binds, e.Strength, e.Variants,
+	return []string{e.ID, e.Title, e.Binds, e.Strength, e.Variants,
 		e.Provenance, e.Source, e.Text, e.Test, e.BlackBox, e.Note}
 }
 
@@ -125,9 +124,6 @@ func Parse(r io.Reader) ([]Entry, error) {
 				return fmt.Errorf("%s (heading on line %d) has no \"- **%s** ...\" line", cur.ID, curLine, b)
 			}
 		}
-		for _, f := range []*string{&cur.Title, &cur.Variants, &cur.Provenance, &cur.Source, &cur.Text, &cur.Test, &cur.BlackBox, &cur.Note} {
-			*f = Normalize(*f)
-		}
 		entries = append(entries, *cur)
 		cur, last = nil, nil
 		return nil
@@ -194,7 +190,7 @@ func Parse(r io.Reader) ([]Entry, error) {
 			return nil, fmt.Errorf("line %d: %s already defined on line %d", n, id, prev)
 		}
 		seen[id] = n
-		pending, curLine = &Entry{ID: id, Family: m[1], Title: m[3]}, n
+		pending, curLine = &Entry{ID: id, Title: m[3]}, n
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err

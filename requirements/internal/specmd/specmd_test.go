@@ -43,11 +43,11 @@ func TestParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Entry{
-		{ID: "A-1", Family: "A", Title: "First rule", Binds: "server", Strength: "SHOULD", Variants: "SotW, ADS, per-type",
+		{ID: "A-1", Title: "First rule", Binds: "server", Strength: "SHOULD", Variants: "SotW, ADS, per-type",
 			Provenance: "SRC (001)", Source: `S1 §Here ("a quote")`, Text: "The server does a thing.",
 			Test: "H-client: check the thing.", BlackBox: "Yes (FX)", Note: "A note."},
-		{ID: "A-2", Family: "A", Title: "Second rule", Binds: "client", Strength: "MUST", Variants: "All",
-			Provenance: "ADDED", Source: "DP somewhere", Text: "The client does another thing across lines.",
+		{ID: "A-2", Title: "Second rule", Binds: "client", Strength: "MUST", Variants: "All",
+			Provenance: "ADDED", Source: "DP somewhere", Text: "The client does\n  another thing\tacross lines.",
 			Test: "H-server: check it.", BlackBox: "No"},
 	}
 	if !reflect.DeepEqual(es, want) {
@@ -59,8 +59,8 @@ func TestParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantTSV := Header + "\n" +
-		"A-1\tA\tFirst rule\tserver\tSHOULD\tSotW, ADS, per-type\tSRC (001)\tS1 §Here (\"a quote\")\tThe server does a thing.\tH-client: check the thing.\tYes (FX)\tA note.\n" +
-		"A-2\tA\tSecond rule\tclient\tMUST\tAll\tADDED\tDP somewhere\tThe client does another thing across lines.\tH-server: check it.\tNo\t\n"
+		"A-1\tFirst rule\tserver\tSHOULD\tSotW, ADS, per-type\tSRC (001)\tS1 §Here (\"a quote\")\tThe server does a thing.\tH-client: check the thing.\tYes (FX)\tA note.\n" +
+		"A-2\tSecond rule\tclient\tMUST\tAll\tADDED\tDP somewhere\tThe client does another thing across lines.\tH-server: check it.\tNo\t\n"
 	if b.String() != wantTSV {
 		t.Errorf("WriteTSV =\n%q\nwant\n%q", b.String(), wantTSV)
 	}
@@ -99,11 +99,11 @@ func TestParseRejects(t *testing.T) {
 
 func TestWriteTSVNormalisesWhitespace(t *testing.T) {
 	var b bytes.Buffer
-	e := Entry{ID: "A-1", Family: "A", Title: "a\tb", Text: "one\n  two \r\n three", Note: " x  y "}
+	e := Entry{ID: "A-1", Title: "a\tb", Text: "one\n  two \r\n three", Note: " x  y "}
 	if err := WriteTSV(&b, []Entry{e}); err != nil {
 		t.Fatal(err)
 	}
-	want := Header + "\nA-1\tA\ta b\t\t\t\t\t\tone two three\t\t\tx  y\n"
+	want := Header + "\nA-1\ta b\t\t\t\t\t\tone two three\t\t\tx  y\n"
 	if b.String() != want {
 		t.Errorf("WriteTSV = %q, want %q", b.String(), want)
 	}
