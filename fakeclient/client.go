@@ -35,8 +35,6 @@ type Options struct {
 	Metadata map[string]string
 	// Timeout bounds every wait for an expected response.
 	Timeout time.Duration
-	// Quiet is the window in which a must-not-happen response is watched for.
-	Quiet time.Duration
 	// Transcript receives every message; nil records nothing.
 	Transcript *transcript.Transcript
 	// OnViolation, if set, is called (once) when the first watch or
@@ -401,15 +399,9 @@ func (s *stream) hold(r *Response) {
 	}
 }
 
-func (c *Client) takesTTL() bool {
-	return slices.Contains(c.opts.ClientFeatures, "xds.config.supports-resource-ttl")
-}
+func (c *Client) takesTTL() bool { return wire.TakesTTL(c.opts.ClientFeatures) }
 
-func (c *Client) resourceInSotW() bool {
-	return slices.ContainsFunc(c.opts.ClientFeatures, func(f string) bool {
-		return f == "xds.config.resource-in-sotw" || f == "xds.config.supports-resource-in-sotw"
-	})
-}
+func (c *Client) resourceInSotW() bool { return wire.TakesResourceInSotW(c.opts.ClientFeatures) }
 
 func (c *Client) ended(s *stream, err error) {
 	c.mu.Lock()
@@ -683,15 +675,9 @@ func (c *Client) ExpectWithin(t wire.Type, wait time.Duration) (*Response, error
 	return c.next(t, wait, true)
 }
 
-// ExpectNone watches for Options.Quiet and returns an error carrying the
+// ExpectNoneWithin watches for window and returns an error carrying the
 // first response of any of types that arrives (consumed), or of one that
 // had already arrived unconsumed.
-func (c *Client) ExpectNone(types ...wire.Type) (*Response, error) {
-	return c.ExpectNoneWithin(c.opts.Quiet, types...)
-}
-
-// ExpectNoneWithin is ExpectNone with an explicit window, for loops that
-// share one quiet window across several harmless responses.
 func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Response, error) {
 	deadline := time.Now().Add(window)
 	for {
@@ -729,6 +715,21 @@ func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Re
 // types not yet consumed, waiting up to wait for one: for rules about the
 // order in which a server sends several types on one stream.
 func (c *Client) ExpectAnyWithin(wait time.Duration, types ...wire.Type) (*Response, error) {
+	return c.nextOf(types, wait, true)
+}
+
+// next pops the next response of t, waiting up to wait. With block false
+// it only looks at what is queued. A closed stream ends the wait at once.
+func (c *Client) next(t wire.Type, wait time.Duration, block bool) (*Response, error) {
+	return c.nextOf([]wire.Type{t}, wait, block)
+}
+
+// nextOf is next for the response that arrived first among types.
+func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Response, error) {
+	what := "response"
+	if len(types) == 1 {
+		what = types[0].Short + " response"
+	}
 	deadline := time.Now().Add(wait)
 	for {
 		c.mu.Lock()
@@ -740,7 +741,7 @@ func (c *Client) ExpectAnyWithin(wait time.Duration, types ...wire.Type) (*Respo
 				first = st
 			}
 			if s := c.streams[c.key(t)]; s != nil && s.err != nil && closed == nil {
-				closed = fmt.Errorf("waiting for a response: %w", closedError(s))
+				closed = fmt.Errorf("waiting for a %s: %w", what, closedError(s))
 			}
 		}
 		if first != nil {
@@ -755,47 +756,8 @@ func (c *Client) ExpectAnyWithin(wait time.Duration, types ...wire.Type) (*Respo
 			return nil, closed
 		}
 		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, fmt.Errorf("no response within %v: %w", wait, ErrTimeout)
-		}
-		timer := time.NewTimer(left)
-		select {
-		case <-ch:
-		case <-timer.C:
-		case <-c.ctx.Done():
-			timer.Stop()
-			return nil, fmt.Errorf("interrupted while waiting for a response: %w", c.ctx.Err())
-		}
-		timer.Stop()
-	}
-}
-
-// next pops the next response of t, waiting up to wait. With a zero wait it
-// only looks at what is queued. A closed stream ends the wait at once.
-func (c *Client) next(t wire.Type, wait time.Duration, block bool) (*Response, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		c.mu.Lock()
-		st := c.state(t)
-		if len(st.queue) > 0 {
-			r := st.queue[0]
-			st.queue = st.queue[1:]
-			c.mu.Unlock()
-			return r, nil
-		}
-		s := c.streams[c.key(t)]
-		var closed error
-		if s != nil && s.err != nil {
-			closed = fmt.Errorf("waiting for a %s response: %w", t.Short, closedError(s))
-		}
-		ch := c.notify
-		c.mu.Unlock()
-		if closed != nil {
-			return nil, closed
-		}
-		left := time.Until(deadline)
 		if !block || left <= 0 {
-			return nil, fmt.Errorf("no %s response within %v: %w", t.Short, wait, ErrTimeout)
+			return nil, fmt.Errorf("no %s within %v: %w", what, wait, ErrTimeout)
 		}
 		timer := time.NewTimer(left)
 		select {
@@ -803,7 +765,7 @@ func (c *Client) next(t wire.Type, wait time.Duration, block bool) (*Response, e
 		case <-timer.C:
 		case <-c.ctx.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("interrupted while waiting for a %s response: %w", t.Short, c.ctx.Err())
+			return nil, fmt.Errorf("interrupted while waiting for a %s: %w", what, c.ctx.Err())
 		}
 		timer.Stop()
 	}

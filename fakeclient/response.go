@@ -74,22 +74,28 @@ func (r *Response) Has(name string) bool { return slices.Contains(r.Names(), nam
 // HasRemoved reports whether the delta response lists name in removed_resources.
 func (r *Response) HasRemoved(name string) bool { return slices.Contains(r.Removed, name) }
 
+// Find returns the first resource named name, or nil.
+func (r *Response) Find(name string) *Resource {
+	for i := range r.Resources {
+		if r.Resources[i].Name == name {
+			return &r.Resources[i]
+		}
+	}
+	return nil
+}
+
 // Get returns the resource named name, or nil.
 func (r *Response) Get(name string) proto.Message {
-	for _, res := range r.Resources {
-		if res.Name == name {
-			return res.Message
-		}
+	if res := r.Find(name); res != nil {
+		return res.Message
 	}
 	return nil
 }
 
 // ResourceVersion returns the delta version of the resource named name.
 func (r *Response) ResourceVersion(name string) string {
-	for _, res := range r.Resources {
-		if res.Name == name {
-			return res.Version
-		}
+	if res := r.Find(name); res != nil {
+		return res.Version
 	}
 	return ""
 }
@@ -128,30 +134,22 @@ func decodeSotW(stream string, m *discovery.DiscoveryResponse) *Response {
 // TTLOf returns the TTL the response gives the resource named name, nil
 // when it gives none.
 func (r *Response) TTLOf(name string) *durationpb.Duration {
-	for _, res := range r.Resources {
-		if res.Name == name {
-			return res.TTL
-		}
+	if res := r.Find(name); res != nil {
+		return res.TTL
 	}
 	return nil
 }
 
 // Wrapped reports whether the resource named name came wrapped.
 func (r *Response) Wrapped(name string) bool {
-	for _, res := range r.Resources {
-		if res.Name == name {
-			return res.Wrapped
-		}
-	}
-	return false
+	res := r.Find(name)
+	return res != nil && res.Wrapped
 }
 
 // AliasesOf returns the aliases a delta response lists for name.
 func (r *Response) AliasesOf(name string) []string {
-	for _, res := range r.Resources {
-		if res.Name == name {
-			return res.Aliases
-		}
+	if res := r.Find(name); res != nil {
+		return res.Aliases
 	}
 	return nil
 }

@@ -166,30 +166,22 @@ func (s *Server) ExpectNoStream(ctx context.Context, after int) (*Stream, error)
 // WaitStream waits, until ctx ends, for a stream with an ID greater than
 // after; it returns nil, nil when ctx ends first or the server closes.
 func (s *Server) WaitStream(ctx context.Context, after int) (*Stream, error) {
-	for {
-		s.mu.Lock()
-		for _, st := range s.streams {
-			if st.ID > after {
-				s.mu.Unlock()
-				return st, nil
-			}
-		}
-		closed, notify := s.closed, s.notify
-		s.mu.Unlock()
-		if closed {
-			return nil, nil
-		}
-		select {
-		case <-notify:
-		case <-ctx.Done():
-			return nil, nil
-		}
+	st, err := s.waitStream(ctx, 0, func(st *Stream) bool { return st.ID > after })
+	if err != nil {
+		return nil, nil // no stream came while anyone was waiting: no error
 	}
+	return st, nil
 }
 
+// waitStream waits for a stream that matches, within (zero: until ctx
+// ends).
 func (s *Server) waitStream(ctx context.Context, within time.Duration, match func(*Stream) bool) (*Stream, error) {
-	timer := time.NewTimer(within)
-	defer timer.Stop()
+	var expired <-chan time.Time
+	if within > 0 {
+		timer := time.NewTimer(within)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	for {
 		s.mu.Lock()
 		for _, st := range s.streams {
@@ -205,7 +197,7 @@ func (s *Server) waitStream(ctx context.Context, within time.Duration, match fun
 		}
 		select {
 		case <-notify:
-		case <-timer.C:
+		case <-expired:
 			return nil, fmt.Errorf("no matching stream opened within %v: %w", within, ErrTimeout)
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for a stream: %w", ctx.Err())

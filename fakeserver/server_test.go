@@ -31,7 +31,7 @@ func start(t *testing.T, v wire.Variant) (*fakeserver.Server, *fakeclient.Client
 	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	c := fakeclient.New(t.Context(), conn, v, fakeclient.Options{NodeID: "n1", Timeout: 2 * time.Second, Quiet: 100 * time.Millisecond})
+	c := fakeclient.New(t.Context(), conn, v, fakeclient.Options{NodeID: "n1", Timeout: 2 * time.Second})
 	t.Cleanup(c.Close)
 	return srv, c, tr
 }
@@ -115,6 +115,9 @@ func TestViolations(t *testing.T) {
 	req = c.SotWRequest(wire.Listener, []string{"l1"})
 	req.TypeUrl = strings.TrimPrefix(wire.Listener.URL, wire.TypePrefix) // no type URL without its prefix
 	require.NoError(t, c.SendSotW(wire.Listener, req))
+	req = c.SotWRequest(wire.Listener, []string{"r/h"})
+	req.TypeUrl = wire.VirtualHost.URL // VirtualHosts exist only in delta
+	require.NoError(t, c.SendSotW(wire.Listener, req))
 	require.NoError(t, c.SendSotW(wire.Listener, c.SotWRequest(wire.Listener, []string{"l1"})))
 	st, err := srv.StreamFor(ctx, wire.Listener, 0)
 	require.NoError(t, err)
@@ -128,7 +131,7 @@ func TestViolations(t *testing.T) {
 	for _, v := range srv.Violations() {
 		rules = append(rules, v.Rule)
 	}
-	assert.Equal(t, []string{"NONCE-5", "STREAM-6", "STREAM-6"}, rules)
+	assert.Equal(t, []string{"NONCE-5", "STREAM-6", "STREAM-6", "STREAM-10"}, rules)
 }
 
 func TestWrongMethodIsAViolation(t *testing.T) {

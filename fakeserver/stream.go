@@ -44,6 +44,7 @@ type Stream struct {
 	gone chan struct{} // closed when the handler returned
 
 	mu       sync.Mutex
+	ended    time.Time     // when finish ran
 	notify   chan struct{} // closed and replaced whenever a request arrives or the stream ends
 	all      []*Request
 	queues   map[string][]*Request
@@ -92,6 +93,9 @@ type Request struct {
 	// Answered counts the responses of the request's type the server had
 	// sent on the stream when the request arrived.
 	Answered int
+	// Arrived is when the server read it (UPD-2 measures how promptly a
+	// client ACKs from it, not from when a scenario got to look).
+	Arrived time.Time
 }
 
 // TypeURL is the request's type_url, or the service's type on a per-type
@@ -290,10 +294,18 @@ func (st *Stream) finish(err error, note string) {
 		st.mu.Unlock()
 		return
 	}
-	st.err = err
+	st.err, st.ended = err, time.Now()
 	st.wake()
 	st.mu.Unlock()
 	st.srv.opts.Transcript.Event(st.Name, note)
+}
+
+// Ended is when the stream ended (zero while it is open): RECONN-1
+// measures a client's backoff from it to the next stream's Opened.
+func (st *Stream) Ended() time.Time {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ended
 }
 
 func (st *Stream) wake() {
@@ -304,7 +316,7 @@ func (st *Stream) wake() {
 func (st *Stream) received(m proto.Message) {
 	st.srv.opts.Transcript.Record(st.Name, transcript.Received, m)
 	st.mu.Lock()
-	r := &Request{Stream: st, Seq: len(st.all) + 1}
+	r := &Request{Stream: st, Seq: len(st.all) + 1, Arrived: time.Now()}
 	switch m := m.(type) {
 	case *discovery.DiscoveryRequest:
 		r.SotW = m
@@ -337,6 +349,9 @@ func (st *Stream) check(r *Request, sentNonce bool) {
 	}
 	if !sentNonce {
 		st.srv.violate(st, "NONCE-5", "request #%d echoes nonce %q, which was never sent on this stream", r.Seq, r.Nonce())
+	}
+	if !st.Delta && r.TypeURL() == wire.VirtualHost.URL {
+		st.srv.violate(st, "STREAM-10", "request #%d asks for VirtualHosts %q over SotW: they exist only in the incremental protocol", r.Seq, r.Names())
 	}
 }
 

@@ -71,7 +71,7 @@ func TestSnapshotTTL(t *testing.T) {
 	_, err := h.fx.SetWith(ctx, "n1", fixture.SetRequest{Type: wire.Cluster, Name: "a", Resource: wire.BuildAny(wire.Cluster, "a", 1), TTL: 30 * time.Second})
 	require.NoError(t, err)
 	h.set(t, "n1", wire.Cluster, "b", 1)
-	ttlFeatures := []string{"xds.config.supports-resource-ttl", "xds.config.resource-in-sotw"}
+	ttlFeatures := []string{wire.FeatureTTL, wire.FeatureResourceInSotW}
 
 	for _, features := range [][]string{ttlFeatures, nil} {
 		cctx, cancel := context.WithCancel(ctx)

@@ -32,5 +32,6 @@ func Invariants() []Invariant {
 		{server, "DUP-3", "no delta response both updates and removes a name"},
 		{client, "STREAM-6", "every request on an aggregated stream has a type_url, and every type_url is a v3 resource type (the service's own on a per-type stream)"},
 		{client, "NONCE-5", "no request echoes a nonce that was never sent on its stream"},
+		{client, "STREAM-10", "no SotW stream carries a request for VirtualHosts, which exist only in the incremental protocol"},
 	}
 }

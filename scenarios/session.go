@@ -643,7 +643,6 @@ func connectWith(t *engine.T, target *targets.Server, features []string) *fakecl
 		ClientFeatures: features,
 		Metadata:       target.Metadata,
 		Timeout:        t.Timeouts.Expect,
-		Quiet:          t.Timeouts.Quiet,
 		Transcript:     t.Transcript,
 		OnViolation:    t.StopLinger,
 	})

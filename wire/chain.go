@@ -27,20 +27,25 @@ import (
 
 // ClientListener is an API listener whose routes come over RDS as route.
 func ClientListener(name, route string, rev int) *listener.Listener {
-	m := &hcm.HttpConnectionManager{
+	return &listener.Listener{
+		Name:        name,
+		ApiListener: &listener.ApiListener{ApiListener: mustAny(rdsManager(route, rev, "router"))},
+	}
+}
+
+// rdsManager is an HTTP connection manager taking its routes over RDS,
+// from ADS, as route, with one router filter named routerName.
+func rdsManager(route string, rev int, routerName string) *hcm.HttpConnectionManager {
+	return &hcm.HttpConnectionManager{
 		StatPrefix: fmt.Sprintf("rev-%d", rev),
 		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
 			ConfigSource:    adsSource(),
 			RouteConfigName: route,
 		}},
 		HttpFilters: []*hcm.HttpFilter{{
-			Name:       "router",
+			Name:       routerName,
 			ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: mustAny(&router.Router{})},
 		}},
-	}
-	return &listener.Listener{
-		Name:        name,
-		ApiListener: &listener.ApiListener{ApiListener: mustAny(m)},
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 )
 
 // The builders below make the resources an Envoy-profile client follows:
@@ -26,17 +24,7 @@ const HCMFilterName = "envoy.filters.network.http_connection_manager"
 // EnvoyListener is a socket listener whose one filter chain holds an HTTP
 // connection manager taking its routes over RDS, from ADS, as route.
 func EnvoyListener(name, route string, rev int) *listener.Listener {
-	m := &hcm.HttpConnectionManager{
-		StatPrefix: fmt.Sprintf("rev-%d", rev),
-		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
-			ConfigSource:    adsSource(),
-			RouteConfigName: route,
-		}},
-		HttpFilters: []*hcm.HttpFilter{{
-			Name:       "envoy.filters.http.router",
-			ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: mustAny(&router.Router{})},
-		}},
-	}
+	m := rdsManager(route, rev, "envoy.filters.http.router")
 	return &listener.Listener{
 		Name: name,
 		// Port 0: an Envoy given it binds a port of its own choosing.
@@ -75,14 +63,7 @@ func VirtualHostName(routeConfig, host string) string { return routeConfig + "/"
 // VHDSVirtualHost is the VirtualHost resource name (see VirtualHostName),
 // serving its host and sending every request to cluster.
 func VHDSVirtualHost(name, cluster string, rev int) *route.VirtualHost {
-	host := name[strings.LastIndex(name, "/")+1:]
-	return &route.VirtualHost{
-		Name:    name,
-		Domains: []string{host},
-		Routes: []*route.Route{{
-			Name:   fmt.Sprintf("rev-%d", rev),
-			Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
-			Action: &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_Cluster{Cluster: cluster}}},
-		}},
-	}
+	vh := ClientRoute(name, cluster, rev).VirtualHosts[0]
+	vh.Name, vh.Domains = name, []string{name[strings.LastIndex(name, "/")+1:]}
+	return vh
 }
