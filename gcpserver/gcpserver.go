@@ -151,26 +151,16 @@ func unclaimed(feature string) error {
 	return status.Errorf(codes.InvalidArgument, "feature %q is not claimed by this go-control-plane target", feature)
 }
 
-// decodeTTL reads the TTL of a set: nil when unset, else a positive
-// duration.
+// decodeTTL reads the TTL of a set as go-control-plane takes it
+// (types.ResourceWithTTL): nil when unset, else a positive duration. The
+// checks are fixture.CheckedTTL's, shared with the reference server.
 func decodeTTL(r *fixturepb.SetResourceRequest) (*time.Duration, error) {
-	if r.GetTtl() == nil {
-		return nil, nil
+	ttl, err := fixture.CheckedTTL(r)
+	if ttl == nil || err != nil {
+		return nil, err
 	}
-	if err := r.GetTtl().CheckValid(); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "ttl: %v", err)
-	}
-	d := r.GetTtl().AsDuration()
-	if d <= 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "ttl %v is not positive (leave it unset for no TTL)", d)
-	}
+	d := ttl.AsDuration()
 	return &d, nil
-}
-
-// batchError says which change of a batch err is about, keeping its code.
-func batchError(i int, err error) error {
-	st := status.Convert(err)
-	return status.Errorf(st.Code(), "change #%d: %s (nothing applied)", i, st.Message())
 }
 
 // decode checks a fixture request and unpacks its resource: go-control-plane

@@ -121,14 +121,14 @@ func (f *snapshotFixture) ApplyChanges(ctx context.Context, r *fixturepb.ApplyCh
 		case c.GetSet() != nil:
 			ch, err := decodeSet(c.GetSet())
 			if err != nil {
-				return nil, batchError(i, err)
+				return nil, fixture.BatchError(i, err)
 			}
 			changes = append(changes, ch)
 			resp.Set = append(resp.Set, &fixturepb.SetResourceResponse{Name: ch.name})
 		case c.GetDelete() != nil:
 			t, err := lookupType(c.GetDelete().GetTypeUrl())
 			if err != nil {
-				return nil, batchError(i, err)
+				return nil, fixture.BatchError(i, err)
 			}
 			changes = append(changes, change{t: t, name: c.GetDelete().GetName()})
 		default:

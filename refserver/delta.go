@@ -7,32 +7,21 @@ import (
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
 
 // deltaType is the state of one resource type on a Delta stream.
 type deltaType struct {
-	t       wire.Type
-	started bool // a request of this type has been seen
+	typeBase
 
 	subscribed nameSet // explicitly subscribed names
-	wildcard   bool    // legacy (WILD-2) or explicit "*" (WILD-1) wildcard
 	// known maps the names the client holds, as far as the server knows, to
 	// their versions: what was sent, plus initial_resource_versions.
 	known map[string]string
 
-	lastNonce   string // nonce of the last response of this type
-	lastVersion string // system_version_info of the last response (FaultBumpAllTypes)
-
-	excluded       nameSet               // FaultUnsubscribeWildcardMember: names dropped under "*"
-	firstSent      map[string]string     // FaultFirstResourceVersion: version first sent per name
-	everSubscribed nameSet               // FaultUpdatesAfterUnsubscribe: every name ever subscribed
-	everSent       map[string]string     // FaultNoResendOnResubscribe: last version sent per name
-	frozen         nameSet               // FaultWildcardFrozen: what existed when the wildcard began
-	stalled        bool                  // FaultStallAfterNack: a NACK came and no request since
-	sentAny        map[string]*anypb.Any // FaultMergeUpdates: what was last sent per name
+	firstSent map[string]string // FaultFirstResourceVersion: version first sent per name
+	everSent  map[string]string // FaultNoResendOnResubscribe: last version sent per name
 }
 
 // deltaConn is one Delta stream, ADS or per-type.
@@ -51,8 +40,7 @@ func (s *Server) serveDelta(st deltaStream, service *wire.Type) error {
 func (c *deltaConn) typeState(t wire.Type) *deltaType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &deltaType{t: t, subscribed: nameSet{}, known: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, everSent: map[string]string{}, firstSent: map[string]string{},
-			sentAny: map[string]*anypb.Any{}}
+		ts = &deltaType{typeBase: newTypeBase(t), subscribed: nameSet{}, known: map[string]string{}, everSent: map[string]string{}, firstSent: map[string]string{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -295,7 +283,7 @@ func (c *deltaConn) wants(ts *deltaType, name string) bool {
 	if ts.subscribed[name] {
 		return true
 	}
-	if ts.wildcard && !ts.excluded[name] && (!c.s.has(FaultWildcardFrozen) || ts.frozen[name]) { // breaks WILD-1/2 when frozen
+	if ts.covers(c.s, name) {
 		return true
 	}
 	// Breaks UNSUB-2: once subscribed, always pushed.
@@ -355,7 +343,7 @@ func (c *deltaConn) onWake() error {
 				}
 			}
 		}
-		if len(send) > 0 && c.s.has(FaultDeltaPushEverything) {
+		if len(send) > 0 && (c.s.has(FaultDeltaPushEverything) || c.s.has(FaultVersionPerPush)) {
 			for _, n := range c.wanted(ts, snap) {
 				send[n] = true // breaks UPD-1: the unchanged ones too
 			}
@@ -369,12 +357,8 @@ func (c *deltaConn) onWake() error {
 	}
 	// Make-before-break (CONS-1..6): updates in dependency order, then
 	// removals, referrers first (see sotwConn.onWake).
-	phases := [][]pending{updates, inRemovalOrder(removals, func(p pending) string { return p.ts.t.URL })}
-	if c.s.has(FaultRemovalsFirst) {
-		phases[0], phases[1] = phases[1], phases[0] // breaks CONS-6
-	}
-	for _, phase := range phases {
-		for _, p := range phase {
+	for _, ph := range phases(c.conn, updates, removals, func(p pending) string { return p.ts.t.URL }) {
+		for _, p := range ph.pending {
 			if err := c.send(p.ts, p.snap, p.send, p.remove); err != nil {
 				return err
 			}
@@ -412,6 +396,8 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 			r.Version = "" // breaks VER-7 from the second send on
 		case c.s.has(FaultFirstResourceVersion) && ts.everSent[n] != "":
 			r.Version = ts.firstSent[n] // breaks VER-7: the version does not follow the content
+		case c.s.has(FaultVersionPerPush):
+			r.Version = resp.Nonce // breaks VER-7: an unchanged resource gets a new version
 		}
 		if _, ok := ts.firstSent[n]; !ok {
 			ts.firstSent[n] = r.Version
@@ -434,26 +420,14 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
 	c.s.sent(c.node, ts.t, sortedNames(send))
-	if c.holdsHeadOfLine() {
+	var eds nameSet
+	if ts := c.types[wire.Endpoint.URL]; ts != nil {
+		eds = ts.subscribed
+	}
+	if c.holdsHeadOfLine(eds) {
 		return nil // breaks ADS-2: nothing is answered while an EDS name is missing
 	}
 	return c.st.Send(resp)
-}
-
-// holdsHeadOfLine is FaultADSHeadOfLine on an ADS stream: a subscribed
-// EDS name that does not exist holds back every response.
-func (c *deltaConn) holdsHeadOfLine() bool {
-	eds := c.types[wire.Endpoint.URL]
-	if c.service != nil || eds == nil || !c.s.has(FaultADSHeadOfLine) {
-		return false
-	}
-	snap := c.s.snapshot(c.node, wire.Endpoint.URL)
-	for n := range eds.subscribed {
-		if _, ok := snap.resources[n]; !ok {
-			return true
-		}
-	}
-	return false
 }
 
 // setOfNames is names as a set.

@@ -60,19 +60,6 @@ const (
 	FaultCloseOnNack Fault = "close-on-nack"
 	// FaultNoResourceVersions leaves delta Resource.version empty (VER-7).
 	FaultNoResourceVersions Fault = "no-resource-versions"
-	// FaultFirstResourceVersion keeps the version a delta resource was first
-	// sent with, whatever its content becomes (VER-7).
-	FaultFirstResourceVersion Fault = "first-resource-version"
-	// FaultVersionOnFirstSendOnly sends a delta resource's version the first
-	// time only, and an empty one with every update (VER-7).
-	FaultVersionOnFirstSendOnly Fault = "version-on-first-send-only"
-	// FaultEmptyStateOnDelete answers a Listener or Cluster deletion with an
-	// empty full state, dropping the resources that remain (GRP-1, DEL-7).
-	FaultEmptyStateOnDelete Fault = "empty-state-on-delete"
-	// FaultDropNamesWithStar forgets the explicit names subscribed together
-	// with "*" when a delta client drops "*" (WILD-4). SotW requests restate
-	// every name, so there it has nothing to forget.
-	FaultDropNamesWithStar Fault = "drop-names-with-star"
 	// FaultPushUnrequestedTypes sends an ADS client a type it did not ask for (STREAM-2).
 	FaultPushUnrequestedTypes Fault = "push-unrequested-types"
 	// FaultStarIsLiteral treats "*" as an ordinary resource name (WILD-1, WILD-3).
@@ -101,6 +88,19 @@ const (
 	FaultFirstNameOnly Fault = "first-name-only"
 	// FaultListenerNameWithoutPort serves a Listener named "host:port" as "host" (RES-7).
 	FaultListenerNameWithoutPort Fault = "listener-name-without-port"
+	// FaultFirstResourceVersion keeps the version a delta resource was first
+	// sent with, whatever its content becomes (VER-7).
+	FaultFirstResourceVersion Fault = "first-resource-version"
+	// FaultVersionOnFirstSendOnly sends a delta resource's version the first
+	// time only, and an empty one with every update (VER-7).
+	FaultVersionOnFirstSendOnly Fault = "version-on-first-send-only"
+	// FaultEmptyStateOnDelete answers a Listener or Cluster deletion with an
+	// empty full state, dropping the resources that remain (GRP-1, DEL-7).
+	FaultEmptyStateOnDelete Fault = "empty-state-on-delete"
+	// FaultDropNamesWithStar forgets the explicit names subscribed together
+	// with "*" when a delta client drops "*" (WILD-4). SotW requests restate
+	// every name, so there it has nothing to forget.
+	FaultDropNamesWithStar Fault = "drop-names-with-star"
 
 	// The faults below each break a step the scenarios of issue 10 added;
 	// most of them passed every scenario before, which is why the steps
@@ -108,7 +108,7 @@ const (
 
 	// FaultDropOneType never answers a request for Runtime resources (STREAM-9).
 	FaultDropOneType Fault = "drop-one-type"
-	// FaultNoDeltaVHDS refuses VirtualHost subscriptions on delta streams (STREAM-10).
+	// FaultNoDeltaVHDS never answers VirtualHost subscriptions on delta streams (STREAM-10).
 	FaultNoDeltaVHDS Fault = "no-delta-vhds"
 	// FaultWildcardFrozen lets a wildcard subscription cover only the
 	// resources that existed when it began (WILD-1, WILD-2).
@@ -142,18 +142,26 @@ const (
 	// by name or under the wildcard (DNE-3, WILD-2): a re-created resource
 	// is never pushed. The scenarios used to delete and never re-create.
 	FaultForgetDeleted Fault = "forget-deleted"
+	// FaultVersionPerPush sends, with every delta push, every subscribed
+	// resource, each at the push's own version, changed or not (VER-7).
+	FaultVersionPerPush Fault = "version-per-push"
 	// FaultWildcardOnlyLdsCds ignores Listener and Cluster subscriptions by
 	// name, serving those types by wildcard only (WILD-8).
 	FaultWildcardOnlyLdsCds Fault = "wildcard-only-lds-cds"
 	// FaultNamedIsWildcard answers a SotW Listener or Cluster subscription
 	// by name with every resource of the type (WILD-8).
 	FaultNamedIsWildcard Fault = "named-is-wildcard"
+
+	// The faults below came with the scenarios for TTL, aliases,
+	// make-before-break and warming, each failing the scenario that checks
+	// the rule it breaks.
+
 	// FaultTTLForEveryone sends TTLs to clients that did not advertise
 	// xds.config.supports-resource-ttl (TTL-1).
 	FaultTTLForEveryone Fault = "ttl-for-everyone"
-	// FaultWrapForEveryone wraps SotW resources in discovery Resources for
-	// clients that did not advertise resource-in-sotw, as go-control-plane
-	// does for resources with a TTL (TTL-5).
+	// FaultWrapForEveryone wraps SotW resources that have a TTL in discovery
+	// Resources for clients that did not advertise resource-in-sotw, as
+	// go-control-plane does (TTL-5).
 	FaultWrapForEveryone Fault = "wrap-for-everyone"
 	// FaultTTLChangeNotPushed does not push a resource whose TTL alone
 	// changed, so a TTL removed is never sent (TTL-3).
@@ -182,8 +190,9 @@ const (
 	FaultFullStateEveryType Fault = "full-state-every-type"
 )
 
-// AllFaults lists every fault in a stable order (the order of the table in
-// the design brief), so reports and loops over faults are reproducible.
+// AllFaults lists every fault in a stable order, the order in which they
+// were added (the original brief's first), so reports and loops over
+// faults are reproducible.
 var AllFaults = []Fault{
 	FaultAnswerStaleNonce,
 	FaultNackResendLoop,
@@ -236,6 +245,7 @@ var AllFaults = []Fault{
 	FaultADSHeadOfLine,
 	FaultRoutesFirstNameOnly,
 	FaultForgetDeleted,
+	FaultVersionPerPush,
 	FaultWildcardOnlyLdsCds,
 	FaultNamedIsWildcard,
 	FaultTTLForEveryone,
@@ -291,7 +301,7 @@ var faultDescriptions = map[Fault]string{
 	FaultEmptyStateOnDelete:            "GRP-1, DEL-7: a deletion is answered with an empty full state, dropping what remains",
 	FaultDropNamesWithStar:             "WILD-4: dropping \"*\" (delta) also drops the explicit names subscribed with it",
 	FaultDropOneType:                   "STREAM-9: requests for Runtime resources are never answered",
-	FaultNoDeltaVHDS:                   "STREAM-10: VirtualHost subscriptions are refused on delta streams",
+	FaultNoDeltaVHDS:                   "STREAM-10: VirtualHost subscriptions on delta streams are never answered",
 	FaultWildcardFrozen:                "WILD-1, WILD-2: a wildcard covers only the resources that existed when it began",
 	FaultNoRemovalUnderWildcard:        "DEL-1: a deleted resource the wildcard covered is never listed in removed_resources",
 	FaultPartialStateForNamed:          "GRP-1: SotW Listener/Cluster pushes to a stream subscribing by name carry only the changed resources",
@@ -302,6 +312,7 @@ var faultDescriptions = map[Fault]string{
 	FaultADSHeadOfLine:                 "ADS-2: nothing is answered on ADS while a subscribed EDS name does not exist",
 	FaultRoutesFirstNameOnly:           "RES-2: of a request naming several RouteConfigurations only the first is served",
 	FaultForgetDeleted:                 "DNE-3, WILD-2: a deleted resource re-created later is not pushed to the streams that held it",
+	FaultVersionPerPush:                "VER-7: every delta push resends every subscribed resource at a new version, changed or not",
 	FaultWildcardOnlyLdsCds:            "WILD-8: Listener and Cluster subscriptions by name are ignored; only wildcards are served",
 	FaultNamedIsWildcard:               "WILD-8: a SotW Listener/Cluster subscription by name gets every resource of the type",
 	FaultTTLForEveryone:                "TTL-1: TTLs go to clients that did not advertise xds.config.supports-resource-ttl",

@@ -24,7 +24,6 @@ import (
 	"io"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -170,25 +169,15 @@ func (c *conn) end() {
 	}
 }
 
-// Client features that change what a server may send.
-const (
-	featureTTL            = "xds.config.supports-resource-ttl"
-	featureResourceInSotW = "xds.config.resource-in-sotw"
-	// featureResourceInSotWOld is the spelling of xds_protocol.rst; gRPC
-	// and client_features.rst use the other one. Both are accepted.
-	featureResourceInSotWOld = "xds.config.supports-resource-in-sotw"
-)
-
 // takesTTL reports whether the client may be sent TTLs (TTL-1).
 func (c *conn) takesTTL() bool {
-	return slices.Contains(c.features, featureTTL) || c.s.has(FaultTTLForEveryone) // breaks TTL-1 when set
+	return wire.TakesTTL(c.features) || c.s.has(FaultTTLForEveryone) // breaks TTL-1 when set
 }
 
 // takesWrappers reports whether SotW resources may be wrapped in
 // discovery Resources for the client (TTL-5).
 func (c *conn) takesWrappers() bool {
-	return slices.Contains(c.features, featureResourceInSotW) || slices.Contains(c.features, featureResourceInSotWOld) ||
-		c.s.has(FaultWrapForEveryone) // breaks TTL-5 when set
+	return wire.TakesResourceInSotW(c.features) || c.s.has(FaultWrapForEveryone) // breaks TTL-5 when set
 }
 
 // resolveType finds the type a request is about. Per-type streams default to
@@ -386,6 +375,73 @@ func (s *Server) warming(node string, t wire.Type, name string) bool {
 
 // nameSet is a set of resource names.
 type nameSet map[string]bool
+
+// typeBase is the state of one resource type on a stream that SotW and
+// Delta keep alike; sotwType and deltaType embed it, so the rules and
+// faults both protocols implement read the same fields.
+type typeBase struct {
+	t       wire.Type
+	started bool // a request of this type has been seen
+	// wildcard is a legacy (WILD-2) or explicit "*" (WILD-1) wildcard.
+	wildcard bool
+
+	lastNonce   string // nonce of the last response of this type (NONCE-7, NONCE-12)
+	lastVersion string // version of the last response (FaultBumpAllTypes)
+
+	excluded       nameSet               // FaultUnsubscribeWildcardMember, FaultForgetDeleted: names dropped under "*"
+	everSubscribed nameSet               // FaultUpdatesAfterUnsubscribe: every name ever subscribed
+	frozen         nameSet               // FaultWildcardFrozen: what existed when the wildcard began
+	stalled        bool                  // FaultStallAfterNack: a NACK came and no request since
+	sentAny        map[string]*anypb.Any // FaultMergeUpdates: what was last sent per name
+}
+
+// newTypeBase is the state of type t before its first request, its maps
+// made so that the stream can fill them in.
+func newTypeBase(t wire.Type) typeBase {
+	return typeBase{t: t, excluded: nameSet{}, everSubscribed: nameSet{}, sentAny: map[string]*anypb.Any{}}
+}
+
+// covers reports whether the wildcard subscription covers name: the
+// wildcard covers every resource of the type for the node, less what a
+// fault takes out of it.
+func (ts *typeBase) covers(s *Server, name string) bool {
+	return ts.wildcard && !ts.excluded[name] && (!s.has(FaultWildcardFrozen) || ts.frozen[name]) // breaks WILD-1/2 when frozen
+}
+
+// holdsHeadOfLine is FaultADSHeadOfLine on an ADS stream: a subscribed
+// EDS name that does not exist holds back every response. eds are the
+// names the stream subscribes to explicitly for Endpoint, nil when it has
+// not asked for that type.
+func (c *conn) holdsHeadOfLine(eds nameSet) bool {
+	if c.service != nil || eds == nil || !c.s.has(FaultADSHeadOfLine) {
+		return false
+	}
+	snap := c.s.snapshot(c.node, wire.Endpoint.URL)
+	for n := range eds {
+		if _, ok := snap.resources[n]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// phase is one phase of a change pushed make-before-break: its pending
+// pushes, one per type, and whether they are the removals.
+type phase[P any] struct {
+	pending  []P
+	removing bool
+}
+
+// phases orders the two phases of one change (CONS-1..6): first the
+// updates, then the removals, referrers first (typeOf gives a pending
+// push's type URL); with FaultRemovalsFirst the removals go first.
+func phases[P any](c *conn, updates, removals []P, typeOf func(P) string) []phase[P] {
+	out := []phase[P]{{pending: updates}, {pending: inRemovalOrder(removals, typeOf), removing: true}}
+	if c.s.has(FaultRemovalsFirst) {
+		out[0], out[1] = out[1], out[0] // breaks CONS-6
+	}
+	return out
+}
 
 func sortedNames[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -18,23 +18,15 @@ import (
 // type is its own logical sub-stream with its own nonce, version and
 // subscription (ADS-1).
 type sotwType struct {
-	t       wire.Type
-	started bool // a request of this type has been seen
+	typeBase
 
-	names     nameSet // explicitly subscribed names
-	wildcard  bool    // legacy (WILD-2) or explicit "*" (WILD-1) wildcard
-	everNamed bool    // a request named resources, so an empty list no longer means wildcard (WILD-5)
+	names     nameSet           // explicitly subscribed names
+	everNamed bool              // a request named resources, so an empty list no longer means wildcard (WILD-5)
+	sent      map[string]string // name -> version of the content last sent
 
-	lastNonce   string            // nonce of the last response of this type (NONCE-7)
-	lastVersion string            // version_info of the last response (FaultBumpAllTypes)
-	sent        map[string]string // name -> version of the content last sent
-
-	excluded       nameSet               // FaultUnsubscribeWildcardMember: names dropped under "*"
-	everSubscribed nameSet               // FaultUpdatesAfterUnsubscribe: every name ever subscribed
-	forgotten      nameSet               // FaultForgetMissingSubscriptions: names missing when added
-	frozen         nameSet               // FaultWildcardFrozen: what existed when the wildcard began
-	stalled        bool                  // FaultStallAfterNack: a NACK came and no request since
-	sentAny        map[string]*anypb.Any // FaultMergeUpdates: what was last sent per name
+	// forgotten is FaultForgetMissingSubscriptions's and FaultForgetDeleted's
+	// memory: names missing when added, or deleted, no longer served.
+	forgotten nameSet
 }
 
 // sotwConn is one SotW stream, ADS or per-type.
@@ -58,8 +50,7 @@ func (s *Server) serveSotW(st sotwStream, service *wire.Type) error {
 func (c *sotwConn) typeState(t wire.Type) *sotwType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &sotwType{t: t, names: nameSet{}, sent: map[string]string{}, excluded: nameSet{}, everSubscribed: nameSet{}, forgotten: nameSet{},
-			sentAny: map[string]*anypb.Any{}}
+		ts = &sotwType{typeBase: newTypeBase(t), names: nameSet{}, sent: map[string]string{}, forgotten: nameSet{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -296,7 +287,7 @@ func (c *sotwConn) wants(ts *sotwType, name string) bool {
 	if ts.names[name] && !ts.forgotten[name] {
 		return true
 	}
-	if ts.wildcard && !ts.excluded[name] && (!c.s.has(FaultWildcardFrozen) || ts.frozen[name]) { // breaks WILD-1/2 when frozen
+	if ts.covers(c.s, name) {
 		return true
 	}
 	// Breaks UNSUB-2: once subscribed, always pushed.
@@ -304,8 +295,10 @@ func (c *sotwConn) wants(ts *sotwType, name string) bool {
 }
 
 // forgetDeleted implements FaultForgetDeleted: a deleted name stops
-// being wanted, by name or under the wildcard, until the client drops it
-// and asks again.
+// being wanted, by name or under the wildcard. Unlike on Delta, asking
+// for it again does not undo that: only FaultForgetMissingSubscriptions
+// and FaultUnsubscribeWildcardMember prune forgotten and excluded, so a
+// re-created resource is not pushed on the stream.
 func (c *sotwConn) forgetDeleted(ts *sotwType, name string) {
 	if ts.names[name] {
 		ts.forgotten[name] = true
@@ -407,14 +400,9 @@ func (c *sotwConn) onWake() error {
 			removals = append(removals, pending{ts: ts, snap: snap, deleted: true})
 		}
 	}
-	phases := [][]pending{updates, inRemovalOrder(removals, func(p pending) string { return p.ts.t.URL })}
-	if c.s.has(FaultRemovalsFirst) {
-		phases[0], phases[1] = phases[1], phases[0] // breaks CONS-6
-	}
-	for i, phase := range phases {
-		removing := (i == 1) != c.s.has(FaultRemovalsFirst)
-		for _, p := range phase {
-			if err := c.push(p.ts, p.snap, p.changed, p.deleted, removing); err != nil {
+	for _, ph := range phases(c.conn, updates, removals, func(p pending) string { return p.ts.t.URL }) {
+		for _, p := range ph.pending {
+			if err := c.push(p.ts, p.snap, p.changed, p.deleted, ph.removing); err != nil {
 				return err
 			}
 		}
@@ -565,26 +553,14 @@ func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bo
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
 	c.s.sent(c.node, ts.t, names)
-	if c.holdsHeadOfLine() {
+	var eds nameSet
+	if ts := c.types[wire.Endpoint.URL]; ts != nil {
+		eds = ts.names
+	}
+	if c.holdsHeadOfLine(eds) {
 		return nil // breaks ADS-2: nothing is answered while an EDS name is missing
 	}
 	return c.st.Send(resp)
-}
-
-// holdsHeadOfLine is FaultADSHeadOfLine on an ADS stream: a subscribed
-// EDS name that does not exist holds back every response.
-func (c *sotwConn) holdsHeadOfLine() bool {
-	eds := c.types[wire.Endpoint.URL]
-	if c.service != nil || eds == nil || !c.s.has(FaultADSHeadOfLine) {
-		return false
-	}
-	snap := c.s.snapshot(c.node, wire.Endpoint.URL)
-	for n := range eds.names {
-		if _, ok := snap.resources[n]; !ok {
-			return true
-		}
-	}
-	return false
 }
 
 // wrap is the resource as a SotW response carries it: wrapped in a

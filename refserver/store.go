@@ -230,15 +230,12 @@ func (f fixtureServer) prepareSet(r *fixturepb.SetResourceRequest) (set, error) 
 		// the response type (STREAM-7), so refuse it here.
 		return set{}, status.Errorf(codes.InvalidArgument, "resource type %q does not match type_url %q", r.GetResource().GetTypeUrl(), t.URL)
 	}
-	var ttl *durationpb.Duration
-	if r.GetTtl() != nil {
-		if err := r.GetTtl().CheckValid(); err != nil {
-			return set{}, status.Errorf(codes.InvalidArgument, "ttl: %v", err)
-		}
-		if r.GetTtl().AsDuration() <= 0 {
-			return set{}, status.Errorf(codes.InvalidArgument, "ttl %v is not positive (leave it unset for no TTL)", r.GetTtl().AsDuration())
-		}
-		ttl = proto.Clone(r.GetTtl()).(*durationpb.Duration)
+	ttl, err := fixture.CheckedTTL(r)
+	if err != nil {
+		return set{}, err
+	}
+	if ttl != nil {
+		ttl = proto.Clone(ttl).(*durationpb.Duration) // entries are immutable; r is the caller's
 	}
 	aliases := slices.Clone(r.GetAliases())
 	for i, a := range aliases {
@@ -355,13 +352,13 @@ func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChanges
 		case c.GetSet() != nil:
 			p, err := f.prepareSet(c.GetSet())
 			if err != nil {
-				return nil, batchError(i, err)
+				return nil, fixture.BatchError(i, err)
 			}
 			changes = append(changes, change{set: &p})
 		case c.GetDelete() != nil:
 			t, err := typeByURL(c.GetDelete().GetTypeUrl())
 			if err != nil {
-				return nil, batchError(i, err)
+				return nil, fixture.BatchError(i, err)
 			}
 			changes = append(changes, change{t: t, del: c.GetDelete().GetName()})
 		default:
@@ -391,7 +388,7 @@ func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChanges
 			continue
 		}
 		if err := storeLocked(w, *c.set); err != nil {
-			return nil, batchError(i, err)
+			return nil, fixture.BatchError(i, err)
 		}
 		resp.Set = append(resp.Set, c.set.resp)
 	}
@@ -404,12 +401,6 @@ func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChanges
 		s.notifyLocked(node)
 	}
 	return resp, nil
-}
-
-// batchError says which change of a batch err is about, keeping its code.
-func batchError(i int, err error) error {
-	st := status.Convert(err)
-	return status.Errorf(st.Code(), "change #%d: %s (nothing applied)", i, st.Message())
 }
 
 func (f fixtureServer) Reset(_ context.Context, r *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {
