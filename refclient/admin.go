@@ -3,17 +3,12 @@ package refclient
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"slices"
 	"time"
 
 	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
-	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
-	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -112,9 +107,9 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 	routes := &adminpb.RoutesConfigDump{}
 	endpoints := &adminpb.EndpointsConfigDump{}
 	for _, s := range c.sorted(wire.Cluster.URL) {
-		use, warm, fail := c.dumpStates(s)
+		use, warm, status, fail := dumpStates(s)
 		if use != nil || fail != nil {
-			dc := &adminpb.ClustersConfigDump_DynamicCluster{ErrorState: fail, ClientStatus: dumpStatus(use, fail)}
+			dc := &adminpb.ClustersConfigDump_DynamicCluster{ErrorState: fail, ClientStatus: status}
 			if use != nil {
 				dc.VersionInfo, dc.Cluster, dc.LastUpdated = use.version, use.any, stamp(use.updated)
 			}
@@ -126,11 +121,11 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 		}
 	}
 	for _, s := range c.sorted(wire.Listener.URL) {
-		use, warm, fail := c.dumpStates(s)
+		use, warm, status, fail := dumpStates(s)
 		if use == nil && warm == nil && fail == nil {
 			continue
 		}
-		dl := &adminpb.ListenersConfigDump_DynamicListener{Name: s.name, ErrorState: fail, ClientStatus: dumpStatus(use, fail)}
+		dl := &adminpb.ListenersConfigDump_DynamicListener{Name: s.name, ErrorState: fail, ClientStatus: status}
 		if use != nil {
 			dl.ActiveState = &adminpb.ListenersConfigDump_DynamicListenerState{VersionInfo: use.version, Listener: use.any, LastUpdated: stamp(use.updated)}
 		}
@@ -140,8 +135,8 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 		listeners.DynamicListeners = append(listeners.DynamicListeners, dl)
 	}
 	for _, s := range c.sorted(wire.Route.URL) {
-		if use, _, fail := c.dumpStates(s); use != nil || fail != nil {
-			dr := &adminpb.RoutesConfigDump_DynamicRouteConfig{ErrorState: fail, ClientStatus: dumpStatus(use, fail)}
+		if use, _, status, fail := dumpStates(s); use != nil || fail != nil {
+			dr := &adminpb.RoutesConfigDump_DynamicRouteConfig{ErrorState: fail, ClientStatus: status}
 			if use != nil {
 				dr.VersionInfo, dr.RouteConfig, dr.LastUpdated = use.version, use.any, stamp(use.updated)
 			}
@@ -149,8 +144,8 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 		}
 	}
 	for _, s := range c.sorted(wire.Endpoint.URL) {
-		if use, _, fail := c.dumpStates(s); use != nil || fail != nil {
-			de := &adminpb.EndpointsConfigDump_DynamicEndpointConfig{ErrorState: fail, ClientStatus: dumpStatus(use, fail)}
+		if use, _, status, fail := dumpStates(s); use != nil || fail != nil {
+			de := &adminpb.EndpointsConfigDump_DynamicEndpointConfig{ErrorState: fail, ClientStatus: status}
 			if use != nil {
 				de.VersionInfo, de.EndpointConfig, de.LastUpdated = use.version, use.any, stamp(use.updated)
 			}
@@ -173,54 +168,28 @@ func (c *Client) dumpVersion(u string) string {
 	return c.versions[u]
 }
 
-// sorted lists the resources of type u by name.
-func (c *Client) sorted(u string) []*resState {
-	byName := c.res[u]
-	out := make([]*resState, 0, len(byName))
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		out = append(out, byName[name])
-	}
-	return out
-}
-
 // dumpStates splits s into its dump entries: the version in use, the one
-// warming, and the last rejected update.
-func (c *Client) dumpStates(s *resState) (use, warm *revision, fail *adminpb.UpdateFailureState) {
-	use = s.inUseNow()
-	if s.warming {
-		warm = s.current()
+// warming, the client_status of the entry in use and the last rejected
+// update. Versions and status come from resState.shown, as in CSDS; an
+// entry with only a warming version carries no status, as in Envoy.
+func dumpStates(s *resState) (use, warm *revision, status adminpb.ClientResourceStatus, fail *adminpb.UpdateFailureState) {
+	use, warm, status = s.shown()
+	if status == statusNacked {
+		// The rejected content is not kept: the failed configuration is an
+		// empty resource of the type carrying only the name.
+		failed, err := wire.Renamed(&anypb.Any{TypeUrl: s.typ}, s.name)
+		if err != nil {
+			panic(fmt.Sprintf("refclient: naming an empty %s: %v", s.typ, err)) // cannot happen for the types dumped
+		}
+		fail = &adminpb.UpdateFailureState{Details: s.errDetails, VersionInfo: s.errVersion, FailedConfiguration: failed}
 	}
-	if s.status == statusNacked {
-		fail = &adminpb.UpdateFailureState{Details: s.errDetails, VersionInfo: s.errVersion, FailedConfiguration: packDump(named(s.typ, s.name))}
+	if use == nil && fail == nil {
+		status = adminpb.ClientResourceStatus_UNKNOWN
 	}
-	return use, warm, fail
+	return use, warm, status, fail
 }
 
-// dumpStatus is an entry's client_status: NACKED for a rejected update,
-// ACKED for a version in use.
-func dumpStatus(use *revision, fail *adminpb.UpdateFailureState) adminpb.ClientResourceStatus {
-	switch {
-	case fail != nil:
-		return statusNacked
-	case use != nil:
-		return statusAcked
-	}
-	return adminpb.ClientResourceStatus_UNKNOWN
-}
-
-// named is an empty resource of type u carrying only its name.
-func named(u, name string) proto.Message {
-	switch u {
-	case wire.Listener.URL:
-		return &listener.Listener{Name: name}
-	case wire.Cluster.URL:
-		return &cluster.Cluster{Name: name}
-	case wire.Endpoint.URL:
-		return &endpoint.ClusterLoadAssignment{ClusterName: name}
-	}
-	return &route.RouteConfiguration{Name: name}
-}
-
+// stamp is a dump's last_updated: unset for a zero time.
 func stamp(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
 		return nil
@@ -228,6 +197,8 @@ func stamp(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
+// packDump packs one section of the dump; the sections are generated
+// messages linked in, so packing cannot fail.
 func packDump(m proto.Message) *anypb.Any {
 	a, err := anypb.New(m)
 	if err != nil {

@@ -314,16 +314,9 @@ func (c *Client) baseNode() *core.Node {
 		UserAgentVersionType: &core.Node_UserAgentVersion{UserAgentVersion: userAgentVersion},
 		// Resource wrappers in SotW (TTL-6), spelled as gRPC clients do,
 		// and TTLs (TTL-2..4).
-		ClientFeatures: []string{ResourceInSotWFeature, TTLFeature},
+		ClientFeatures: []string{wire.FeatureResourceInSotW, wire.FeatureTTL},
 	}
 }
-
-// ResourceInSotWFeature is the client feature saying the client accepts
-// Resource wrappers in SotW responses.
-const ResourceInSotWFeature = "xds.config.resource-in-sotw"
-
-// TTLFeature is the client feature saying the client honours resource TTLs.
-const TTLFeature = "xds.config.supports-resource-ttl"
 
 // current returns the latest published CSDS view.
 func (c *Client) current() *statuspb.ClientConfig {

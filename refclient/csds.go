@@ -1,11 +1,10 @@
 package refclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
-	"maps"
-	"slices"
 
 	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
@@ -47,37 +46,24 @@ func (s csdsServer) StreamClientStatus(st grpc.BidiStreamingServer[statuspb.Clie
 func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 	cfg := &statuspb.ClientConfig{Node: c.baseNode()}
 	for _, t := range c.types() {
-		byName := c.res[t.URL]
-		states := make([]*resState, 0, len(byName))
-		for _, name := range slices.Sorted(maps.Keys(byName)) {
-			states = append(states, byName[name])
-		}
+		states := c.sorted(t.URL)
 		for _, s := range c.unrequested {
 			if s.typ == t.URL {
 				states = append(states, s)
 			}
 		}
 		for _, s := range states {
-			g := &statuspb.ClientConfig_GenericXdsConfig{
-				TypeUrl:      s.typ,
-				Name:         s.name,
-				VersionInfo:  s.version,
-				XdsConfig:    s.any,
-				ClientStatus: s.status,
-			}
-			if s.warming {
-				// Envoy profile: the version in use, if any; a resource
-				// with none in use yet is still only requested.
-				if s.inUse != nil {
-					g.VersionInfo, g.XdsConfig = s.inUse.version, s.inUse.any
-				} else if s.status == statusAcked {
-					g.ClientStatus = statusRequested
-				}
+			use, warm, status := s.shown()
+			g := &statuspb.ClientConfig_GenericXdsConfig{TypeUrl: s.typ, Name: s.name, ClientStatus: status}
+			// The version in use; with none yet (Envoy profile), the one
+			// warming, shown as only REQUESTED.
+			if rev := cmp.Or(use, warm); rev != nil {
+				g.VersionInfo, g.XdsConfig = rev.version, rev.any
 			}
 			if c.fault(FaultStatusShowsFirstConfig) && s.firstAny != nil {
 				g.XdsConfig = s.firstAny // OBS-1 broken
 			}
-			if s.status == statusNacked {
+			if status == statusNacked {
 				switch {
 				case c.fault(FaultNoErrorState):
 					g.ClientStatus = statusAcked // ERR-12, OBS-1 broken

@@ -8,7 +8,6 @@ import (
 
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -131,7 +130,8 @@ func (c *Client) checkEnvoy(m proto.Message) ([]ref, error) {
 
 // checkSocketListener accepts a listener whose filter chains' HTTP
 // connection managers take their routes over ADS or inline, and returns
-// the routes named.
+// what they name, once each: the routes, and the clusters of inline
+// routes, which watchRefs drops since clusters come by wildcard anyway.
 func checkSocketListener(l *listener.Listener) ([]ref, error) {
 	chains := slices.Clone(l.GetFilterChains())
 	if l.GetDefaultFilterChain() != nil {
@@ -147,25 +147,14 @@ func checkSocketListener(l *listener.Listener) ([]ref, error) {
 			if tc.GetTypeUrl() != hcmURL {
 				continue // other network filters name nothing watched by name
 			}
-			var h hcm.HttpConnectionManager
-			if err := tc.UnmarshalTo(&h); err != nil {
-				return nil, fmt.Errorf("listener %q: decode HttpConnectionManager: %v", l.GetName(), err)
+			named, err := hcmRefs(l, tc, false)
+			if err != nil {
+				return nil, err
 			}
-			switch rs := h.GetRouteSpecifier().(type) {
-			case *hcm.HttpConnectionManager_Rds:
-				if rs.Rds.GetConfigSource().GetAds() == nil {
-					return nil, fmt.Errorf("listener %q: rds config_source is not ADS, the only source this client speaks", l.GetName())
-				}
-				if rs.Rds.GetRouteConfigName() == "" {
-					return nil, fmt.Errorf("listener %q: rds has no route_config_name", l.GetName())
-				}
-				if r := (ref{wire.Route.URL, rs.Rds.GetRouteConfigName()}); !slices.Contains(refs, r) {
+			for _, r := range named {
+				if !slices.Contains(refs, r) {
 					refs = append(refs, r)
 				}
-			case *hcm.HttpConnectionManager_RouteConfig:
-				// Inline routes: their clusters come by wildcard anyway.
-			default:
-				return nil, fmt.Errorf("listener %q: HttpConnectionManager has neither rds nor route_config", l.GetName())
 			}
 		}
 	}

@@ -60,14 +60,16 @@ func acceptEnvoyListener(h *harness) {
 	h.expectSubscribe(wire.Route, "R")
 }
 
-// statusOf is "STATUS version" of a resource in CSDS.
-func statusOf(h *harness, typ wire.Type, name string) string {
-	h.t.Helper()
-	g := h.resource(typ, name)
-	if g == nil {
-		return "absent"
+// eachEnvoyVariant runs body once per variant, in parallel subtests, each
+// against a fresh client of the Envoy profile.
+func eachEnvoyVariant(t *testing.T, body func(t *testing.T, v wire.Variant, h *harness)) {
+	t.Helper()
+	for _, v := range wire.AllVariants {
+		t.Run(v.String(), func(t *testing.T) {
+			t.Parallel()
+			body(t, v, startEnvoy(t, v, nil))
+		})
 	}
-	return g.GetClientStatus().String() + " " + g.GetVersionInfo()
 }
 
 // observe reads the client's /config_dump?include_eds through the admin
@@ -107,87 +109,75 @@ func TestEnvoyProfileValidation(t *testing.T) {
 // their names; routes and endpoints by name, following the references of
 // socket and API listeners and of EDS clusters.
 func TestEnvoyWildcardFollowsReferences(t *testing.T) {
-	for _, v := range wire.AllVariants {
-		t.Run(v.String(), func(t *testing.T) {
-			t.Parallel()
-			h := startEnvoy(t, v, nil)
-			acceptCluster(h)
-			acceptEnvoyListener(h)
-			// An API listener is taken too; SotW restates L.
-			h.send(wire.Listener, "2", "l2", wire.EnvoyListener("L", "R", 1), wire.ClientListener("A", "RA", 1))
-			h.expectAck(wire.Listener, "2", "l2")
-			want := []string{"R", "RA"}
-			if v.IsDelta() {
-				want = []string{"RA"} // the change only
-			}
-			assert.Equal(t, want, h.next(wire.Route).Names)
-			assert.Equal(t, "REQUESTED 2", statusOf(h, wire.Listener, "A"), "A warms until RA comes")
-		})
-	}
+	eachEnvoyVariant(t, func(t *testing.T, v wire.Variant, h *harness) {
+		acceptCluster(h)
+		acceptEnvoyListener(h)
+		// An API listener is taken too; SotW restates L.
+		h.send(wire.Listener, "2", "l2", wire.EnvoyListener("L", "R", 1), wire.ClientListener("A", "RA", 1))
+		h.expectAck(wire.Listener, "2", "l2")
+		want := []string{"R", "RA"}
+		if v.IsDelta() {
+			want = []string{"RA"} // the change only
+		}
+		assert.Equal(t, want, h.next(wire.Route).Names)
+		assert.Equal(t, "REQUESTED 2", statusOf(h, wire.Listener, "A"), "A warms until RA comes")
+	})
 }
 
 // On a new delta stream the wildcard is declared again in the legacy form,
 // with the versions held (WILD-7); SotW restates it with the last version
 // accepted.
 func TestEnvoyWildcardAfterReconnect(t *testing.T) {
-	for _, v := range wire.AllVariants {
-		t.Run(v.String(), func(t *testing.T) {
-			t.Parallel()
-			h := startEnvoy(t, v, nil)
-			acceptCluster(h)
-			acceptEndpoints(h, "1", "e1")
-			h.closeStreams(nil)
-			r := h.next(wire.Cluster)
-			assert.Nil(t, r.Names)
-			assert.Nil(t, r.Unsub)
-			if v.IsDelta() {
-				assert.Equal(t, map[string]string{"C": "1"}, r.IRV)
-			} else {
-				assert.Equal(t, "1", r.Version)
-			}
-			assert.Equal(t, []string{"C"}, h.next(wire.Endpoint).Names)
-		})
-	}
+	eachEnvoyVariant(t, func(t *testing.T, v wire.Variant, h *harness) {
+		acceptCluster(h)
+		acceptEndpoints(h, "1", "e1")
+		h.closeStreams(nil)
+		r := h.next(wire.Cluster)
+		assert.Nil(t, r.Names)
+		assert.Nil(t, r.Unsub)
+		if v.IsDelta() {
+			assert.Equal(t, map[string]string{"C": "1"}, r.IRV)
+		} else {
+			assert.Equal(t, "1", r.Version)
+		}
+		assert.Equal(t, []string{"C"}, h.next(wire.Endpoint).Names)
+	})
 }
 
 // A cluster warms until its endpoints arrive, a listener until its route
 // does (WARM-1); an updated cluster warms until fresh endpoints arrive,
 // the old version staying in use (WARM-2). The status views agree.
 func TestEnvoyWarming(t *testing.T) {
-	for _, v := range wire.AllVariants {
-		t.Run(v.String(), func(t *testing.T) {
-			t.Parallel()
-			h := startEnvoy(t, v, nil)
-			acceptCluster(h)
-			assert.Equal(t, "REQUESTED 1", statusOf(h, wire.Cluster, "C"))
-			assert.Equal(t, "REQUESTED 1", observe(h)["CDS/C"], "listed under dynamic_warming_clusters")
-			acceptEndpoints(h, "1", "e1")
-			assert.Equal(t, "ACKED 1", statusOf(h, wire.Cluster, "C"))
+	eachEnvoyVariant(t, func(t *testing.T, v wire.Variant, h *harness) {
+		acceptCluster(h)
+		assert.Equal(t, "REQUESTED 1", statusOf(h, wire.Cluster, "C"))
+		assert.Equal(t, "REQUESTED 1", observe(h)["CDS/C"], "listed under dynamic_warming_clusters")
+		acceptEndpoints(h, "1", "e1")
+		assert.Equal(t, "ACKED 1", statusOf(h, wire.Cluster, "C"))
 
-			acceptEnvoyListener(h)
-			assert.Equal(t, "REQUESTED 1", statusOf(h, wire.Listener, "L"))
-			assert.Equal(t, "REQUESTED 1", observe(h)["LDS/L"], "listed with a warming_state only")
-			h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
-			h.expectAck(wire.Route, "1", "r1", "R")
-			assert.Equal(t, "ACKED 1", statusOf(h, wire.Listener, "L"))
+		acceptEnvoyListener(h)
+		assert.Equal(t, "REQUESTED 1", statusOf(h, wire.Listener, "L"))
+		assert.Equal(t, "REQUESTED 1", observe(h)["LDS/L"], "listed with a warming_state only")
+		h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
+		h.expectAck(wire.Route, "1", "r1", "R")
+		assert.Equal(t, "ACKED 1", statusOf(h, wire.Listener, "L"))
 
-			h.send(wire.Cluster, "2", "c2", wire.ClientCluster("C", 2))
-			h.expectAck(wire.Cluster, "2", "c2")
-			if v == wire.SotWADS {
-				// As Envoy: the same EDS request again, for fresh endpoints.
-				again := h.next(wire.Endpoint)
-				assert.Equal(t, treq{TypeURL: wire.Endpoint.URL, Names: []string{"C"}, Version: "1", Nonce: "e1", Seq: again.Seq}, again)
-			}
-			assert.Equal(t, "ACKED 1", statusOf(h, wire.Cluster, "C"), "version 1 stays in use")
-			assert.Equal(t, "ACKED 1", observe(h)["CDS/C"], "active 1, warming 2")
-			acceptEndpoints(h, "2", "e2")
-			assert.Equal(t, "ACKED 2", statusOf(h, wire.Cluster, "C"))
-			// Restating the cluster unchanged warms nothing.
-			h.send(wire.Cluster, "3", "c3", wire.ClientCluster("C", 2))
-			h.expectAck(wire.Cluster, "3", "c3")
-			assert.Equal(t, "ACKED 3", statusOf(h, wire.Cluster, "C"))
-		})
-	}
+		h.send(wire.Cluster, "2", "c2", wire.ClientCluster("C", 2))
+		h.expectAck(wire.Cluster, "2", "c2")
+		if v == wire.SotWADS {
+			// As Envoy: the same EDS request again, for fresh endpoints.
+			again := h.next(wire.Endpoint)
+			assert.Equal(t, treq{TypeURL: wire.Endpoint.URL, Names: []string{"C"}, Version: "1", Nonce: "e1", Seq: again.Seq}, again)
+		}
+		assert.Equal(t, "ACKED 1", statusOf(h, wire.Cluster, "C"), "version 1 stays in use")
+		assert.Equal(t, "ACKED 1", observe(h)["CDS/C"], "active 1, warming 2")
+		acceptEndpoints(h, "2", "e2")
+		assert.Equal(t, "ACKED 2", statusOf(h, wire.Cluster, "C"))
+		// Restating the cluster unchanged warms nothing.
+		h.send(wire.Cluster, "3", "c3", wire.ClientCluster("C", 2))
+		h.expectAck(wire.Cluster, "3", "c3")
+		assert.Equal(t, "ACKED 3", statusOf(h, wire.Cluster, "C"))
+	})
 }
 
 // Warming ends when the initial fetch timeout fires, endpoints or not.
@@ -257,24 +247,20 @@ func TestEnvoyConfigDump(t *testing.T) {
 // the host it models a request to; a SotW client rejects it, VirtualHosts
 // existing only in delta xDS (STREAM-10).
 func TestEnvoyVHDS(t *testing.T) {
-	for _, v := range wire.AllVariants {
-		t.Run(v.String(), func(t *testing.T) {
-			t.Parallel()
-			h := startEnvoy(t, v, nil)
-			acceptEnvoyListener(h)
-			h.send(wire.Route, "1", "r1", wire.RouteWithVHDS("R", 1))
-			if !v.IsDelta() {
-				assert.Contains(t, h.expectNack(wire.Route, "r1").Err.GetMessage(), "vhds needs the incremental protocol")
-				return
-			}
-			h.expectAck(wire.Route, "1", "r1")
-			h.expectSubscribe(wire.VirtualHost, "R/L")
-			h.send(wire.VirtualHost, "1", "v1", wire.VHDSVirtualHost("R/L", "C", 1))
-			h.expectAck(wire.VirtualHost, "1", "v1")
-			assert.Equal(t, "ACKED 1", statusOf(h, wire.VirtualHost, "R/L"))
-			assert.Equal(t, "ACKED 1", statusOf(h, wire.Listener, "L"))
-		})
-	}
+	eachEnvoyVariant(t, func(t *testing.T, v wire.Variant, h *harness) {
+		acceptEnvoyListener(h)
+		h.send(wire.Route, "1", "r1", wire.RouteWithVHDS("R", 1))
+		if !v.IsDelta() {
+			assert.Contains(t, h.expectNack(wire.Route, "r1").Err.GetMessage(), "vhds needs the incremental protocol")
+			return
+		}
+		h.expectAck(wire.Route, "1", "r1")
+		h.expectSubscribe(wire.VirtualHost, "R/L")
+		h.send(wire.VirtualHost, "1", "v1", wire.VHDSVirtualHost("R/L", "C", 1))
+		h.expectAck(wire.VirtualHost, "1", "v1")
+		assert.Equal(t, "ACKED 1", statusOf(h, wire.VirtualHost, "R/L"))
+		assert.Equal(t, "ACKED 1", statusOf(h, wire.Listener, "L"))
+	})
 }
 
 // A resource carrying an extension this binary does not know still shows

@@ -80,7 +80,7 @@ const (
 	FaultNackUnrequested Fault = "nack-unrequested"
 	// FaultIgnoreUpdates never replaces a resource already held, though the response is ACKed (UPD-6, GRP-4).
 	FaultIgnoreUpdates Fault = "ignore-updates"
-	// FaultReconnectOnSilence reopens the stream when no response follows a request within 200 ms (UPD-5, NONCE-10).
+	// FaultReconnectOnSilence reopens the stream when no response follows a request within silenceTimeout, 1 s (UPD-5, NONCE-10).
 	FaultReconnectOnSilence Fault = "reconnect-on-silence"
 	// FaultNackDecreasingSystemVersion NACKs delta responses whose system_version_info is empty or decreasing (VER-6).
 	FaultNackDecreasingSystemVersion Fault = "nack-decreasing-system-version"
@@ -195,6 +195,9 @@ const (
 	// FaultNoBackoff reopens failing streams at a constant short interval
 	// (RECONN-1).
 	FaultNoBackoff Fault = "no-backoff"
+	// FaultBackoffNeverResets keeps growing the wait before a new stream
+	// even after a stream that had a response (RECONN-1), as grpc-js does.
+	FaultBackoffNeverResets Fault = "backoff-never-resets"
 	// FaultIgnoreTTL never expires a resource whose TTL lapsed (TTL-2).
 	FaultIgnoreTTL Fault = "ignore-ttl"
 	// FaultTTLSticks keeps a resource's TTL when it is resent without one (TTL-3).
@@ -303,6 +306,7 @@ var AllFaults = []Fault{
 	FaultRequestBeforeAck,
 	FaultDNEAfterReconnect,
 	FaultNoBackoff,
+	FaultBackoffNeverResets,
 	FaultIgnoreTTL,
 	FaultTTLSticks,
 	FaultHeartbeatNoRefresh,
@@ -348,7 +352,7 @@ var faultDescriptions = map[Fault]string{
 	FaultNeverUnsubscribe:               "UNSUB-1, UNSUB-3: names are never removed from requests",
 	FaultNackUnrequested:                "RES-3, DELTA-5: a response holding a resource the client does not watch is NACKed",
 	FaultIgnoreUpdates:                  "UPD-6, GRP-4: a resource already held is never replaced, though the response is ACKed",
-	FaultReconnectOnSilence:             "UPD-5, NONCE-10: the stream is reopened when no response follows a request within 200 ms",
+	FaultReconnectOnSilence:             "UPD-5, NONCE-10: the stream is reopened when no response follows a request within " + silenceTimeout.String(),
 	FaultNackDecreasingSystemVersion:    "VER-6: delta responses with an empty or decreasing system_version_info are NACKed",
 	FaultDeltaAckWithoutNonce:           "DELTA-1: delta ACKs carry an empty response_nonce",
 	FaultNoErrorState:                   "ERR-12, OBS-1: CSDS reports NACKED resources as ACKED with no error_state",
@@ -385,6 +389,7 @@ var faultDescriptions = map[Fault]string{
 	FaultRequestBeforeAck:               "UPD-4: a SotW response is followed by a request restating the subscription before its ACK",
 	FaultDNEAfterReconnect:              "DNE-7: resources held are marked not existing when the timer restarted on a new stream fires",
 	FaultNoBackoff:                      "RECONN-1: failing streams are reopened at a constant short interval",
+	FaultBackoffNeverResets:             "RECONN-1: a stream that had a response does not reset the backoff",
 	FaultIgnoreTTL:                      "TTL-2: a resource whose TTL lapsed is kept",
 	FaultTTLSticks:                      "TTL-3: a resource resent without a TTL keeps its old one",
 	FaultHeartbeatNoRefresh:             "TTL-4: a heartbeat does not restart the TTL",

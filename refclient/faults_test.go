@@ -57,10 +57,6 @@ func acceptRoute(h *harness) {
 
 func nacked(r treq) string { return fmt.Sprint(r.Err != nil) }
 
-func csdsStatus(h *harness, typ wire.Type, name string) string {
-	return h.resource(typ, name).GetClientStatus().String()
-}
-
 // omit sends a SotW response of typ carrying nothing, checks it is ACKed
 // and returns the CSDS status of name.
 func omit(h *harness, typ wire.Type, version, nonce, name string) string {
@@ -589,11 +585,15 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		}, "false", "true"},
 
 		{FaultSlowAcks, wire.SotWPerType, 0, func(h *harness) string {
+			// The fault's timer starts once the client has the response,
+			// after sent: its ACK comes slowAckDelay (2 s) after sent at
+			// the earliest. The reference ACKs at once, so it fails only
+			// if the ACK is 2 s late even under -race.
 			h.expectSubscribe(wire.Listener, "L")
-			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
 			sent := time.Now()
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
 			h.expectAck(wire.Listener, "1", "l1", "L")
-			return fmt.Sprint(time.Since(sent) > time.Second)
+			return fmt.Sprint(time.Since(sent) >= slowAckDelay)
 		}, "false", "true"},
 
 		{FaultRequestBeforeAck, wire.SotWADS, 0, func(h *harness) string {
@@ -608,16 +608,41 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		}, "false", "true"},
 
 		{FaultNoBackoff, wire.SotWADS, 0, func(h *harness) string {
-			// Four streams end before any response: the third wait
-			// (400 ms) is well above twice the first (100 ms).
+			// Four streams end before any response. The reference waits
+			// failBackoff, then twice as long each time: its third wait
+			// is 4*failBackoff (1 s, below maxBackoff). The timer starts
+			// only after the test closed the stream, so that is a lower
+			// bound of the gap measured here whatever the load; the
+			// faulty client waits failBackoff (250 ms) each time, so its
+			// gap stays below unless a reopen is 750 ms late.
+			third := min(4*failBackoff, maxBackoff)
 			var opened []time.Time
 			for range 4 {
 				h.stream(wire.Listener)
 				opened = append(opened, time.Now())
 				h.closeStreams(nil)
 			}
-			return fmt.Sprint(opened[3].Sub(opened[2]) > 2*opened[1].Sub(opened[0]))
+			return fmt.Sprint(opened[3].Sub(opened[2]) >= third)
 		}, "true", "false"},
+
+		{FaultBackoffNeverResets, wire.SotWADS, 0, func(h *harness) string {
+			// Two streams end before any response, then one after a
+			// response: the reference is back after minBackoff (10 ms),
+			// the faulty client after a wait that kept growing (4 times
+			// failBackoff, 1 s); half of that tells them apart whatever
+			// the load.
+			for range 2 {
+				h.stream(wire.Listener)
+				h.closeStreams(nil)
+			}
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			h.closeStreams(nil)
+			ended := time.Now()
+			h.stream(wire.Listener)
+			return fmt.Sprint(time.Since(ended) >= 2*failBackoff)
+		}, "false", "true"},
 
 		{FaultIgnoreTTL, wire.SotWADS, 0, func(h *harness) string {
 			h.expectSubscribe(wire.Listener, "L")

@@ -381,6 +381,33 @@ func (h *harness) resource(typ wire.Type, name string) *statuspb.ClientConfig_Ge
 	return h.csds()[typ.Short+"/"+name]
 }
 
+// csdsStatus is the CSDS client_status of a resource, "absent" when CSDS
+// does not list it.
+func csdsStatus(h *harness, typ wire.Type, name string) string {
+	h.t.Helper()
+	return csdsShown(h, typ, name, false)
+}
+
+// statusOf is csdsStatus and the version shown: "STATUS version".
+func statusOf(h *harness, typ wire.Type, name string) string {
+	h.t.Helper()
+	return csdsShown(h, typ, name, true)
+}
+
+// csdsShown reads the CSDS entry of a resource once for csdsStatus and
+// statusOf, so the two describe an entry the same way.
+func csdsShown(h *harness, typ wire.Type, name string, withVersion bool) string {
+	h.t.Helper()
+	g := h.resource(typ, name)
+	switch {
+	case g == nil:
+		return "absent"
+	case withVersion:
+		return g.GetClientStatus().String() + " " + g.GetVersionInfo()
+	}
+	return g.GetClientStatus().String()
+}
+
 // waitCSDS waits until the CSDS entry of (typ, name) satisfies ok, reading
 // again whenever the client publishes a new view.
 func (h *harness) waitCSDS(typ wire.Type, name string, d time.Duration, ok func(*statuspb.ClientConfig_GenericXdsConfig) bool) (*statuspb.ClientConfig_GenericXdsConfig, bool) {

@@ -94,10 +94,11 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	c.noteNonce(st, u, r.GetNonce())
 	raws := make([]raw, 0, len(r.GetResources()))
 	for _, a := range r.GetResources() {
-		if c.fault(FaultHeartbeatDeletes) && isHeartbeat(a) {
+		rw := c.unwrap(u, a, r.GetVersionInfo())
+		if rw.heartbeat && c.fault(FaultHeartbeatDeletes) {
 			continue // TTL-6 broken: the heartbeat reads as absence
 		}
-		raws = append(raws, c.unwrap(u, a, r.GetVersionInfo()))
+		raws = append(raws, rw)
 	}
 	items, probs, crash := c.decode(st, u, raws)
 	if crash != nil {
@@ -220,10 +221,8 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	for i, res := range r.GetResources() {
 		raws[i] = raw{any: res.GetResource(), version: res.GetVersion(), name: res.GetName(), ttl: res.GetTtl()}
 		if res.GetResource() == nil {
-			// A resource without a body is a heartbeat of one held at that
-			// version (TTL-4); anything else without a body is invalid.
-			if held := c.state(u, res.GetName()); held != nil && held.any != nil && held.version == res.GetVersion() {
-				raws[i] = raw{any: held.any, version: held.version, name: res.GetName(), ttl: res.GetTtl(), heartbeat: true}
+			if hb, ok := c.heartbeat(u, res); ok {
+				raws[i] = hb
 			}
 		}
 		versions[res.GetName()] = res.GetVersion()
@@ -538,9 +537,9 @@ func (c *Client) remove(s *resState) {
 }
 
 // unwrap reads one SotW resource. The client advertises resource-in-sotw,
-// so a Resource wrapper is unwrapped (TTL-6); a wrapper without a body is a
-// heartbeat, which keeps the resource held as it is (for LDS and CDS it
-// still counts as present). Anything else is read as it is.
+// so a Resource wrapper is unwrapped (TTL-6); a wrapper without a body is
+// read by heartbeat, and a heartbeat keeps the resource held as it is (for
+// LDS and CDS it still counts as present). Anything else is read as it is.
 func (c *Client) unwrap(u string, a *anypb.Any, version string) raw {
 	if a.GetTypeUrl() != wire.ResourceWrapperURL || c.fault(FaultNoUnwrap) {
 		return raw{any: a, version: version} // with no-unwrap: TTL-6 broken, the wrapper is invalid
@@ -550,12 +549,28 @@ func (c *Client) unwrap(u string, a *anypb.Any, version string) raw {
 		return raw{any: a, version: version} // decode reports it
 	}
 	if w.GetResource() == nil {
-		if s := c.state(u, w.GetName()); s != nil && s.any != nil {
-			return raw{any: s.any, version: s.version, name: w.GetName(), ttl: w.GetTtl(), heartbeat: true}
+		if hb, ok := c.heartbeat(u, w); ok {
+			return hb
 		}
-		return raw{name: w.GetName(), version: version} // a heartbeat for nothing held: no body
+		return raw{name: w.GetName(), version: version} // not a heartbeat of anything held: no body
 	}
 	return raw{any: w.GetResource(), version: version, name: w.GetName(), ttl: w.GetTtl()}
+}
+
+// heartbeat reads a Resource without a body, in a delta response or a
+// SotW wrapper alike: it is a heartbeat when it names a resource the
+// client holds, at the version held (the Resource's own version; in SotW
+// the held version is the version_info the resource came with), and then
+// only restarts the TTL (TTL-4, TTL-6). The version must match because
+// the spec defines a heartbeat as one with the version most recently
+// sent; anything else without a body is not a heartbeat (ok false), and
+// decode rejects it as having no body.
+func (c *Client) heartbeat(u string, r *discovery.Resource) (hb raw, ok bool) {
+	s := c.state(u, r.GetName())
+	if s == nil || s.any == nil || s.version != r.GetVersion() {
+		return raw{}, false
+	}
+	return raw{any: s.any, version: s.version, name: r.GetName(), ttl: r.GetTtl(), heartbeat: true}, true
 }
 
 // nackMessage is the error_detail message of a NACK (ACK-4).
@@ -564,12 +579,6 @@ func (c *Client) nackMessage(msg string) string {
 		return "" // ACK-4 broken
 	}
 	return msg
-}
-
-// isHeartbeat reports whether a is a Resource wrapper without a body.
-func isHeartbeat(a *anypb.Any) bool {
-	w := &discovery.Resource{}
-	return a.GetTypeUrl() == wire.ResourceWrapperURL && a.UnmarshalTo(w) == nil && w.GetResource() == nil
 }
 
 // keepUnrequested is the apply-unrequested fault: a resource the client

@@ -51,6 +51,34 @@ func (c *Client) state(typ, name string) *resState {
 	return c.res[typ][name]
 }
 
+// sorted lists the resources of type u by name: the order of both status
+// views (CSDS and /config_dump).
+func (c *Client) sorted(u string) []*resState {
+	byName := c.res[u]
+	out := make([]*resState, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[name])
+	}
+	return out
+}
+
+// shown is what the status views (CSDS and /config_dump) report of s, the
+// one place both derive it from: the version in use (nil when none), the
+// version warming (Envoy profile; nil when none) and the client status.
+// ACKED means a version is in use, so a resource whose first version
+// still warms is only REQUESTED (WARM-1); an update warming leaves the
+// previous version in use, ACKED (WARM-2).
+func (s *resState) shown() (use, warm *revision, status admin.ClientResourceStatus) {
+	use, status = s.inUseNow(), s.status
+	if s.warming {
+		warm = s.current()
+	}
+	if status == statusAcked && use == nil {
+		status = statusRequested
+	}
+	return use, warm, status
+}
+
 // reconcile recomputes the watches from the held resources, forgets what is
 // no longer referenced, opens per-type streams for newly watched types and
 // sends every subscription change, type by type in chain order.

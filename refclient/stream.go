@@ -40,10 +40,10 @@ type stream struct {
 	cs     grpc.ClientStream
 
 	qmu     sync.Mutex
-	queue   []any // proto.Message, or delayed
+	queue   []outgoing
 	qnotify chan struct{}
 
-	pending     []any             // requests built during the current event
+	pending     []outgoing        // requests built during the current event
 	held        bool              // waits-for-server: nothing is sent before a response
 	nodeSent    bool              // the node went out on the first request (STREAM-3)
 	nonces      map[string]string // latest nonce per type on this stream (NONCE-3)
@@ -59,8 +59,9 @@ type stream struct {
 	acceptedNonces map[string]string
 }
 
-// delayed is a request the slow-acks fault holds back until at.
-type delayed struct {
+// outgoing is one queued request: m goes out at once when at is zero,
+// else not before at (the slow-acks fault holding a reply back).
+type outgoing struct {
 	m  proto.Message
 	at time.Time
 }
@@ -194,7 +195,7 @@ func (c *Client) run(sl *slot) {
 		switch {
 		case c.fault(FaultNoBackoff):
 			backoff = failBackoff // RECONN-1 broken: no growth
-		case got:
+		case got && !c.fault(FaultBackoffNeverResets): // else RECONN-1 broken: no reset
 			backoff = minBackoff
 		default:
 			backoff = nextBackoff(backoff)
@@ -222,19 +223,18 @@ func (c *Client) write(st *stream) {
 		q := st.queue
 		st.queue = nil
 		st.qmu.Unlock()
-		for _, m := range q {
-			if d, ok := m.(delayed); ok {
+		for _, o := range q {
+			if !o.at.IsZero() {
 				// slow-acks: hold the reply back (UPD-2 broken).
-				t := time.NewTimer(time.Until(d.at))
+				t := time.NewTimer(time.Until(o.at))
 				select {
 				case <-st.ctx.Done():
 					t.Stop()
 					return
 				case <-t.C:
 				}
-				m = d.m
 			}
-			if err := st.cs.SendMsg(m.(proto.Message)); err != nil {
+			if err := st.cs.SendMsg(o.m); err != nil {
 				return // the reader sees the stream's real status
 			}
 		}
@@ -252,7 +252,13 @@ func (c *Client) write(st *stream) {
 // enqueue queues a request built by the loop; flush releases it at the end
 // of the event.
 func (c *Client) enqueue(st *stream, m proto.Message) {
-	st.pending = append(st.pending, m)
+	c.enqueueAt(st, m, time.Time{})
+}
+
+// enqueueAt is enqueue for a request the writer holds back until at (zero:
+// none); it keeps its place in the queue, so nothing overtakes it.
+func (c *Client) enqueueAt(st *stream, m proto.Message, at time.Time) {
+	st.pending = append(st.pending, outgoing{m: m, at: at})
 	if c.fault(FaultReconnectOnSilence) {
 		// UPD-5, NONCE-10 broken: silence after a request is taken as failure.
 		k := timerKey{kind: silenceTimer, st: st}
@@ -264,12 +270,11 @@ func (c *Client) enqueue(st *stream, m proto.Message) {
 
 // enqueueReply queues an ACK or NACK; the slow-acks fault delays it.
 func (c *Client) enqueueReply(st *stream, m proto.Message) {
+	var at time.Time
 	if c.fault(FaultSlowAcks) {
-		c.enqueue(st, nil)
-		st.pending[len(st.pending)-1] = delayed{m: m, at: time.Now().Add(slowAckDelay)}
-		return
+		at = time.Now().Add(slowAckDelay) // UPD-2 broken
 	}
-	c.enqueue(st, m)
+	c.enqueueAt(st, m, at)
 }
 
 // slowAckDelay is how late the slow-acks fault replies: more than the

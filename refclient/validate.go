@@ -9,6 +9,7 @@ import (
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -78,14 +79,24 @@ func checkListener(l *listener.Listener, anySource bool) ([]ref, error) {
 	if al.GetTypeUrl() != hcmURL {
 		return nil, fmt.Errorf("listener %q: api_listener is %q, not an HttpConnectionManager", l.GetName(), al.GetTypeUrl())
 	}
+	return hcmRefs(l, al, anySource)
+}
+
+// hcmRefs decodes the HttpConnectionManager a of listener l and returns
+// what its routes name: the RDS route configuration, which must come over
+// ADS, the one source this client speaks (anySource lifts that: the
+// any-config-source fault), or the clusters of inline routes. API and
+// socket listeners (envoy.go) both read their managers here, so the two
+// profiles cannot drift on what a manager references.
+func hcmRefs(l *listener.Listener, a *anypb.Any, anySource bool) ([]ref, error) {
 	var h hcm.HttpConnectionManager
-	if err := al.UnmarshalTo(&h); err != nil {
+	if err := a.UnmarshalTo(&h); err != nil {
 		return nil, fmt.Errorf("listener %q: decode HttpConnectionManager: %v", l.GetName(), err)
 	}
 	switch rs := h.GetRouteSpecifier().(type) {
 	case *hcm.HttpConnectionManager_Rds:
 		if rs.Rds.GetConfigSource().GetAds() == nil && !anySource { // else STREAM-11 broken
-			return nil, fmt.Errorf("listener %q: rds config_source is not ADS", l.GetName())
+			return nil, fmt.Errorf("listener %q: rds config_source is not ADS, the only source this client speaks", l.GetName())
 		}
 		if rs.Rds.GetRouteConfigName() == "" {
 			return nil, fmt.Errorf("listener %q: rds has no route_config_name", l.GetName())
