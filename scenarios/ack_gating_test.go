@@ -59,7 +59,10 @@ func (g *gatedStream) SendMsg(m any) error {
 }
 
 // sender sends the queued responses in order, each once its type's
-// previous response was answered.
+// previous response was answered. A held response holds back the ones
+// queued after it, of any type: sending those first would reorder the
+// server's pushes across types and break its make-before-break order
+// (CONS-1..6), which is the server's to keep, not the gate's to change.
 func (g *gatedStream) sender(sent chan struct{}) {
 	defer close(sent)
 	ctx := g.Context()

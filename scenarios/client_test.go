@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,10 +48,6 @@ func runClientSuite(t testing.TB, opts targets.ClientOptions, cfg engine.Config,
 	rs, interrupted := engine.Run(context.Background(), pairs, cfg)
 	require.False(t, interrupted)
 	return rs
-}
-
-func reference(faults ...refclient.Fault) targets.ClientOptions {
-	return referenceIn(targets.ProfileGRPC, faults...)
 }
 
 // referenceIn is reference with the reference client in profile.
@@ -106,20 +101,6 @@ func TestClientSuitePassesAgainstReference(t *testing.T) {
 	for _, p := range pairs {
 		assert.Equal(t, 1, ran[p.FullName()], "%s runs in exactly one profile", p.FullName())
 	}
-}
-
-// clientCatch is one fault a client scenario must catch: against the
-// reference client with the fault on, every variant of the scenario (or
-// of variants) fails, and the failure names rule among its rules broken
-// (a MAY rule makes the outcome "unsupported" instead). want, when set, is
-// in the words of the check that must fail.
-type clientCatch struct {
-	fault    refclient.Fault
-	rule     string
-	want     string
-	variants []wire.Variant
-	// regression marks a fault the suite before issue 10 passed.
-	regression bool
 }
 
 var (
@@ -262,7 +243,10 @@ var mustCatchClient = map[string][]clientCatch{
 	},
 	"client/reconnect/initial-versions-only-first": {{fault: refclient.FaultIrvOnEveryRequest, rule: "DELTA-6"}},
 	"client/reconnect/keeps-config":                {{fault: refclient.FaultDropCacheOnDisconnect, rule: "RECONN-2"}},
-	"client/reconnect/backoff":                     {{fault: refclient.FaultNoBackoff, rule: "RECONN-1"}},
+	"client/reconnect/backoff": {
+		{fault: refclient.FaultNoBackoff, rule: "RECONN-1"},
+		{fault: refclient.FaultBackoffNeverResets, rule: "RECONN-1", want: "after a stream that had a response"},
+	},
 	"client/delta/ack-shape": {
 		{fault: refclient.FaultDeltaAckWithoutNonce, rule: "DELTA-1"},
 		// On a per-type stream the stream's latest nonce is its type's.
@@ -278,17 +262,7 @@ var mustCatchClient = map[string][]clientCatch{
 }
 
 func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {
-	ids := map[string]bool{}
-	for _, s := range Client() {
-		ids[s.ID] = true
-		assert.Contains(t, mustCatchClient, s.ID, "scenario %s has no fault proving it can fail", s.ID)
-	}
-	for id, catches := range mustCatchClient {
-		assert.True(t, ids[id], "self-proof table names unknown scenario %s", id)
-		for _, c := range catches {
-			assert.NotEmpty(t, c.rule, "%s / %s: say which rule the fault breaks", id, c.fault)
-		}
-	}
+	requireTableCovers(t, Client(), mustCatchClient)
 }
 
 // Every client scenario fails, in every variant, against the reference
@@ -296,44 +270,9 @@ func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {
 // default timeouts, and names the rule that step checks. The runs mostly
 // wait, so they all go at once and are judged after.
 func TestClientScenariosFailAgainstTheirFaults(t *testing.T) {
-	type job struct {
-		id  string
-		c   clientCatch
-		rs  []results.Result
-		err error
-	}
-	var jobs []*job
-	for id, catches := range mustCatchClient {
-		for _, c := range catches {
-			jobs = append(jobs, &job{id: id, c: c})
-		}
-	}
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			j.rs, j.err = runClientWithFault(profileOf(j.id), j.c.fault, engine.Selection{Run: []string{j.id}, Variants: j.c.variants})
-		}()
-	}
-	wg.Wait()
-	for _, j := range jobs {
-		t.Run(j.id+"/"+string(j.c.fault), func(t *testing.T) {
-			require.NoError(t, j.err)
-			require.NotEmpty(t, j.rs)
-			want := results.Fail
-			if engine.LevelOf(j.c.rule, "") == results.May {
-				want = results.Unsupported
-			}
-			for _, r := range j.rs {
-				assert.Equal(t, want, r.Outcome, "%s must be %s against fault %q; got %s %s\n%s",
-					r.FullName(), want, j.c.fault, r.Outcome, r.Message, transcript.Format(r.Transcript))
-				assert.True(t, slices.Contains(r.RulesBroken, j.c.rule), "%s against fault %q must name %s among the rules broken; it names %v: %s",
-					r.FullName(), j.c.fault, j.c.rule, r.RulesBroken, r.Message)
-				assert.Contains(t, r.Message, j.c.want, "%s must fail on the check that %q breaks", r.FullName(), j.c.fault)
-			}
-		})
-	}
+	proveCatches(t, mustCatchClient, func(id string, c clientCatch) ([]results.Result, error) {
+		return runClientWithFault(profileOf(id), c.fault, engine.Selection{Run: []string{id}, Variants: c.variants})
+	})
 }
 
 // runClientWithFault runs the selection against the reference client in

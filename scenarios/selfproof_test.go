@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/refclient"
 	"github.com/xdsconform/xdsconform/refserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -17,14 +18,15 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// serverCatch is one fault a server scenario must catch: against the
-// reference server with the fault on, every variant of the scenario (or
-// of variants) fails, and the failure names rule among its rules broken
-// (a MAY rule makes the outcome "unsupported" instead). want, when set,
-// is in the words of the check that must fail, for a scenario whose later
-// check the fault is there to prove.
-type serverCatch struct {
-	fault    refserver.Fault
+// catch is one fault a scenario must catch: against the role's reference
+// peer with the fault on, every variant of the scenario (or of variants)
+// fails, and the failure names rule among its rules broken (a MAY rule
+// makes the outcome "unsupported" instead). want, when set, is in the
+// words of the check that must fail, for a scenario whose later check the
+// fault is there to prove, or whose step a global invariant would
+// otherwise stand in for.
+type catch[F ~string] struct {
+	fault    F
 	rule     string
 	want     string
 	variants []wire.Variant
@@ -33,6 +35,12 @@ type serverCatch struct {
 	// in docs/state-space.md).
 	regression bool
 }
+
+// serverCatch and clientCatch are the catches of each role's peer.
+type (
+	serverCatch = catch[refserver.Fault]
+	clientCatch = catch[refclient.Fault]
+)
 
 // mustCatch says, for every server scenario, which reference-server
 // faults break the rules its steps check. A check that cannot fail is a
@@ -55,6 +63,7 @@ var mustCatch = map[string][]serverCatch{
 		{fault: refserver.FaultNoResourceVersions, rule: "VER-7"},
 		{fault: refserver.FaultFirstResourceVersion, rule: "VER-7", want: "the resource changed, so must its version"},
 		{fault: refserver.FaultVersionOnFirstSendOnly, rule: "VER-7", want: "after a change"},
+		{fault: refserver.FaultVersionPerPush, rule: "VER-7", want: "did not change, so its version must not", regression: true},
 	},
 	"server/ack/no-resend-after-ack":        {{fault: refserver.FaultResendOnAck, rule: "UPD-1"}},
 	"server/ack/repeated-request-no-resend": {{fault: refserver.FaultResendOnAck, rule: "UPD-1"}},
@@ -70,8 +79,8 @@ var mustCatch = map[string][]serverCatch{
 		{fault: refserver.FaultCloseOnNack, rule: "ACK-4"},
 		{fault: refserver.FaultStallAfterNack, rule: "ACK-4"},
 	},
-	"server/nonce/non-empty":                     {{fault: refserver.FaultEmptyNonce, rule: "NONCE-1"}},
-	"server/nonce/distinct":                      {{fault: refserver.FaultReuseNonce, rule: "NONCE-2"}},
+	"server/nonce/non-empty":                     {{fault: refserver.FaultEmptyNonce, rule: "NONCE-1", want: "response nonce"}},
+	"server/nonce/distinct":                      {{fault: refserver.FaultReuseNonce, rule: "NONCE-2", want: "was already used"}},
 	"server/nonce/stale-request-ignored":         {{fault: refserver.FaultAnswerStaleNonce, rule: "NONCE-7"}},
 	"server/nonce/converges-after-stale":         {{fault: refserver.FaultFirstRequestWins, rule: "NONCE-8"}},
 	"server/nonce/delta-stale-nonce-subscribe":   {{fault: refserver.FaultDeltaDropStaleRequests, rule: "NONCE-12"}},
@@ -148,7 +157,7 @@ var mustCatch = map[string][]serverCatch{
 	"server/ads/no-head-of-line":                 {{fault: refserver.FaultADSHeadOfLine, rule: "ADS-2", regression: true}},
 	"server/ttl/only-for-capable-clients":        {{fault: refserver.FaultTTLForEveryone, rule: "TTL-1"}},
 	"server/ttl/removed-by-resend":               {{fault: refserver.FaultTTLChangeNotPushed, rule: "TTL-3"}},
-	"server/ttl/wrapped-only-for-capable":        {{fault: refserver.FaultWrapForEveryone, rule: "TTL-5"}},
+	"server/ttl/wrapped-only-for-capable":        {{fault: refserver.FaultWrapForEveryone, rule: "TTL-5", want: "comes wrapped in a Resource"}},
 	"server/warming/endpoints-after-cluster":     {{fault: refserver.FaultSlowWarming, rule: "WARM-3"}},
 	"server/warming/unchanged-routes-not-resent": {{fault: refserver.FaultResendRoutesOnListenerUpdate, rule: "WARM-5"}},
 	"server/warming/endpoints-resent-after-cluster-update": {
@@ -170,17 +179,7 @@ var mustCatch = map[string][]serverCatch{
 }
 
 func TestSelfProofTableCoversEveryServerScenario(t *testing.T) {
-	ids := map[string]bool{}
-	for _, s := range Server() {
-		assert.Contains(t, mustCatch, s.ID, "scenario %s has no fault proving it can fail", s.ID)
-		ids[s.ID] = true
-	}
-	for id, catches := range mustCatch {
-		assert.True(t, ids[id], "self-proof table names unknown scenario %s", id)
-		for _, c := range catches {
-			assert.NotEmpty(t, c.rule, "%s / %s: say which rule the fault breaks", id, c.fault)
-		}
-	}
+	requireTableCovers(t, Server(), mustCatch)
 }
 
 // Every server scenario fails, in every variant, against the reference
@@ -189,25 +188,46 @@ func TestSelfProofTableCoversEveryServerScenario(t *testing.T) {
 // runs mostly wait (for what a faulty server never sends), so they all go
 // at once, each against its own reference server, and are judged after.
 func TestServerScenariosFailAgainstTheirFaults(t *testing.T) {
+	proveCatches(t, mustCatch, func(id string, c serverCatch) ([]results.Result, error) {
+		return runWithFault(c.fault, engine.DefaultTimeouts, engine.Selection{Run: []string{id}, Variants: c.variants})
+	})
+}
+
+// requireTableCovers checks that table proves every scenario of catalogue
+// and names no other, each catch with its rule.
+func requireTableCovers[F ~string](t *testing.T, catalogue []*engine.Scenario, table map[string][]catch[F]) {
+	ids := map[string]bool{}
+	for _, s := range catalogue {
+		ids[s.ID] = true
+		assert.Contains(t, table, s.ID, "scenario %s has no fault proving it can fail", s.ID)
+	}
+	for id, catches := range table {
+		assert.True(t, ids[id], "self-proof table names unknown scenario %s", id)
+		for _, c := range catches {
+			assert.NotEmpty(t, c.rule, "%s / %s: say which rule the fault breaks", id, c.fault)
+		}
+	}
+}
+
+// proveCatches runs every catch of table at once, with run, and judges
+// each: all its results fail (or are unsupported, for a MAY rule), name
+// its rule among the rules broken, and carry its words.
+func proveCatches[F ~string](t *testing.T, table map[string][]catch[F], run func(id string, c catch[F]) ([]results.Result, error)) {
 	type job struct {
 		id  string
-		c   serverCatch
+		c   catch[F]
 		rs  []results.Result
 		err error
 	}
 	var jobs []*job
-	for id, catches := range mustCatch {
+	for id, catches := range table {
 		for _, c := range catches {
 			jobs = append(jobs, &job{id: id, c: c})
 		}
 	}
 	var wg sync.WaitGroup
 	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			j.rs, j.err = runWithFault(j.c.fault, engine.DefaultTimeouts, engine.Selection{Run: []string{j.id}, Variants: j.c.variants})
-		}()
+		wg.Go(func() { j.rs, j.err = run(j.id, j.c) })
 	}
 	wg.Wait()
 	for _, j := range jobs {
