@@ -57,13 +57,17 @@ var clientAckScenarios = []*engine.Scenario{
 			c.ExpectAck(CDS, c.Respond(CDS, "cds-2", c.Hop(CDS, 2)), "cds-2")
 			// Every ACK above also carries the newest version of the stream;
 			// a CDS request prompted by a route change is where a client
-			// using one version for the whole stream shows.
+			// using one version for the whole stream shows. Its version may
+			// be empty: carrying the current one is a hint update, which
+			// is optional (HINT-1, client/ack/hint-update).
 			// (A client may add the new cluster in steps: the request
 			// that names both is read, as in the deletion scenarios.)
 			cl2 := c.Extra("second-cluster")
 			c.ExpectAck(RDS, c.Respond(RDS, "rds-2", wire.ClientRoutes(c.R, 2, c.CL, cl2)), "rds-2")
 			sub := c.AwaitSubscribed(CDS, c.CL, cl2)
-			require.Equal(c, "cds-2", sub.Version(), "%s changes the CDS subscription: it should carry the CDS version", sub)
+			if v := sub.Version(); v != "" && v != "cds-2" {
+				c.Errorf("%s changes the CDS subscription at version %q: it should carry the CDS version (cds-2) or none", sub, v)
+			}
 		}),
 	},
 	{
@@ -129,11 +133,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        observed,
 		Run: cli(func(c *C) {
-			c.Chain(LDS)
-			other := c.Extra("cluster-2")
-			c.ExpectSubscribed(RDS, c.R)
-			c.ExpectAck(RDS, c.Respond(RDS, "1", wire.ClientRoutes(c.R, 1, c.CL, other)), "1")
-			c.AwaitSubscribed(CDS, c.CL, other)
+			other := c.routeToTwoClusters()
 			c.ExpectAck(CDS, c.Respond(CDS, "1", c.Hop(CDS, 1), wire.ClientCluster(other, 1)), "1")
 			// Cluster 1 changes validly, cluster 2 invalidly: one NACK.
 			c.ExpectNack(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.InvalidCluster(other, 2)))
@@ -230,9 +230,9 @@ var clientAckScenarios = []*engine.Scenario{
 			// not immediate.
 			for rev := 2; rev <= 3; rev++ {
 				v := strconv.Itoa(rev)
-				sent := time.Now()
-				c.ExpectAck(CDS, c.Respond(CDS, v, c.Hop(CDS, rev)), v)
-				if took := time.Since(sent); took > c.Timeouts.Quiet {
+				n := c.Respond(CDS, v, c.Hop(CDS, rev))
+				sent := time.Now() // the response is on the wire
+				if took := c.ExpectAck(CDS, n, v).Arrived.Sub(sent); took > c.Timeouts.Quiet {
 					c.Checking("UPD-2").Errorf("the ACK of version %s came %v after the response, more than the %v quiet window", v, took.Round(time.Millisecond), c.Timeouts.Quiet)
 				}
 			}

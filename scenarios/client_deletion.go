@@ -38,11 +38,7 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		Needs:        observed,
 		Run: cli(func(c *C) {
 			other := c.twoClusters()
-			resp, err := c.Stream(CDS).RespondDelta(c.Context(), CDS, "3", []proto.Message{wire.ClientCluster(other, 3)}, c.CL)
-			if err != nil {
-				c.fail("sending a CDS response: %v", err)
-			}
-			c.ExpectAck(CDS, resp.GetNonce(), "")
+			c.ExpectAck(CDS, c.RespondDelta(CDS, "3", []proto.Message{wire.ClientCluster(other, 3)}, c.CL), "")
 			c.Checking("DEL-2").AwaitGone(CDS, c.CL)
 			c.AwaitAcked(CDS, other, "3")
 		}),
@@ -96,12 +92,20 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 // a second one, and both clusters at version 2 in one response; it returns
 // the second cluster's name.
 func (c *C) twoClusters() string {
+	other := c.routeToTwoClusters()
+	c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(other, 2)), "2")
+	return other
+}
+
+// routeToTwoClusters serves the chain's listener, then a route using the
+// chain's cluster and a second one, and waits for the client to ask for
+// both clusters; it returns the second cluster's name.
+func (c *C) routeToTwoClusters() string {
 	c.Chain(LDS)
 	other := c.Extra("cluster-2")
 	c.ExpectSubscribed(RDS, c.R)
 	c.ExpectAck(RDS, c.Respond(RDS, "1", wire.ClientRoutes(c.R, 1, c.CL, other)), "1")
 	c.AwaitSubscribed(CDS, c.CL, other)
-	c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(other, 2)), "2")
 	return other
 }
 
@@ -130,11 +134,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Variants:     sotw,
 		Needs:        showsMissing,
 		Run: cli(func(c *C) {
-			c.Chain(LDS)
-			other := c.Extra("cluster-2")
-			c.ExpectSubscribed(RDS, c.R)
-			c.ExpectAck(RDS, c.Respond(RDS, "1", wire.ClientRoutes(c.R, 1, c.CL, other)), "1")
-			c.AwaitSubscribed(CDS, c.CL, other)
+			other := c.routeToTwoClusters()
 			// This response may answer a request made before the client
 			// wanted the second cluster: its absence proves nothing.
 			c.ExpectAck(CDS, c.Respond(CDS, "1", c.Hop(CDS, 1)), "1")

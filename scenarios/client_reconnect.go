@@ -146,10 +146,9 @@ var clientReconnectScenarios = []*engine.Scenario{
 			// harness's own time ending a stream is not the client's.
 			var waits []time.Duration
 			for range 3 {
-				c.Stream(LDS)
+				old := c.Stream(LDS)
 				c.Restart(codes.Unavailable)
-				ended := time.Now()
-				waits = append(waits, c.Stream(LDS).Opened.Sub(ended))
+				waits = append(waits, c.Stream(LDS).Opened.Sub(old.Ended()))
 			}
 			first, third := waits[0], waits[2]
 			v := c.Checking("RECONN-1")
@@ -160,9 +159,9 @@ var clientReconnectScenarios = []*engine.Scenario{
 			// the client is back sooner than the last wait.
 			c.ExpectSubscribed(LDS, c.L)
 			c.ExpectAck(LDS, c.Respond(LDS, "1", c.Hop(LDS, 1)), "1")
+			answered := c.Stream(LDS)
 			c.Restart(codes.Unavailable)
-			ended := time.Now()
-			back := c.Stream(LDS).Opened.Sub(ended)
+			back := c.Stream(LDS).Opened.Sub(answered.Ended())
 			if back >= third {
 				v.Errorf("after a stream that had a response the client came back only after %v, no sooner than after the last failing stream (%v)", back.Round(time.Millisecond), third.Round(time.Millisecond))
 			}

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"slices"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -181,7 +180,7 @@ var clientWrapperScenarios = []*engine.Scenario{
 // Resource wrappers in SotW (either spelling in use).
 func (c *C) requireResourceInSotW() {
 	features := c.First(CDS).Node().GetClientFeatures()
-	if !slices.Contains(features, "xds.config.resource-in-sotw") && !slices.Contains(features, "xds.config.supports-resource-in-sotw") {
+	if !wire.TakesResourceInSotW(features) {
 		c.Skipf("the client does not advertise resource-in-sotw (client_features %q)", features)
 	}
 }

@@ -184,16 +184,13 @@ func (c *C) abortIfExited() {
 
 // fail reports err from a step and stops: a client that stopped is named
 // as the cause.
-func (c *C) fail(format string, args ...any) { c.failAs("", format, args...) }
-
-// failAs is fail under def unless the step names its rule.
-func (c *C) failAs(def, format string, args ...any) {
+func (c *C) fail(format string, args ...any) {
 	// A client that crashes usually shows first as a stream that ended:
 	// give its process a moment to be seen gone, so the report names the
 	// crash rather than the stream.
 	grace := time.NewTimer(exitGrace)
 	defer grace.Stop()
-	rule := c.ruleOr(def)
+	rule := c.ruleOr("")
 	select {
 	case <-c.Client.Exited():
 		c.T.Failf(rule, format+" (the client stopped: %v)", append(args, c.Client.Err())...)
@@ -388,9 +385,15 @@ func (c *C) RespondAnys(t wire.Type, version string, anys ...*anypb.Any) string 
 
 // Remove sends a delta response removing names and returns its nonce.
 func (c *C) Remove(t wire.Type, version string, names ...string) string {
-	resp, err := c.Stream(t).RespondDelta(c.Context(), t, version, nil, names...)
+	return c.RespondDelta(t, version, nil, names...)
+}
+
+// RespondDelta sends a delta response of t carrying resources and
+// removing removed, at system version version, and returns its nonce.
+func (c *C) RespondDelta(t wire.Type, version string, resources []proto.Message, removed ...string) string {
+	resp, err := c.Stream(t).RespondDelta(c.Context(), t, version, resources, removed...)
 	if err != nil {
-		c.fail("sending a %s removal: %v", t.Short, err)
+		c.fail("sending a %s delta response: %v", t.Short, err)
 	}
 	return resp.GetNonce()
 }

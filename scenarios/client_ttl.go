@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"slices"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -10,6 +9,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // clientTTL is the TTL the client TTL scenarios give the chain's cluster:
@@ -21,11 +21,11 @@ const clientTTL = time.Second
 // optional feature (xds_protocol#ttl).
 func (c *C) requireTTL() {
 	features := c.First(CDS).Node().GetClientFeatures()
-	if !slices.Contains(features, featureTTL) {
-		c.Skipf("the client does not advertise %s (client_features %q)", featureTTL, features)
+	if !wire.TakesTTL(features) {
+		c.Skipf("the client does not advertise %s (client_features %q)", wire.FeatureTTL, features)
 	}
-	if !c.Variant.IsDelta() && !slices.Contains(features, featureResourceInSotW) && !slices.Contains(features, "xds.config.supports-resource-in-sotw") {
-		c.Skipf("the client does not advertise %s, which a TTL needs in SotW (client_features %q)", featureResourceInSotW, features)
+	if !c.Variant.IsDelta() && !wire.TakesResourceInSotW(features) {
+		c.Skipf("the client does not advertise %s, which a TTL needs in SotW (client_features %q)", wire.FeatureResourceInSotW, features)
 	}
 }
 
@@ -54,8 +54,13 @@ func (c *C) respondWithTTL(version string, rev int, ttl time.Duration, heartbeat
 	c.ExpectAck(CDS, c.RespondAnys(CDS, version, mustAny(c, res)), version)
 }
 
-// gone is the chain's cluster no longer in use: reported not existing.
-func gone(r observer.Resource) bool { return r.State == observer.DoesNotExist }
+// chainWithTTL serves the chain up to its cluster, skips unless the client
+// takes TTLs, then sends the cluster at version 2 with a TTL of clientTTL.
+func (c *C) chainWithTTL() {
+	c.Chain(CDS)
+	c.requireTTL()
+	c.respondWithTTL("2", 2, clientTTL, "")
+}
 
 // xds_protocol#ttl
 var clientTTLScenarios = []*engine.Scenario{
@@ -67,11 +72,9 @@ var clientTTLScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        showsMissing,
 		Run: cli(func(c *C) {
-			c.Chain(CDS)
-			c.requireTTL()
-			c.respondWithTTL("2", 2, clientTTL, "")
+			c.chainWithTTL()
 			c.AwaitAcked(CDS, c.CL, "2")
-			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", clientTTL, gone)
+			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", clientTTL, isMissing)
 		}),
 	},
 	{
@@ -82,11 +85,9 @@ var clientTTLScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        showsMissing,
 		Run: cli(func(c *C) {
-			c.Chain(CDS)
-			c.requireTTL()
-			c.respondWithTTL("2", 2, clientTTL, "")
+			c.chainWithTTL()
 			c.respondWithTTL("3", 3, 0, "") // no TTL any more
-			c.Checking("TTL-3").NeverWithin(2*clientTTL, CDS, c.CL, "gone, though its TTL was removed", gone)
+			c.Checking("TTL-3").NeverWithin(2*clientTTL, CDS, c.CL, "gone, though its TTL was removed", isMissing)
 			c.AwaitAcked(CDS, c.CL, "3")
 		}),
 	},
@@ -98,19 +99,17 @@ var clientTTLScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        showsMissing,
 		Run: cli(func(c *C) {
-			c.Chain(CDS)
-			c.requireTTL()
-			c.respondWithTTL("2", 2, clientTTL, "")
+			c.chainWithTTL()
 			held := c.V("2", c.CL)
 			v := c.Checking("TTL-4")
 			// A heartbeat every half TTL, three times: the resource
 			// outlives its first TTL only if each one restarted it.
 			for _, version := range []string{"3", "4", "5"} {
-				v.NeverWithin(clientTTL/2, CDS, c.CL, "gone while heartbeats come", gone)
+				v.NeverWithin(clientTTL/2, CDS, c.CL, "gone while heartbeats come", isMissing)
 				c.respondWithTTL(version, 0, clientTTL, held)
 			}
 			v.NeverWithin(clientTTL/2, CDS, c.CL, "gone or changed by a heartbeat", func(r observer.Resource) bool {
-				return gone(r) || r.Version != held
+				return isMissing(r) || r.Version != held
 			})
 		}),
 	},

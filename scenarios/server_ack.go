@@ -6,6 +6,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/results"
 )
 
@@ -62,16 +63,7 @@ var ackScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
-			a := s.Set(EDS, "a", 1)
-			s.Subscribe(EDS, a)
-			s.Nack(EDS, s.Expect(EDS))
-			// No request follows the NACK: one would wake a server that
-			// stalls the type after a NACK until the client speaks again.
-			s.Settle(EDS)
-			s.Set(EDS, "a", 2)
-			s.Checking("ACK-9").AwaitRevision(EDS, a, 2)
-		}),
+		Run:          nackThenNewVersion(func(s *S, r *fakeclient.Response) { s.Nack(EDS, r) }),
 	},
 	{
 		ID:           "server/nack/any-error-code",
@@ -80,15 +72,25 @@ var ackScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
-			a := s.Set(EDS, "a", 1)
-			s.Subscribe(EDS, a)
-			r := s.Expect(EDS)
-			s.closing[EDS.URL] = "ACK-4" // a NACK of any shape keeps the stream
-			s.must(EDS, s.C.NackWith(EDS, r, &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)}))
-			s.Settle(EDS)
-			s.Set(EDS, "a", 2)
-			s.Checking("ACK-4").AwaitRevision(EDS, a, 2)
+		Run: nackThenNewVersion(func(s *S, r *fakeclient.Response) {
+			s.Checking("ACK-4").NackWith(EDS, r, &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)})
 		}),
 	},
+}
+
+// nackThenNewVersion is the body of the scenarios about what follows a
+// NACK: the client NACKs its first endpoints with nack, and the next
+// revision must be pushed on the same stream without a further request,
+// under the rule of the scenario (its headline).
+func nackThenNewVersion(nack func(s *S, r *fakeclient.Response)) func(*engine.T) {
+	return srv(func(s *S) {
+		a := s.Set(EDS, "a", 1)
+		s.Subscribe(EDS, a)
+		nack(s, s.Expect(EDS))
+		// No request follows the NACK: one would wake a server that
+		// stalls the type after a NACK until the client speaks again.
+		s.Settle(EDS)
+		s.Set(EDS, "a", 2)
+		s.Checking(s.Headline()).AwaitRevision(EDS, a, 2)
+	})
 }

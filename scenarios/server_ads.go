@@ -36,14 +36,15 @@ var adsScenarios = []*engine.Scenario{
 		Variants:     ads,
 		Needs:        fx(CDS, EDS),
 		Run: srv(func(s *S) {
-			c, e := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1)
+			c, e, bar := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1), s.Set(CDS, "barrier", 1)
 			s.Subscribe(CDS, c)
 			s.ExpectAcked(CDS)
 			s.Subscribe(EDS, e)
 			s.Nack(EDS, s.Expect(EDS))
 			// Nothing more is asked of EDS: a request would wake a server
-			// that stalls a type after a NACK.
-			s.Settle(EDS)
+			// that stalls a type after a NACK. A CDS barrier on the one
+			// stream makes sure the server has read the NACK.
+			s.Barrier(CDS, bar)
 			v := s.Checking("ADS-1")
 			s.Set(CDS, "c", 2)
 			s.Ack(CDS, v.AwaitRevision(CDS, c, 2))

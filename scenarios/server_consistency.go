@@ -65,12 +65,16 @@ func (s *S) arrivals(events ...event) map[string]int {
 		r, err := s.C.ExpectAnyWithin(time.Until(deadline), ts...)
 		if err != nil {
 			var missing []string
+			var first wire.Type // the type of the first event missing, whose wait broke its rule
 			for _, e := range events {
 				if seen[e.name] == 0 {
+					if missing == nil {
+						first = e.t
+					}
 					missing = append(missing, e.name)
 				}
 			}
-			s.failAs(s.pushRule(), err, "the change was not all delivered: no response for %q: %v", missing, err)
+			s.failAs(s.awaitRule(first), err, "the change was not all delivered: no response for %q: %v", missing, err)
 		}
 		for _, e := range events {
 			if seen[e.name] == 0 && e.t.URL == r.TypeURL && e.match(r) {
@@ -158,9 +162,11 @@ var consistencyScenarios = []*engine.Scenario{
 				Change{Type: CDS, Base: "seed", Rev: 1},
 				Change{Type: LDS, Base: "seed", Rev: 1},
 			)
+			// Listeners asked for before endpoints and clusters: a server
+			// that pushes in the order of the subscriptions shows.
 			s.Subscribe(RDS, r)
-			s.Subscribe(EDS, z)
 			s.Wildcard(LDS)
+			s.Subscribe(EDS, z)
 			s.Wildcard(CDS)
 			s.wildcardSet(LDS, seed[1])
 			s.wildcardSet(CDS, seed[0])

@@ -148,7 +148,7 @@ var deltaScenarios = []*engine.Scenario{
 		Needs:        with(fx(VHDS), targets.NeedAliases),
 		Run: srv(func(s *S) {
 			// VHDS is where aliases are used: <route configuration>/<domain>.
-			alias := s.Name("routes") + "/www.example.com"
+			alias := wire.VirtualHostName(s.Name("routes"), "www.example.com")
 			vh := s.SetWith(VHDS, "vh", 1, fixture.SetRequest{Aliases: []string{alias}})
 			bar := s.Set(VHDS, "barrier", 1)
 			v := s.Checking("DELTA-10")

@@ -10,28 +10,21 @@ import (
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
-)
-
-// The client features a TTL depends on (xds_protocol#ttl): a client takes
-// TTLs when it advertises the first, and in SotW, where a TTL needs a
-// Resource wrapper, only when it also takes wrappers.
-const (
-	featureTTL            = "xds.config.supports-resource-ttl"
-	featureResourceInSotW = "xds.config.resource-in-sotw"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // resourceTTL is the TTL the TTL scenarios set: long, since no scenario
 // waits for a resource to expire; the server only has to pass it on.
 const resourceTTL = time.Hour
 
-// ttlClient switches the scenario to a fake client that takes TTLs, with
-// Resource wrappers in SotW unless wrappers is false.
-func (s *S) ttlClient(wrappers bool) {
-	features := []string{featureTTL}
-	if wrappers {
-		features = append(features, featureResourceInSotW)
-	}
+// subscribeWithTTL switches the scenario to a fake client advertising
+// features, sets endpoints a with resourceTTL, subscribes to them and
+// returns the response carrying them.
+func (s *S) subscribeWithTTL(features ...string) (string, *fakeclient.Response) {
 	s.WithFeatures(features...)
+	a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL})
+	s.Subscribe(EDS, a)
+	return a, s.AwaitRevision(EDS, a, 1)
 }
 
 // ttlWords says what TTL a response gave.
@@ -54,12 +47,9 @@ var ttlScenarios = []*engine.Scenario{
 		Run: srv(func(s *S) {
 			// The client takes SotW Resource wrappers, the only way a
 			// TTL can come in SotW, but not TTLs.
-			s.WithFeatures(featureResourceInSotW)
-			a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL})
-			s.Subscribe(EDS, a)
-			r := s.AwaitRevision(EDS, a, 1)
+			a, r := s.subscribeWithTTL(wire.FeatureResourceInSotW)
 			if ttl := r.TTLOf(a); ttl != nil {
-				s.Checking("TTL-1").Errorf("%q comes with a TTL of %v (response %q), but the client did not advertise %s", a, ttl.AsDuration(), r.Nonce, featureTTL)
+				s.Checking("TTL-1").Errorf("%q comes with a TTL of %v (response %q), but the client did not advertise %s", a, ttl.AsDuration(), r.Nonce, wire.FeatureTTL)
 			}
 		}),
 	},
@@ -71,11 +61,8 @@ var ttlScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        with(fx(EDS), targets.NeedTTL),
 		Run: srv(func(s *S) {
-			s.ttlClient(true)
-			a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL})
-			s.Subscribe(EDS, a)
+			a, r := s.subscribeWithTTL(wire.FeatureTTL, wire.FeatureResourceInSotW)
 			v := s.Checking("TTL-3")
-			r := s.AwaitRevision(EDS, a, 1)
 			if got := r.TTLOf(a); got.AsDuration() != resourceTTL {
 				v.Fatalf("%q was set with a TTL of %v, but response %q gives it %v", a, resourceTTL, r.Nonce, ttlWords(got))
 			}
@@ -94,12 +81,9 @@ var ttlScenarios = []*engine.Scenario{
 		Variants:     sotw,
 		Needs:        with(fx(EDS), targets.NeedTTL),
 		Run: srv(func(s *S) {
-			s.ttlClient(false)
-			a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL})
-			s.Subscribe(EDS, a)
-			r := s.AwaitRevision(EDS, a, 1)
+			a, r := s.subscribeWithTTL(wire.FeatureTTL) // no Resource wrappers
 			if r.Wrapped(a) {
-				s.Checking("TTL-5").Errorf("%q comes wrapped in a Resource (response %q), but the client did not advertise %s", a, r.Nonce, featureResourceInSotW)
+				s.Checking("TTL-5").Errorf("%q comes wrapped in a Resource (response %q), but the client did not advertise %s", a, r.Nonce, wire.FeatureResourceInSotW)
 			}
 		}),
 	},

@@ -57,7 +57,7 @@ var warmingScenarios = []*engine.Scenario{
 			s.Ack(CDS, s.AwaitRevision(CDS, c, 2))
 			// As Envoy does for an updated cluster: the same EDS request
 			// again, which it answers only with the endpoints.
-			s.must(EDS, s.C.SendSotW(EDS, s.C.SotWRequest(EDS, s.C.Names(EDS))))
+			s.Subscribe(EDS)
 			s.Checking("WARM-4").AwaitRevision(EDS, c, 1)
 		}),
 	},

@@ -20,7 +20,7 @@ import (
 // so SotW responses built before the last change are read and ACKed on the
 // way; each must still be a full state: a name it delivered once stays in
 // every later response.
-func (s *S) wildcardSet(t wire.Type, names ...string) *fakeclient.Response {
+func (s *S) wildcardSet(t wire.Type, names ...string) {
 	if s.Variant.IsDelta() {
 		// Delta sends each resource once: wait for those not yet received.
 		known := s.C.Known(t)
@@ -30,10 +30,10 @@ func (s *S) wildcardSet(t wire.Type, names ...string) *fakeclient.Response {
 				missing = append(missing, n)
 			}
 		}
-		if len(missing) == 0 {
-			return nil
+		if len(missing) > 0 {
+			s.AwaitAll(t, missing...)
 		}
-		return s.AwaitAll(t, missing...)
+		return
 	}
 	delivered := map[string]bool{}
 	full := s.Checking("GRP-1")
@@ -48,7 +48,6 @@ func (s *S) wildcardSet(t wire.Type, names ...string) *fakeclient.Response {
 		return isSubset(names, own)
 	})
 	s.Ack(t, r)
-	return r
 }
 
 // isSubset says whether every one of want is in have.

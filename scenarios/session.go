@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -182,9 +183,23 @@ func (s *S) SetWith(t wire.Type, base string, rev int, opts fixture.SetRequest) 
 	if err != nil {
 		s.Abortf("%v", err)
 	}
-	s.expecting(t, s.pushRule())
+	s.changed(t, false)
 	s.record(t, name, rev, served)
 	return served.Name
+}
+
+// changed notes that a resource of t was set (or deleted): the next wait
+// for a response of t is for the push that tells the client, under the
+// rule of that push.
+func (s *S) changed(t wire.Type, deleted bool) {
+	switch {
+	case !deleted:
+		s.expecting(t, s.pushRule())
+	case s.Variant.IsDelta():
+		s.expecting(t, "DEL-1")
+	case t.Wildcard:
+		s.expecting(t, "DEL-7")
+	}
 }
 
 // record notes what the fixture said of a resource it set.
@@ -240,6 +255,7 @@ func (s *S) Apply(changes ...Change) []string {
 	var names []string
 	i := 0
 	for _, c := range changes {
+		s.changed(c.Type, c.Delete)
 		if c.Delete {
 			names = append(names, c.Base)
 			continue
@@ -299,12 +315,7 @@ func (s *S) Delete(t wire.Type, name string) {
 	if err := s.target.Fixture.Delete(ctx, s.NodeID, t, name); err != nil {
 		s.Abortf("%v", err)
 	}
-	switch {
-	case s.Variant.IsDelta():
-		s.expecting(t, "DEL-1")
-	case t.Wildcard:
-		s.expecting(t, "DEL-7")
-	}
+	s.changed(t, true)
 }
 
 // fixtureContext bounds one fixture call by the expect timeout: a fixture
@@ -361,6 +372,13 @@ func (s *S) Ack(t wire.Type, r *fakeclient.Response) { s.must(t, s.C.Ack(t, r)) 
 func (s *S) Nack(t wire.Type, r *fakeclient.Response) {
 	s.closing[t.URL] = "ACK-9"
 	s.must(t, s.C.Nack(t, r, "xdsconform: rejected on purpose by the scenario"))
+}
+
+// NackWith rejects r with detail; a stream the target closes from then on
+// breaks the step's rule (ACK-9 unless the step names one).
+func (s *S) NackWith(t wire.Type, r *fakeclient.Response, detail *status.Status) {
+	s.closing[t.URL] = s.ruleOr("ACK-9")
+	s.must(t, s.C.NackWith(t, r, detail))
 }
 
 // must stops the scenario on a request that could not be sent: the
@@ -462,29 +480,22 @@ func carrying(names []string) func(*fakeclient.Response) bool {
 // a scenario about what a server does after a NACK cannot send another
 // request of the type to learn that the NACK arrived, since any request
 // would wake a server that stalls the type until the client speaks
-// again. What arrives of t meanwhile is ACKed, so a server resending the
+// again; and on a per-type stream no request of another type can act as a
+// barrier (on ADS, Barrier with another type does). What arrives of t
+// meanwhile is ACKed, so a server resending the
 // rejected version is not kept in a NACK loop (that loop is
 // server/nack/no-resend-loop's to report); nothing here fails.
-func (s *S) Settle(t wire.Type) {
-	deadline := time.Now().Add(s.Timeouts.Quiet)
-	for {
-		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
-		if err == nil {
-			return
-		}
-		if r == nil {
-			s.failAs(s.awaitRule(t), err, "%v", err)
-		}
-		s.Logf("settling: ACKing response %q, which came while the server took in the NACK", r.Nonce)
-		s.Ack(t, r)
-	}
-}
+func (s *S) Settle(t wire.Type) { s.quiet(t, "", nil) }
 
 // QuietCarrying is NeverCarrying for a while only: it watches for the
 // quiet window, ACKing harmless responses so the stream stays in step,
 // then lets the scenario go on to a step after which names may come
 // again (a resubscription, say).
-func (s *S) QuietCarrying(why string, t wire.Type, names ...string) {
+func (s *S) QuietCarrying(why string, t wire.Type, names ...string) { s.quiet(t, why, names) }
+
+// quiet watches responses of t for the quiet window, ACKing each, and
+// fails (saying why) at the first one carrying one of names.
+func (s *S) quiet(t wire.Type, why string, names []string) {
 	deadline := time.Now().Add(s.Timeouts.Quiet)
 	for {
 		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
@@ -498,6 +509,7 @@ func (s *S) QuietCarrying(why string, t wire.Type, names ...string) {
 			s.Errorf("%s: unexpected %s response (nonce %q) carrying %q", why, t.Short, r.Nonce, r.Names())
 			return
 		}
+		s.Logf("ACKing response %q, which came in the quiet window", r.Nonce)
 		s.Ack(t, r)
 	}
 }
