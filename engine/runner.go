@@ -47,7 +47,9 @@ type Config struct {
 const DefaultParallel = 256
 
 // Run runs pairs concurrently and returns one result per pair that ran, in
-// the order of pairs (catalogue order when they come from Expand). When ctx is cancelled (Ctrl-C), pairs not yet
+// the order of pairs (catalogue order when they come from Expand). Pairs
+// of scenarios marked Alone run last, one at a time, with nothing else
+// running (see runOrder). When ctx is cancelled (Ctrl-C), pairs not yet
 // started are dropped, pairs in flight end with an error outcome, and
 // interrupted is true.
 func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, interrupted bool) {
@@ -59,11 +61,15 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 	}
 	sem := make(chan struct{}, cfg.Parallel)
 	var wg sync.WaitGroup
-	// Pairs start in order and none starts after an interrupt, so the pairs
-	// that ran are pairs[:started]; each writes the slot of its own index.
+	// Each pair writes the slot of its own index; ran marks the pairs
+	// that started, which are all of them unless interrupted.
 	rs = make([]results.Result, len(pairs))
-	started := 0
-	for i, p := range pairs {
+	ran := make([]bool, len(pairs))
+	for _, i := range runOrder(pairs) {
+		alone := pairs[i].Scenario.Alone
+		if alone {
+			wg.Wait() // everything before it has finished
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -71,20 +77,46 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		if ctx.Err() != nil {
 			break
 		}
-		started = i + 1
+		ran[i] = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r := runPair(ctx, p, &cfg)
+			r := runPair(ctx, pairs[i], &cfg)
 			if cfg.Progress != nil {
 				cfg.Progress(r)
 			}
 			rs[i] = r
 		}()
+		if alone {
+			wg.Wait() // nothing starts while it runs
+		}
 	}
 	wg.Wait()
-	return rs[:started], ctx.Err() != nil
+	out := rs[:0]
+	for i, r := range rs {
+		if ran[i] {
+			out = append(out, r)
+		}
+	}
+	return out, ctx.Err() != nil
+}
+
+// runOrder is the order pairs start in: every pair of a scenario not
+// marked Alone, in the order given, then those marked Alone, in the order
+// given. A scenario that may crash or wedge the target runs after the
+// rest, by itself: the rest have their verdicts from a healthy target,
+// and a crash is attributed to the one pair running when it happened.
+func runOrder(pairs []Pair) []int {
+	order := make([]int, 0, len(pairs))
+	for _, alone := range []bool{false, true} {
+		for i, p := range pairs {
+			if p.Scenario.Alone == alone {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
 }
 
 // runPair runs one pair to an outcome. It never panics and never outlives

@@ -33,6 +33,11 @@ type Scenario struct {
 	Variants []wire.Variant
 	// Needs lists what the target must offer; pairs lacking one are skipped.
 	Needs []Need
+	// Alone marks a scenario that may crash or wedge the target (the
+	// robustness scenarios): its pairs run after every other pair, one
+	// at a time, so a target that dies or stops answering is seen by the
+	// pair that caused it and by no other.
+	Alone bool
 	// Run is the scenario body.
 	Run func(t *T)
 }
