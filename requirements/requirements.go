@@ -4,10 +4,14 @@
 //
 // requirements.md in this directory is a byte-identical copy of
 // shared/spec/requirements.md, so that a clean clone has the rules without
-// the shared/ tree. catalog.tsv is generated from that copy and checked in:
-// after the document changes, copy it here and run make generate (a test
-// fails while catalog.tsv is out of date with the copy, and another while the
-// copy differs from shared/, when shared/ is checked out beside the repo).
+// the shared/ tree, followed by one appendix of the repository's own: rules
+// the protocol document implies and the shared catalogue lacks (the ROB
+// family), each in a family of its own so the shared numbering never
+// shifts. catalog.tsv is generated from that file and checked in: after the
+// document changes, copy it over the part before the appendix and run make
+// generate (a test fails while catalog.tsv is out of date with the copy,
+// and another while the copied part differs from shared/, when shared/ is
+// checked out beside the repo).
 package requirements
 
 //go:generate go run ./gen requirements.md catalog.tsv

@@ -1,6 +1,7 @@
 // Package specmd extracts the numbered rules from the requirements
 // catalogue (requirements/requirements.md, a copy of
-// shared/spec/requirements.md) and renders them as the TSV file that package
+// shared/spec/requirements.md with the repository's own rules appended)
+// and renders them as the TSV file that package
 // requirements embeds.
 //
 // It lives apart from package requirements so that the generator can be
@@ -51,7 +52,7 @@ var (
 	headingRE = regexp.MustCompile(`^#### ([A-Z]+)-([0-9]+): (\S.*?)\s*$`)
 	bindsRE   = regexp.MustCompile(`^- \*\*Binds\*\* (server|client|both|proxy) \| \*\*Strength\*\* (MUST|SHOULD|MAY) \| \*\*Variants\*\* (\S.*?)\s*$`)
 	fieldRE   = regexp.MustCompile(`^- \*\*([A-Za-z-]+)\*\*(?:\s+(.*))?$`)
-	summaryRE = regexp.MustCompile(`^(\d+) requirements in \d+ areas`)
+	summaryRE = regexp.MustCompile(`^(\d+) requirements? in \d+ areas?\b`)
 )
 
 // bullets are the field bullets an entry has after its Binds line, in
@@ -99,8 +100,9 @@ func Normalize(s string) string {
 // followed (after blank lines) by its Binds/Strength/Variants line and then
 // its bullets (Provenance, Source, Requirement, Test and Black-box once
 // each, Note at most once, no other bullet), IDs must be unique, and the
-// count must equal the "N requirements in M areas" line of the document's
-// summary. A format change in the document then breaks generation loudly
+// count must equal the sum of the "N requirements in M areas" lines: the
+// document's summary, and one for each section of rules the repository
+// adds after it. A format change in the document then breaks generation loudly
 // instead of silently dropping rules or fields. A line directly under a
 // bullet that is not itself a bullet or heading continues that bullet.
 func Parse(r io.Reader) ([]Entry, error) {
@@ -134,8 +136,11 @@ func Parse(r io.Reader) ([]Entry, error) {
 	for sc.Scan() {
 		n++
 		line := sc.Text()
-		if m := summaryRE.FindStringSubmatch(line); m != nil && declared < 0 {
-			declared, _ = strconv.Atoi(m[1])
+		if m := summaryRE.FindStringSubmatch(line); m != nil {
+			// The shared summary, then one line per section of rules the
+			// repository adds: the count is their sum.
+			k, _ := strconv.Atoi(m[1])
+			declared = max(declared, 0) + k
 		}
 		if pending != nil {
 			if strings.TrimSpace(line) == "" {

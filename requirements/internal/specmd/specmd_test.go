@@ -123,3 +123,33 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// A section of rules the repository adds after the shared document
+// declares its own count, and the whole is checked against their sum.
+func TestParseCountsAddedSections(t *testing.T) {
+	added := doc + `
+## Appendix D. Rules this repository adds
+
+1 requirement in 1 area is added here.
+
+#### B-1: An added rule
+
+- **Binds** both | **Strength** MUST | **Variants** All
+- **Provenance** ADDED
+- **Source** S1 §There
+- **Requirement** Both do it.
+- **Test** Check it.
+- **Black-box** Yes
+`
+	es, err := Parse(strings.NewReader(added))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 3 || es[2].ID != "B-1" {
+		t.Fatalf("Parse = %+v, want A-1, A-2 and B-1", es)
+	}
+	// The added section's count is checked too: an undeclared rule fails.
+	if _, err := Parse(strings.NewReader(strings.Replace(added, "1 requirement in 1 area", "0 requirements in 1 area", 1))); err == nil || !strings.Contains(err.Error(), "declares 2") {
+		t.Errorf("Parse of an added section with a wrong count: error %v, want one saying the sum declared is 2", err)
+	}
+}
