@@ -109,3 +109,22 @@ func ParseLevels(s string) ([]results.Level, error) {
 	}
 	return out, nil
 }
+
+// UnmatchedPatterns returns the patterns that match no pair of any of
+// cats, whatever the other filters: a mistyped --run pattern would
+// otherwise be dropped in silence and the run check less than was asked.
+func UnmatchedPatterns(patterns []string, cats ...[]*Scenario) []string {
+	var out []string
+	for _, pat := range patterns {
+		found := false
+		for _, cat := range cats {
+			found = found || slices.ContainsFunc(cat, func(s *Scenario) bool {
+				return slices.ContainsFunc(s.Variants, func(v wire.Variant) bool { return Pair{Scenario: s, Variant: v}.matches(pat) })
+			})
+		}
+		if !found {
+			out = append(out, pat)
+		}
+	}
+	return out
+}

@@ -222,3 +222,11 @@ func TestParseLevels(t *testing.T) {
 		})
 	}
 }
+
+func TestUnmatchedPatterns(t *testing.T) {
+	other := []*engine.Scenario{{ID: "client/ack/one", Variants: []wire.Variant{wire.SotWADS}}}
+	got := engine.UnmatchedPatterns([]string{"server/nonce/*", "server/nonec/*", "client/ack/*", "*[delta-ads]", "client/ack/one[delta-ads]"}, catalogue(), other)
+	assert.Equal(t, []string{"server/nonec/*", "client/ack/one[delta-ads]"}, got,
+		"a pattern is unmatched only when no scenario of any catalogue, in any of its variants, matches it")
+	assert.Empty(t, engine.UnmatchedPatterns(nil, catalogue()))
+}

@@ -69,3 +69,31 @@ func writeAtomic(path string, render func(io.Writer) error) (err error) {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// Prepare readies the report paths before a run: each non-empty path must
+// name a file (not a directory) in a directory the harness can write to,
+// and whatever report is there already is removed. A run that then ends
+// early (a usage error, an unreachable target, a crash) leaves no report
+// at all, never the previous run's: a CI step uploading the path must not
+// publish yesterday's green. The error names the path and the problem.
+func Prepare(paths ...string) error {
+	for _, path := range paths {
+		if path == "" {
+			continue
+		}
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return fmt.Errorf("report path %s is a directory", path)
+		}
+		dir := filepath.Dir(path)
+		probe, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe-*")
+		if err != nil {
+			return fmt.Errorf("report path %s: cannot write to %s: %w", path, dir, errors.Unwrap(err))
+		}
+		probe.Close()
+		os.Remove(probe.Name())
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("report path %s: cannot remove the previous report: %w", path, errors.Unwrap(err))
+		}
+	}
+	return nil
+}

@@ -146,6 +146,11 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	for _, l := range f.lacks {
 		f.opts.StatusLacks = append(f.opts.StatusLacks, observer.State(strings.ToUpper(strings.ReplaceAll(l, "-", "_"))))
 	}
+	if f.opts.Listen != "" {
+		if err := checkAddr("--listen", f.opts.Listen, 0); err != nil {
+			return suiteRun{}, err
+		}
+	}
 	if f.opts.DNETimer <= 0 {
 		return suiteRun{}, usageError("--dne-timer must be positive")
 	}
@@ -178,6 +183,9 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 }
 
 func runClient(c *cobra.Command, out io.Writer, f *clientFlags) error {
+	if err := f.suite.prepareReports(); err != nil {
+		return err
+	}
 	s, err := f.clientSuite(c.Context())
 	if err != nil {
 		return err

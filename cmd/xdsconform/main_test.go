@@ -17,7 +17,9 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/xdsconform/xdsconform/docker"
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/grpcgoclient"
+	"github.com/xdsconform/xdsconform/refserver"
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 )
@@ -85,11 +87,12 @@ func TestExitCodes(t *testing.T) {
 	broken := filepath.Join(dir, "broken.txt")
 	require.NoError(t, os.WriteFile(broken, []byte("server/nonce/non-empty\n"), 0o644))
 	unreachable := closedPort(t)
-	// A gRPC server that serves xDS-ish nothing and no fixture: as --target
-	// it is reachable, as --fixture it answers Unimplemented.
+	// An xDS server without a fixture API: as --target it is reachable, as
+	// --fixture it answers Unimplemented.
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	g := grpc.NewServer()
+	refserver.New().Register(g)
 	go func() { _ = g.Serve(lis) }()
 	defer g.Stop()
 	notFixture := lis.Addr().String()
@@ -105,12 +108,74 @@ func TestExitCodes(t *testing.T) {
 		{"unknown fault", []string{"server", "--target", "builtin:reference", "--fault", "nope"}, exitUsage, "--fault"},
 		{"broken known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", broken}, exitUsage, "has no reason"},
 		{"missing known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", filepath.Join(dir, "absent")}, exitUsage, "known-failing"},
-		{"nothing selected", []string{"server", "--target", "builtin:reference", "--run", "server/no/such"}, exitUsage, "no scenario matched"},
+		{"pattern matches nothing", []string{"server", "--target", "builtin:reference", "--run", "server/nonce/*,server/no/such"}, exitUsage, "--run server/no/such: matches no scenario"},
+		{"nothing selected", []string{"server", "--target", "builtin:reference", "--run", "server/nonce/*", "--skip", "*"}, exitUsage, "no scenario matched"},
+		{"everything skipped", []string{"client", "--target", "builtin:grpc-go", "--variant", "delta-ads", "--run", "client/ack/*"}, exitUsage, "nothing could run: all"},
+		{"tls on a built-in", []string{"server", "--target", "builtin:reference", "--tls-server-name", "x"}, exitUsage, "--tls-server-name: builtin:reference is served in-process without TLS"},
+		{"fixture on a built-in", []string{"server", "--target", "builtin:go-control-plane", "--fixture", "127.0.0.1:1"}, exitUsage, "brings its own fixture"},
+		{"container flag elsewhere", []string{"server", "--target", "builtin:reference", "--container-env", "A=B"}, exitUsage, "--container-env: only apply to --target container:IMAGE"},
+		{"tls key alone", []string{"server", "--target", unreachable, "--tls-key", "key.pem"}, exitUsage, "--tls-cert and --tls-key go together"},
+		{"fixture plaintext alone", []string{"server", "--target", unreachable, "--fixture-plaintext"}, exitUsage, "--fixture-plaintext needs --fixture"},
+		{"zero connect timeout", []string{"server", "--target", unreachable, "--connect-timeout", "0"}, exitUsage, "--connect-timeout must be positive"},
+		{"port out of range", []string{"server", "--target", "127.0.0.1:99999"}, exitUsage, "port 99999 is out of range"},
+		{"fixture port out of range", []string{"server", "--target", unreachable, "--fixture", "127.0.0.1:0"}, exitUsage, "--fixture \"127.0.0.1:0\": port 0 is out of range"},
+		{"listen port out of range", []string{"client", "--target", "builtin:reference", "--listen", "127.0.0.1:70000"}, exitUsage, "--listen"},
+		{"report in a missing directory", []string{"server", "--target", "builtin:reference", "--json", filepath.Join(dir, "no", "such", "r.json")}, exitUsage, "cannot write to"},
 		{"unreachable", []string{"server", "--target", unreachable, "--connect-timeout", "300ms"}, exitUnreachable, unreachable},
 		{"not a fixture", []string{"server", "--target", notFixture, "--fixture", notFixture}, exitUsage, "--fixture " + notFixture},
 		{"reference passes", []string{"server", "--target", "builtin:reference", "--run", "server/nonce/*"}, exitOK, ""},
 		{"fault fails", []string{"server", "--target", "builtin:reference", "--fault", "empty-nonce", "--run", "server/nonce/non-empty", "--timeout", "1s"}, exitFailures, ""},
 	})
+}
+
+// TestOldReportRemoved: a run that cannot reach its target leaves no
+// report, never the one a previous run wrote at that path (CI would upload
+// yesterday's green).
+func TestOldReportRemoved(t *testing.T) {
+	dir := t.TempDir()
+	junit, js := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.json")
+	for _, p := range []string{junit, js} {
+		require.NoError(t, os.WriteFile(p, []byte("yesterday's green"), 0o644))
+	}
+	code, _, stderr := run(t, "server", "--target", closedPort(t), "--connect-timeout", "300ms", "--junit", junit, "--json", js)
+	require.Equal(t, exitUnreachable, code, stderr)
+	assert.NoFileExists(t, junit)
+	assert.NoFileExists(t, js)
+}
+
+// evilNameFixture is the reference server's fixture under a server name
+// that carries terminal control sequences.
+type evilNameFixture struct{ fixturepb.FixtureServer }
+
+const evilName = "evil \x1b]0;owned\x07\x1b[2J server"
+
+func (f evilNameFixture) GetCapabilities(ctx context.Context, in *fixturepb.GetCapabilitiesRequest) (*fixturepb.Capabilities, error) {
+	caps, err := f.FixtureServer.GetCapabilities(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	caps.Server = evilName
+	return caps, nil
+}
+
+// TestTerminalOutputSanitised: what the target says about itself (here
+// its fixture's server name) reaches the console escaped, never as a
+// control sequence that would retitle or clear the terminal.
+func TestTerminalOutputSanitised(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := grpc.NewServer()
+	ref := refserver.New()
+	ref.Register(g)
+	fixturepb.RegisterFixtureServer(g, evilNameFixture{ref.FixtureServer()})
+	go func() { _ = g.Serve(lis) }()
+	defer g.Stop()
+	addr := lis.Addr().String()
+	code, out, stderr := run(t, "server", "--target", addr, "--fixture", addr, "--run", "server/nonce/non-empty[sotw-ads]")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, out, "\x1b", "no raw escape byte on the console")
+	assert.NotContains(t, out, "\x07")
+	assert.Contains(t, out, `evil \x1b]0;owned\x07\x1b[2J server`, "the name is shown, escaped")
 }
 
 func TestKnownFailingFile(t *testing.T) {

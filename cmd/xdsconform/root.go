@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/xdsconform/xdsconform/reports"
 )
 
 const rootLong = `xdsconform checks an xDS implementation against the xDS transport protocol
@@ -26,11 +28,16 @@ Roles:
 Exit codes:
   0    every selected scenario passed (or failed and is listed as known-failing)
   1    at least one scenario failed or errored, or a known-failing entry passed
-  2    usage or configuration error (bad flag, unreadable file)
+  2    usage or configuration error (bad flag or flag combination, unreadable
+       file, unwritable report path), or nothing could run (every selected
+       scenario was skipped; the error line says why)
   3    the target could not be reached
   130  interrupted (Ctrl-C); the reports of what ran are still written`
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Much of what is printed comes from the target; none of it may drive
+	// the terminal.
+	stdout, stderr = reports.Terminal(stdout), reports.Terminal(stderr)
 	root := &cobra.Command{
 		Use:           "xdsconform",
 		Short:         "xDS protocol conformance harness",

@@ -34,6 +34,9 @@ func newRunCmd(out io.Writer) *cobra.Command {
 			if _, _, err := f.selection(); err != nil {
 				return err
 			}
+			if err := f.prepareReports(); err != nil {
+				return err
+			}
 			known, err := f.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.For(targets.BuiltinGoControlPlane) })
 			if err != nil {
 				return err

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/knownfailing"
 	"github.com/xdsconform/xdsconform/refserver"
@@ -113,8 +116,11 @@ func startServer(ctx context.Context, opts targets.ServerOptions) (*targets.Serv
 }
 
 func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
-	if f.target == "" {
-		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
+	if err := f.validate(c); err != nil {
+		return err
+	}
+	if err := f.suite.prepareReports(); err != nil {
+		return err
 	}
 	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
 		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain}
@@ -157,4 +163,80 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 	return runSuite(c.Context(), out, &f.suite, suiteRun{
 		role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known,
 	})
+}
+
+// validate rejects flag combinations that would otherwise be ignored in
+// silence, each with one line: a flag that does not apply to the target
+// given, TLS half configured, an address that cannot be one.
+func (f *serverFlags) validate(c *cobra.Command) error {
+	if f.target == "" {
+		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
+	}
+	set := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			if c.Flags().Changed(n) {
+				out = append(out, "--"+n)
+			}
+		}
+		return out
+	}
+	tlsFlags := set("tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "fixture-plaintext")
+	containerFlags := set("container-xds-port", "container-fixture-port", "container-env")
+	builtin := strings.HasPrefix(f.target, "builtin:")
+	container := strings.HasPrefix(f.target, docker.Prefix)
+	switch {
+	case builtin && len(tlsFlags) > 0:
+		return usageError("%s: %s is served in-process without TLS; TLS flags apply to HOST:PORT and container targets", strings.Join(tlsFlags, ", "), f.target)
+	case builtin && f.fixture != "":
+		return usageError("--fixture: %s brings its own fixture", f.target)
+	case !container && len(containerFlags) > 0:
+		return usageError("%s: only apply to --target container:IMAGE", strings.Join(containerFlags, ", "))
+	case f.connectTimeout <= 0:
+		return usageError("--connect-timeout must be positive")
+	case (f.tls.CertFile == "") != (f.tls.KeyFile == ""):
+		return usageError("--tls-cert and --tls-key go together (mutual TLS needs both)")
+	case f.fixturePlain && f.fixture == "":
+		return usageError("--fixture-plaintext needs --fixture")
+	}
+	// Any TLS setting means TLS: a server name or a key given without
+	// --tls must not leave the connection in plaintext.
+	if len(tlsFlags) > 0 && !(len(tlsFlags) == 1 && tlsFlags[0] == "--fixture-plaintext") {
+		f.tls.Enabled = true
+	}
+	if !builtin && !container {
+		if err := checkHostPort("--target", f.target); err != nil {
+			return err
+		}
+	}
+	if f.fixture != "" {
+		if err := checkHostPort("--fixture", f.fixture); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkHostPort checks that addr is HOST:PORT with a port that can exist
+// (a number from 1 to 65535, or a service name), so that a typo is a usage
+// error rather than an unreachable target.
+func checkHostPort(flag, addr string) error { return checkAddr(flag, addr, 1) }
+
+// checkAddr is checkHostPort with the lowest port allowed: 0 for an
+// address the harness listens on, where it picks a free port.
+func checkAddr(flag, addr string, lowest int) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError("%s %q: want HOST:PORT", flag, addr)
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		if n < lowest || n > 65535 {
+			return usageError("%s %q: port %d is out of range (%d-65535)", flag, addr, n, lowest)
+		}
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return usageError("%s %q: port %q is neither a number nor a known service", flag, addr, port)
+	}
+	return nil
 }

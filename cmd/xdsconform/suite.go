@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +92,17 @@ func (f *suiteFlags) failOnLevel() (results.Level, error) {
 	return "", usageError("--fail-on %q: want must or should", f.failOn)
 }
 
+// prepareReports checks the report paths and removes the reports a
+// previous run left there, before anything else happens: a run that ends
+// in a usage error or an unreachable target then leaves no report, never
+// yesterday's.
+func (f *suiteFlags) prepareReports() error {
+	if err := reports.Prepare(f.junit, f.json); err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
 // loadKnownFailing reads the --known-failing file; without the flag it
 // returns the target's shipped list, as shipped gives it (nil for none).
 func (f *suiteFlags) loadKnownFailing(shipped func() (*engine.KnownFailing, error)) (*engine.KnownFailing, error) {
@@ -130,6 +142,16 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	sel, failOn, err := f.selection()
 	if err != nil {
 		return err
+	}
+	if err := f.prepareReports(); err != nil {
+		return err
+	}
+	var catalogues [][]*engine.Scenario
+	for _, s := range suites {
+		catalogues = append(catalogues, s.catalogue)
+	}
+	if bad := engine.UnmatchedPatterns(f.run, catalogues...); len(bad) > 0 {
+		return usageError("--run %s: matches no scenario (see 'xdsconform list')", strings.Join(bad, ","))
 	}
 	pairs := make([][]engine.Pair, len(suites))
 	selected := 0
@@ -209,8 +231,44 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	switch {
 	case run.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	case len(run.Results) > 0 && allSkipped(run.Results):
+		return usageError("nothing could run: %s", skipReasons(run.Results))
 	case !results.SummarizeFor(run.Results, failOn).OK():
 		return &exitError{code: exitFailures, err: errors.New("conformance failures")}
 	}
 	return nil
+}
+
+// allSkipped reports whether no pair ran: a run that checked nothing is
+// not a success, whatever the reason.
+func allSkipped(rs []results.Result) bool {
+	for _, r := range rs {
+		if r.Outcome != results.Skip {
+			return false
+		}
+	}
+	return true
+}
+
+// skipReasons says, in one line, why every pair was skipped: the commonest
+// reason first, with how many pairs each reason skipped.
+func skipReasons(rs []results.Result) string {
+	count := map[string]int{}
+	var order []string
+	for _, r := range rs {
+		if count[r.Message] == 0 {
+			order = append(order, r.Message)
+		}
+		count[r.Message]++
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return count[b] - count[a] })
+	parts := make([]string, 0, min(len(order), 3))
+	for _, m := range order[:min(len(order), 3)] {
+		parts = append(parts, fmt.Sprintf("%s (%d)", m, count[m]))
+	}
+	more := ""
+	if len(order) > 3 {
+		more = fmt.Sprintf("; and %d other reasons", len(order)-3)
+	}
+	return fmt.Sprintf("all %d selected scenario runs were skipped: %s%s", len(rs), strings.Join(parts, "; "), more)
 }

@@ -1,0 +1,87 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Terminal wraps w so that what reaches a terminal cannot drive it: C0
+// control bytes other than newline and tab, DEL, C1 controls and invalid
+// UTF-8 are written as visible escapes (\x1b, \u009b). Much of what the
+// console prints comes from the target (a fixture's server name, resource
+// names, a client's output tail, error texts), and an escape sequence in
+// any of it could rewrite the screen or the terminal's title, or hide a
+// failure line.
+func Terminal(w io.Writer) io.Writer { return &terminal{w: w} }
+
+type terminal struct {
+	w io.Writer
+	// partial holds the first bytes of a UTF-8 sequence that a write
+	// ended in the middle of, completed by the next write.
+	partial []byte
+}
+
+// Write escapes p and writes it whole; it reports len(p) on success, as
+// callers count what they gave, not what the escapes made of it.
+func (t *terminal) Write(p []byte) (int, error) {
+	b := append(t.partial, p...)
+	t.partial = nil
+	var out strings.Builder
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			if !utf8.FullRune(b) {
+				// The rest of a sequence may come with the next write.
+				t.partial = append([]byte(nil), b...)
+				break
+			}
+			fmt.Fprintf(&out, `\x%02x`, b[0])
+			b = b[1:]
+			continue
+		}
+		out.WriteString(Sanitize(string(b[:size])))
+		b = b[size:]
+	}
+	if _, err := io.WriteString(t.w, out.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Sanitize returns s with what a terminal would act on escaped, as
+// Terminal writes it: control characters other than newline and tab, and
+// invalid UTF-8.
+func Sanitize(s string) string {
+	clean := true
+	for _, r := range s {
+		if controlRune(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x80 && controlRune(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case controlRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// controlRune reports whether r is a control character a terminal acts
+// on: C0 other than newline and tab, DEL, and C1.
+func controlRune(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
+}
