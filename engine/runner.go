@@ -132,8 +132,15 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 		r.Outcome, r.Message = results.Skip, reason
 		return r
 	}
+	// A target known to have died runs nothing more: the pair errors with
+	// that one cause instead of an echo of it.
+	if msg, died := diedBefore(cfg.Env); died {
+		r.Outcome, r.Message = results.Error, msg
+		return r
+	}
 	ctx, cancel := context.WithTimeout(parent, cfg.Timeouts.Scenario)
 	defer cancel()
+	defer endWhenGone(cfg.Env, cancel)()
 	t := newT(ctx, p, cfg)
 
 	panicked := runBody(ctx, t, s.Run)
@@ -164,6 +171,15 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 		}
 	default:
 		r.Outcome = results.Pass
+	}
+	// A pair that could not run may be the first sign that the target
+	// died: then that is its cause, and the rest of the run learns it
+	// (Liveness). A failure stays a failure: the pair saw the target
+	// break a rule, perhaps by dying of what the scenario sent.
+	if r.Outcome == results.Error && parent.Err() == nil {
+		if msg, died := diedDuring(parent, cfg.Env); died {
+			r.Message = msg
+		}
 	}
 	cfg.KnownFailing.judge(&r)
 	return r

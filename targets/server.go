@@ -19,7 +19,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -126,6 +125,31 @@ type ServerOptions struct {
 	// the xDS connection uses it: a test-build fixture often listens on
 	// loopback next to a server whose xDS port requires mutual TLS.
 	FixturePlaintext bool
+	// MaxRecvSize is the largest xDS message, in bytes, the harness
+	// accepts from the target (0: DefaultMaxRecvSize). xDS sets no limit;
+	// this one bounds the harness's memory, and a response over it ends
+	// the pair with an error that says so, not with a failure.
+	MaxRecvSize int
+}
+
+// DefaultMaxRecvSize is the receive limit of the harness's xDS
+// connections unless configured: well above grpc-go's default of 4 MiB,
+// which real configurations (a Cluster list of a large mesh) exceed, and
+// within what a run of many pairs can hold.
+const DefaultMaxRecvSize = 64 << 20
+
+// maxRecvSize is n, or the default for 0.
+func maxRecvSize(n int) int {
+	if n <= 0 {
+		return DefaultMaxRecvSize
+	}
+	return n
+}
+
+// recvLimit is the dial option that sets the receive limit n (0: the
+// default) on every call of a connection.
+func recvLimit(n int) grpc.DialOption {
+	return grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvSize(n)))
 }
 
 // DefaultNodeCluster is the node.cluster the fake client sends unless
@@ -151,9 +175,17 @@ type Server struct {
 	Fixture fixture.Fixture
 	// Caps are the fixture's capabilities; nil without a fixture.
 	Caps *fixturepb.Capabilities
+	// MaxRecvSize is the receive limit, in bytes, of the connections Dial
+	// makes (see ServerOptions.MaxRecvSize).
+	MaxRecvSize int
 
 	nodeCluster *template.Template // nil: DefaultNodeCluster
 	closers     []func()
+	// probe reaches the xDS address below gRPC, to name why it cannot be
+	// used and to tell whether it still can (CheckAlive).
+	probe          *probe
+	connectTimeout time.Duration
+	liveness
 }
 
 // NodeCluster is the node.cluster the fake client sends for node id.
@@ -207,16 +239,17 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if _, _, err := net.SplitHostPort(opts.Target); err != nil {
 		return nil, fmt.Errorf("--target %q: want HOST:PORT, container:IMAGE or one of %s", opts.Target, strings.Join(BuiltinServers, ", "))
 	}
-	creds, err := transportCredentials(opts.TLS)
+	creds, tlsCfg, err := transportCredentials(opts.TLS)
 	if err != nil {
 		return nil, err
 	}
-	var dial []grpc.DialOption
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds), recvLimit(opts.MaxRecvSize)}
 	if opts.Dialer != nil {
 		dial = append(dial, grpc.WithContextDialer(opts.Dialer))
 	}
-	s := &Server{Name: opts.Target, Addr: opts.Target, Metadata: opts.Metadata,
-		Dial: append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, dial...)}
+	s := &Server{Name: opts.Target, Addr: opts.Target, Metadata: opts.Metadata, Dial: dial,
+		MaxRecvSize: maxRecvSize(opts.MaxRecvSize), probe: newProbe(opts.Target, opts.Dialer, tlsCfg),
+		connectTimeout: opts.ConnectTimeout}
 	if err := s.Preflight(ctx, opts.ConnectTimeout); err != nil {
 		return nil, err
 	}
@@ -322,6 +355,12 @@ type InProcess interface {
 // streams), and returns it as a target named name whose fixture calls
 // impl directly. The caller must Close it.
 func ServeInProcess(ctx context.Context, name string, impl InProcess, opts ...grpc.ServerOption) (*Server, error) {
+	return serveInProcess(ctx, name, impl, 0, opts...)
+}
+
+// serveInProcess is ServeInProcess with the harness's receive limit
+// maxRecv (0: the default).
+func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv int, opts ...grpc.ServerOption) (*Server, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -336,9 +375,13 @@ func ServeInProcess(ctx context.Context, name string, impl InProcess, opts ...gr
 	s := &Server{
 		Name:    name,
 		Addr:    lis.Addr().String(),
-		Dial:    []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
+		Dial:    []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), recvLimit(maxRecv)},
 		Fixture: fixture.FromServer(impl.FixtureServer()),
 		closers: []func(){func() { g.Stop(); <-served }},
+
+		MaxRecvSize:    maxRecvSize(maxRecv),
+		probe:          newProbe(lis.Addr().String(), nil, nil),
+		connectTimeout: 5 * time.Second,
 	}
 	caps, err := s.Fixture.Capabilities(ctx)
 	if err != nil {
@@ -378,12 +421,27 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 		name += " (faults: " + strings.Join(fs, ",") + ")"
 	}
-	return ServeInProcess(ctx, name, impl)
+	return serveInProcess(ctx, name, impl, opts.MaxRecvSize)
 }
 
-func transportCredentials(o TLSOptions) (credentials.TransportCredentials, error) {
+// transportCredentials are the gRPC credentials of o, with the TLS
+// configuration they use (nil for plaintext), which Preflight's probe
+// dials with too.
+func transportCredentials(o TLSOptions) (credentials.TransportCredentials, *tls.Config, error) {
+	cfg, err := tlsConfig(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg == nil {
+		return insecure.NewCredentials(), nil, nil
+	}
+	return credentials.NewTLS(cfg), cfg, nil
+}
+
+// tlsConfig is the TLS configuration o asks for; nil means plaintext.
+func tlsConfig(o TLSOptions) (*tls.Config, error) {
 	if !o.on() {
-		return insecure.NewCredentials(), nil
+		return nil, nil
 	}
 	cfg := &tls.Config{ServerName: o.ServerName, MinVersion: tls.VersionTLS12}
 	if o.CAFile != "" {
@@ -407,29 +465,39 @@ func transportCredentials(o TLSOptions) (credentials.TransportCredentials, error
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}
-	return credentials.NewTLS(cfg), nil
+	return cfg, nil
 }
 
-// Preflight checks that the xDS address accepts a connection within
-// timeout; failure wraps ErrUnreachable and names the address.
+// Preflight checks, within timeout, that the xDS address can be used: it
+// accepts a connection, completes the TLS handshake when TLS is on, speaks
+// HTTP/2, and serves at least one xDS discovery method. A target that
+// cannot be used wraps ErrUnreachable, one that serves no xDS wraps
+// ErrNoXDS; either names the address and the cause in one line, as soon as
+// the cause is known.
 func (s *Server) Preflight(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := s.preflight(ctx); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ErrNoXDS) {
+			err = fmt.Errorf("%w (connect timeout %v)", err, timeout)
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *Server) preflight(ctx context.Context) error {
+	if s.probe != nil {
+		if err := s.probe.check(ctx); err != nil {
+			return err
+		}
+	}
 	conn, err := grpc.NewClient(s.Addr, s.Dial...)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUnreachable, s.Addr, err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	conn.Connect()
-	for {
-		st := conn.GetState()
-		if st == connectivity.Ready {
-			return nil
-		}
-		if !conn.WaitForStateChange(ctx, st) {
-			return fmt.Errorf("%w: %s did not accept a connection within %v (last state %s)", ErrUnreachable, s.Addr, timeout, st)
-		}
-	}
+	return servesXDS(ctx, conn, s.Metadata, s.Addr)
 }
 
 // Connect opens a new client connection to the xDS address; each pair gets

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Liveness is an optional interface of an Env whose target can die during
+// a run: a server process at the other end of a port. Without it, every
+// pair left after a crash would error on its own, each with its own echo
+// of a refused connection; with it, the engine names the death once and
+// gives the rest of the run that one cause, at once.
+type Liveness interface {
+	// Died returns why the target is known to be gone, or nil while it is
+	// not known to be.
+	Died() error
+	// Gone is closed once Died returns non-nil, so that pairs in flight
+	// end promptly instead of each waiting out its timeouts.
+	Gone() <-chan struct{}
+	// CheckAlive re-checks, within ctx, that the target can still be
+	// reached; it returns why not, and from then on Died returns that.
+	// The engine calls it after a pair that errored, since a dead target
+	// shows first as a pair that could not run.
+	CheckAlive(ctx context.Context) error
+}
+
+// checkAliveWithin bounds the re-check after a pair errored.
+const checkAliveWithin = 5 * time.Second
+
+// targetDied is the message of a pair that could not run, or ended with an
+// error, because the target died.
+func targetDied(cause error) string {
+	return "the target died during the run: " + cause.Error()
+}
+
+// diedBefore reports, for a pair about to start, whether the target is
+// already known to be gone, with the message the pair errors with.
+func diedBefore(env Env) (string, bool) {
+	live, ok := env.(Liveness)
+	if !ok {
+		return "", false
+	}
+	if err := live.Died(); err != nil {
+		return targetDied(err), true
+	}
+	return "", false
+}
+
+// endWhenGone cancels a pair's context once the target is known to be
+// gone; the returned stop releases the watch when the pair ends.
+func endWhenGone(env Env, cancel context.CancelFunc) (stop func()) {
+	live, ok := env.(Liveness)
+	if !ok {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-live.Gone():
+			cancel()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+// diedDuring reports whether a pair that ended with an error did so because
+// the target died, re-checking the target when nothing is known yet, and
+// returns the message the pair errors with.
+func diedDuring(ctx context.Context, env Env) (string, bool) {
+	live, ok := env.(Liveness)
+	if !ok {
+		return "", false
+	}
+	if err := live.Died(); err != nil {
+		return targetDied(err), true
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkAliveWithin)
+	defer cancel()
+	if err := live.CheckAlive(ctx); err != nil {
+		return targetDied(err), true
+	}
+	return "", false
+}

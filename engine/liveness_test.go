@@ -1,0 +1,135 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// mortalEnv is a target that dies when a scenario kills it, and whose
+// death the engine learns only by asking (engine.Liveness).
+type mortalEnv struct {
+	fakeEnv
+	dead   atomic.Bool
+	checks atomic.Int32
+
+	mu   sync.Mutex
+	died error
+	gone chan struct{}
+}
+
+var errCrashed = errors.New("127.0.0.1:1: connection refused")
+
+func newMortalEnv() *mortalEnv { return &mortalEnv{gone: make(chan struct{})} }
+
+func (e *mortalEnv) kill() { e.dead.Store(true) }
+
+func (e *mortalEnv) Died() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.died
+}
+
+func (e *mortalEnv) Gone() <-chan struct{} { return e.gone }
+
+func (e *mortalEnv) CheckAlive(context.Context) error {
+	e.checks.Add(1)
+	if !e.dead.Load() {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.died == nil {
+		e.died = errCrashed
+		close(e.gone)
+	}
+	return e.died
+}
+
+// TestRun_TargetDied checks the path of a target that dies mid-run: the
+// pair that saw it errors with the death as its cause, every pair after it
+// errors with that cause without running, a pair that passed before keeps
+// its pass, and one that errored while the target lived keeps its own
+// message.
+func TestRun_TargetDied(t *testing.T) {
+	env := newMortalEnv()
+	var ranAfter atomic.Int32
+	after := func(t *engine.T) {
+		ranAfter.Add(1)
+		t.Fatalf("ran against a dead target")
+	}
+	ps := pairsOf(t,
+		scenario("server/a/passes", func(*engine.T) {}),
+		scenario("server/a/own-error", func(t *engine.T) { t.Abortf("fixture Set: invalid argument") }),
+		scenario("server/a/kills", func(t *engine.T) {
+			env.kill()
+			t.Abortf("fixture Reset: connection refused")
+		}),
+		scenario("server/a/after-1", after),
+		scenario("server/a/after-2", after),
+	)
+	rs, interrupted := run(t, t.Context(), ps, engine.Config{Env: env, Timeouts: quick, Parallel: 1})
+	require.False(t, interrupted)
+	require.Len(t, rs, 5)
+
+	assert.Equal(t, results.Pass, rs[0].Outcome)
+	assert.Equal(t, results.Error, rs[1].Outcome)
+	assert.Equal(t, "fixture Set: invalid argument", rs[1].Message, "an error while the target lives keeps its own cause")
+	for _, r := range rs[2:] {
+		assert.Equal(t, results.Error, r.Outcome, r.ID)
+		assert.Equal(t, "the target died during the run: "+errCrashed.Error(), r.Message, r.ID)
+	}
+	assert.Zero(t, ranAfter.Load(), "no pair runs once the target is known dead")
+	assert.Equal(t, int32(2), env.checks.Load(), "the target is re-checked after each error until it is known dead, and not after")
+}
+
+// TestRun_TargetDiedInFlight checks that pairs in flight when the target
+// is found dead end at once with that cause, rather than waiting out
+// their scenario timeout (which here is longer than the test's bound).
+func TestRun_TargetDiedInFlight(t *testing.T) {
+	env := newMortalEnv()
+	waiting := make(chan struct{})
+	slow := engine.Timeouts{Expect: time.Second, Quiet: 50 * time.Millisecond, Scenario: 10 * bounded}
+	ps := pairsOf(t,
+		scenario("server/a/waits", func(t *engine.T) {
+			close(waiting)
+			<-t.Context().Done()
+			t.Abortf("waiting for a response: %v", t.Context().Err())
+		}),
+		scenario("server/a/kills", func(t *engine.T) {
+			<-waiting
+			env.kill()
+			t.Abortf("stream closed: connection refused")
+		}),
+	)
+	rs, _ := run(t, t.Context(), ps, engine.Config{Env: env, Timeouts: slow, Parallel: 2})
+	require.Len(t, rs, 2)
+	for _, r := range rs {
+		assert.Equal(t, results.Error, r.Outcome, r.ID)
+		assert.Equal(t, "the target died during the run: "+errCrashed.Error(), r.Message, r.ID)
+	}
+}
+
+// TestRun_FailureSurvivesDeath checks that a pair that saw the target
+// break a rule keeps its failure when the target then dies: dying of what
+// a scenario sent is the target's failure, not a harness error.
+func TestRun_FailureSurvivesDeath(t *testing.T) {
+	env := newMortalEnv()
+	ps := pairsOf(t, scenario("server/a/crashes-it", func(t *engine.T) {
+		env.kill()
+		t.Fatalf("the server stopped serving after the malformed request")
+	}))
+	rs, _ := run(t, t.Context(), ps, engine.Config{Env: env, Timeouts: quick})
+	require.Len(t, rs, 1)
+	assert.Equal(t, results.Fail, rs[0].Outcome)
+	assert.Contains(t, rs[0].Message, "stopped serving")
+}

@@ -1,0 +1,210 @@
+package targets_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/targets"
+)
+
+// patient is a connect timeout no test here should wait out: every cause
+// below is definitive, so the check must report it without waiting, and
+// its message then carries no "(connect timeout …)".
+const patient = 30 * time.Second
+
+// serve serves g on a fresh loopback port until the test ends.
+func serve(t *testing.T, g *grpc.Server) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = g.Serve(lis)
+	}()
+	t.Cleanup(func() { g.Stop(); <-done })
+	return lis.Addr().String()
+}
+
+// xdsServer serves the reference server's xDS services with opts.
+func xdsServer(t *testing.T, opts ...grpc.ServerOption) string {
+	g := grpc.NewServer(opts...)
+	refserver.New().Register(g)
+	return serve(t, g)
+}
+
+// garbage listens and answers every connection with bytes that are not
+// HTTP/2, then closes it.
+func garbage(t *testing.T, reply string) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte(reply))
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = lis.Close(); <-done })
+	return lis.Addr().String()
+}
+
+// refused is an address nothing listens on.
+func refused(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close())
+	return addr
+}
+
+// TestStartServer_Unusable checks that every way a HOST:PORT target can be
+// unusable is reported with its own cause, at once: the sentinel the CLI
+// maps to its exit code (3 unreachable, 2 no xDS), and the words that name
+// the cause.
+func TestStartServer_Unusable(t *testing.T) {
+	pki := newPKI(t)
+	other := newPKI(t) // a CA that did not sign the server's certificate
+	tlsServer := xdsServer(t, grpc.Creds(credentials.NewTLS(pki.serverTLS)))
+	plainServer := xdsServer(t)
+	fixtureOnly := grpc.NewServer()
+	fixturepb.RegisterFixtureServer(fixtureOnly, refserver.New().FixtureServer())
+	fixtureAddr := serve(t, fixtureOnly)
+	mutual := targets.TLSOptions{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile, ServerName: "envoy-gateway"}
+
+	for _, tc := range []struct {
+		name   string
+		target string
+		tls    targets.TLSOptions
+		is     error
+		cause  []string
+	}{
+		{name: "refused", target: refused(t), is: targets.ErrUnreachable, cause: []string{"connection refused"}},
+		{name: "wrong CA", target: tlsServer, is: targets.ErrUnreachable,
+			tls:   targets.TLSOptions{CAFile: other.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile, ServerName: "envoy-gateway"},
+			cause: []string{"TLS handshake failed", "x509", "unknown authority"}},
+		{name: "wrong server name", target: tlsServer, is: targets.ErrUnreachable,
+			tls:   targets.TLSOptions{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile, ServerName: "not-the-server"},
+			cause: []string{"TLS handshake failed", "x509", "not-the-server"}},
+		{name: "no client certificate", target: tlsServer, is: targets.ErrUnreachable,
+			tls:   targets.TLSOptions{CAFile: pki.caFile, ServerName: "envoy-gateway"},
+			cause: []string{"TLS", "certificate required"}},
+		{name: "plaintext against TLS", target: tlsServer, is: targets.ErrUnreachable,
+			cause: []string{"HTTP/2 preface", "--tls"}},
+		{name: "TLS against plaintext", target: plainServer, tls: mutual, is: targets.ErrUnreachable,
+			cause: []string{"TLS handshake failed", "does not look like a TLS handshake"}},
+		{name: "garbage", target: garbage(t, "HELLO\x1b[31m not http/2\n"), is: targets.ErrUnreachable,
+			cause: []string{"does not speak HTTP/2", `"HELLO\x1b[31m not http/2\n"`}},
+		{name: "HTTP/1.1", target: garbage(t, "HTTP/1.1 400 Bad Request\r\n\r\n"), is: targets.ErrUnreachable,
+			cause: []string{"does not speak HTTP/2", "HTTP/1.1 400"}},
+		{name: "silent close", target: garbage(t, ""), is: targets.ErrUnreachable,
+			cause: []string{"closed the connection", "--tls"}},
+		{name: "gRPC without xDS", target: fixtureAddr, is: targets.ErrNoXDS,
+			cause: []string{fixtureAddr, "Unimplemented", "fixture"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := targets.StartServer(t.Context(), targets.ServerOptions{Target: tc.target, TLS: tc.tls, ConnectTimeout: patient})
+			t.Log(err)
+			require.ErrorIs(t, err, tc.is)
+			for _, c := range tc.cause {
+				assert.Contains(t, err.Error(), c)
+			}
+			assert.NotContains(t, err.Error(), "connect timeout", "a definitive cause is reported without waiting out the timeout")
+			if tc.is == targets.ErrNoXDS {
+				assert.NotErrorIs(t, err, targets.ErrUnreachable, "a gRPC server without xDS is a configuration error, not an unreachable target")
+			}
+		})
+	}
+
+	t.Run("usable", func(t *testing.T) {
+		for name, o := range map[string]targets.ServerOptions{
+			"plaintext":  {Target: plainServer},
+			"mutual TLS": {Target: tlsServer, TLS: mutual},
+		} {
+			o.ConnectTimeout = patient
+			s, err := targets.StartServer(t.Context(), o)
+			require.NoError(t, err, name)
+			s.Close()
+		}
+	})
+}
+
+// TestPreflight_Silent checks the bounded wait: a port that accepts and
+// says nothing is reported when the connect timeout runs out, naming it.
+func TestPreflight_Silent(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lis.Close() })
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := lis.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case c := <-accepted:
+			_ = c.Close()
+		default:
+		}
+	})
+	_, err = targets.StartServer(t.Context(), targets.ServerOptions{Target: lis.Addr().String(), ConnectTimeout: 200 * time.Millisecond})
+	require.ErrorIs(t, err, targets.ErrUnreachable)
+	assert.Contains(t, err.Error(), "did not answer the HTTP/2 preface")
+	assert.Contains(t, err.Error(), "connect timeout 200ms")
+}
+
+// TestServer_CheckAlive checks the liveness the engine consults: alive
+// while the server serves, dead with the cause once it is gone, and then
+// so for good (Died, Gone) without another probe.
+func TestServer_CheckAlive(t *testing.T) {
+	g := grpc.NewServer()
+	refserver.New().Register(g)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = g.Serve(lis)
+	}()
+	s, err := targets.StartServer(t.Context(), targets.ServerOptions{Target: lis.Addr().String(), ConnectTimeout: patient})
+	require.NoError(t, err)
+	defer s.Close()
+
+	require.NoError(t, s.CheckAlive(t.Context()))
+	require.NoError(t, s.Died())
+	select {
+	case <-s.Gone():
+		t.Fatal("Gone is closed while the target lives")
+	default:
+	}
+
+	g.Stop()
+	<-done
+	err = s.CheckAlive(t.Context())
+	require.ErrorIs(t, err, targets.ErrUnreachable)
+	assert.Contains(t, err.Error(), "connection refused")
+	assert.Equal(t, err, s.Died())
+	<-s.Gone() // closed: a hang here is the failure
+
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.True(t, errors.Is(s.CheckAlive(cancelled), targets.ErrUnreachable), "once dead, the verdict stands without a probe")
+}
