@@ -29,9 +29,10 @@ const checkAliveWithin = 5 * time.Second
 
 // targetDied is the message of a pair that could not run, or ended with an
 // error, because the target died.
-func targetDied(cause error) string {
-	return "the target died during the run: " + cause.Error()
-}
+func targetDied(cause error) string { return diedPrefix + cause.Error() }
+
+// diedPrefix heads the message of a pair the target's death ended.
+const diedPrefix = "the target died during the run: "
 
 // diedBefore reports, for a pair about to start, whether the target is
 // already known to be gone, with the message the pair errors with.

@@ -133,3 +133,24 @@ func TestRun_FailureSurvivesDeath(t *testing.T) {
 	assert.Equal(t, results.Fail, rs[0].Outcome)
 	assert.Contains(t, rs[0].Message, "stopped serving")
 }
+
+// TestRun_DiedAlone checks that a scenario running alone (Scenario.Alone)
+// during which the target dies is the one that killed it: it fails its
+// headline rule, while the pairs after it error with the cause.
+func TestRun_DiedAlone(t *testing.T) {
+	env := newMortalEnv()
+	crash := scenario("server/a/malformed", func(t *engine.T) {
+		env.kill()
+		t.Abortf("stream lost: connection refused")
+	})
+	crash.Alone = true
+	crash2 := scenario("server/a/malformed-2", func(*engine.T) {})
+	crash2.Alone = true
+	rs, _ := run(t, t.Context(), pairsOf(t, crash, crash2), engine.Config{Env: env, Timeouts: quick})
+	require.Len(t, rs, 2)
+	assert.Equal(t, results.Fail, rs[0].Outcome)
+	assert.Equal(t, []string{"NONCE-1"}, rs[0].RulesBroken)
+	assert.Contains(t, rs[0].Message, "the target died while this scenario ran alone against it: "+errCrashed.Error())
+	assert.Equal(t, results.Error, rs[1].Outcome)
+	assert.Equal(t, "the target died during the run: "+errCrashed.Error(), rs[1].Message)
+}

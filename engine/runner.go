@@ -175,10 +175,17 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	// A pair that could not run may be the first sign that the target
 	// died: then that is its cause, and the rest of the run learns it
 	// (Liveness). A failure stays a failure: the pair saw the target
-	// break a rule, perhaps by dying of what the scenario sent.
-	if r.Outcome == results.Error && parent.Err() == nil {
+	// break a rule, perhaps by dying of what the scenario sent. A pair
+	// that runs alone (Scenario.Alone) and sees the target die killed it:
+	// that fails its headline rule.
+	if r.Outcome == results.Error && panicked == "" && parent.Err() == nil {
 		if msg, died := diedDuring(parent, cfg.Env); died {
 			r.Message = msg
+			if s.Alone && len(s.Requirements) > 0 {
+				r.RulesBroken, r.BrokenLevel, r.Message = judge([]Failure{{Rule: s.Requirements[0],
+					Message: "the target died while this scenario ran alone against it: " + strings.TrimPrefix(msg, diedPrefix)}}, s.Level)
+				r.Outcome = results.Fail
+			}
 		}
 	}
 	cfg.KnownFailing.judge(&r)
