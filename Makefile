@@ -4,7 +4,7 @@ GO ?= go
 export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test bench lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps
+.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps
 
 all: lint test build
 
@@ -20,11 +20,19 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./scenarios/
 
+## soak: both suites against the reference peers SOAK_RUNS times in a row (default 200; the
+## reference client's does-not-exist timer at 3 s, so it takes about 15 minutes); reports verdict
+## flips, peak RSS and goroutines. Not part of make test or .ci/run.
+SOAK_RUNS ?= 200
+soak:
+	$(GO) test -tags soak -count=1 -timeout 120m -run TestSoak ./soak/ -v -soak.runs=$(SOAK_RUNS)
+
 ## lint: gofmt and go vet
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
+	$(GO) vet -tags soak ./soak/
 
 ## generate: regenerate the requirements catalogue (from requirements/requirements.md) and the
 ## fixture API code (installs protoc from Debian and the pinned Go plugins into bin/tools if missing)
