@@ -36,6 +36,9 @@ type Options struct {
 	Quiet time.Duration
 	// Transcript receives every message; nil records nothing.
 	Transcript *transcript.Transcript
+	// MaxRecvSize is the largest request, in bytes, accepted from the
+	// client (0: DefaultMaxRecvSize).
+	MaxRecvSize int
 }
 
 // ErrTimeout is returned (wrapped) when an expected stream or request did
@@ -72,6 +75,8 @@ type Server struct {
 	streams    []*Stream
 	violations []Violation
 	closed     bool
+
+	unsupported *unsupported // calls on methods not served (unsupported.go)
 }
 
 // Start listens and serves until Close.
@@ -89,7 +94,8 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fake management server: listening on %s: %w", opts.Addr, err)
 	}
-	s := &Server{opts: opts, lis: lis, g: grpc.NewServer(), done: make(chan struct{}), notify: make(chan struct{})}
+	s := &Server{opts: opts, lis: lis, done: make(chan struct{}), notify: make(chan struct{}), unsupported: newUnsupported()}
+	s.g = grpc.NewServer(grpc.UnknownServiceHandler(s.serveUnknown), grpc.MaxRecvMsgSize(maxRecvSize(opts.MaxRecvSize)))
 	wire.RegisterServices(s.g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
 	go func() {
 		defer close(s.done)

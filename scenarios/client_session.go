@@ -99,6 +99,7 @@ func client(t *engine.T) *C {
 	srv, err := fakeserver.Start(fakeserver.Options{
 		Addr: target.Options().Listen, Variant: t.Variant,
 		Timeout: t.Timeouts.Expect, Quiet: t.Timeouts.Quiet, Transcript: t.Transcript,
+		MaxRecvSize: target.Options().MaxRecvSize,
 	})
 	if err != nil {
 		t.Abortf("%v", err)
@@ -133,7 +134,21 @@ func client(t *engine.T) *C {
 	})
 	ctx, cancel := c.untilExit()
 	defer cancel()
-	if _, err := srv.FirstStream(ctx, target.Options().StartTimeout); err != nil {
+	// A client that calls an xDS v2 method has shown what it speaks: the
+	// wait ends at once.
+	go func() {
+		select {
+		case <-srv.V2Called():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if _, err := srv.FirstStream(ctx, target.Options().StartTimeout); err != nil && len(srv.Streams()) == 0 {
+		// What it called instead, if anything, is why it never opened a
+		// stream the harness serves.
+		if calls := srv.UnsupportedCalls(); len(calls) > 0 {
+			t.Abortf("%s", fakeserver.Unsupported(calls))
+		}
 		c.abortIfExited()
 		t.Abortf("the client never connected to the management server at %s within %v: %v\n%v", srv.Addr(), target.Options().StartTimeout, err, run.Err())
 	}

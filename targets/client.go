@@ -131,6 +131,9 @@ type ClientOptions struct {
 	// StartTimeout bounds how long a launched client may take to open its
 	// first stream (default 10 s).
 	StartTimeout time.Duration
+	// MaxRecvSize is the largest request, in bytes, the fake management
+	// server accepts from the client (0: DefaultMaxRecvSize).
+	MaxRecvSize int
 }
 
 // Clients is a client target: it launches a fresh client per scenario and
