@@ -74,6 +74,7 @@ type clientFlags struct {
 	variants []string
 	lacks    []string
 	faults   []string
+	maxRecv  byteSize
 }
 
 func newClientCmd(out io.Writer) *cobra.Command {
@@ -109,6 +110,8 @@ func (f *clientFlags) register(c *cobra.Command) {
 		"; of these, "+joinNames(envoyFaults())+" act in the envoy profile only)")
 	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
 	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
+	f.maxRecv = targets.DefaultMaxRecvSize
+	fs.Var(&f.maxRecv, "max-recv-size", maxRecvSizeHelp("the client"))
 }
 
 // envoyFaults are the reference client's faults of the Envoy profile.
@@ -135,6 +138,7 @@ func commandVarsHelp() string {
 // clientSuite validates the client flags and returns the suite to run.
 func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	f.opts.Faults = f.faults
+	f.opts.MaxRecvSize = int(f.maxRecv)
 	for _, s := range f.variants {
 		v, err := wire.ParseVariant(s)
 		if err != nil {

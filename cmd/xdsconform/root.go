@@ -31,7 +31,10 @@ Exit codes:
   2    usage or configuration error (bad flag or flag combination, unreadable
        file, unwritable report path), or nothing could run (every selected
        scenario was skipped; the error line says why)
-  3    the target could not be reached
+       or --target is a gRPC server that serves no xDS service
+  3    no usable connection to the target (refused, timed out, TLS or
+       handshake failure, bytes that are not HTTP/2), or the target died
+       during the run; the error line gives the cause
   130  interrupted (Ctrl-C); the reports of what ran are still written`
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {

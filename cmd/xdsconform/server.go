@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -59,6 +60,7 @@ type serverFlags struct {
 	nodeCluster    string
 	fixturePlain   bool
 	containerEnv   []string
+	maxRecv        byteSize
 }
 
 func newServerCmd(out io.Writer) *cobra.Command {
@@ -90,6 +92,8 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.IntVar(&f.containerXDS, "container-xds-port", targets.DefaultContainerXDSPort, "with --target container:IMAGE: the xDS port inside the container")
 	fs.StringArrayVar(&f.containerEnv, "container-env", nil, "with --target container:IMAGE: KEY=VALUE in the container's environment (repeatable)")
 	fs.IntVar(&f.containerFx, "container-fixture-port", 0, "with --target container:IMAGE: the fixture API port inside the container (0: none)")
+	f.maxRecv = targets.DefaultMaxRecvSize
+	fs.Var(&f.maxRecv, "max-recv-size", maxRecvSizeHelp("the server"))
 	return c
 }
 
@@ -123,7 +127,8 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		return err
 	}
 	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
-		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain}
+		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
+		MaxRecvSize: int(f.maxRecv)}
 	for _, kv := range f.metadata {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -160,9 +165,23 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		return err
 	}
 	defer srv.Close()
-	return runSuite(c.Context(), out, &f.suite, suiteRun{
+	err = runSuite(c.Context(), out, &f.suite, suiteRun{
 		role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known,
 	})
+	return diedDuringRun(srv, err)
+}
+
+// diedDuringRun is the run's outcome err, unless the target died during
+// the run: then the one line naming the death, and the exit code of an
+// unreachable target (the report of what ran is written already). An
+// interrupt, or reports that could not be written, stay what they are.
+func diedDuringRun(srv *targets.Server, err error) error {
+	died := srv.Died()
+	var ee *exitError
+	if died == nil || err != nil && !(errors.As(err, &ee) && ee.code == exitFailures) {
+		return err
+	}
+	return &exitError{code: exitUnreachable, err: fmt.Errorf("the target died during the run, so the scenarios after it errored: %w", died)}
 }
 
 // validate rejects flag combinations that would otherwise be ignored in
