@@ -8,13 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Direction says which way a message travelled, from the harness's side.
@@ -45,42 +49,145 @@ type Entry struct {
 	Note string `json:"note,omitempty"`
 }
 
-// Limits on what one transcript keeps. A target caught in a loop can send
-// thousands of messages a second; the report keeps the beginning, which
-// shows how the loop started, and the end, which shows how the run ended.
+// Limits on what one transcript keeps, in bytes of rendered entries (see
+// EntrySize). A target caught in a loop can send thousands of messages a
+// second, some of them megabytes long; the report keeps the beginning,
+// which shows how the loop started, and the end, which shows how the run
+// ended, and says in one event between them how many entries and bytes
+// were elided. The largest transcript of the whole server or client suite
+// against the reference peers is about 16 KiB, so no normal pair comes
+// near these figures.
 const (
-	// KeepHead is how many entries are always kept from the start.
-	KeepHead = 1000
-	// KeepTail is how many of the most recent entries are kept after that.
-	KeepTail = 2000
+	// HeadBytes is how much of a transcript is always kept from the start.
+	HeadBytes = 256 << 10
+	// TailBytes is how much of the most recent entries is kept after that.
+	TailBytes = 256 << 10
+	// EntryBytes bounds one entry's rendered message: a larger message is
+	// rendered in part (its small fields, the first items of its lists),
+	// and the entry's note says what was left out and how big it was.
+	EntryBytes = 64 << 10
+	// NoteBytes bounds an entry's note (a stream's status message, say,
+	// which the target chooses).
+	NoteBytes = 4 << 10
+	// entryOverhead is what an Entry costs beyond its strings.
+	entryOverhead = 96
 )
+
+// DefaultBudget is the byte budget of one run's transcripts when the run
+// gives none: 64 pairs flooding at once keep at most this much between
+// them (32 pairs' worth of HeadBytes+TailBytes), however long they run.
+// A whole suite against the reference peers keeps under 1 MiB.
+const DefaultBudget = 16 << 20
+
+// Budget is a byte allowance shared by everything one run keeps in
+// memory for its report (every pair's transcript) or while a pair runs
+// (the fake peers' queues), so that 64 or 256 pairs at once cannot
+// multiply the per-pair caps. It is safe for concurrent use; a nil
+// *Budget allows everything (the per-transcript caps still apply).
+type Budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// NewBudget returns a budget of limit bytes (DefaultBudget when limit is
+// not positive).
+func NewBudget(limit int64) *Budget {
+	if limit <= 0 {
+		limit = DefaultBudget
+	}
+	return &Budget{limit: limit}
+}
+
+// Take reserves n bytes and reports whether they were available; when
+// they were not, nothing is reserved.
+func (b *Budget) Take(n int64) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// Give returns n bytes taken earlier.
+func (b *Budget) Give(n int64) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.used.Add(-n)
+}
+
+// Used is how many bytes are taken now.
+func (b *Budget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load()
+}
+
+// Limit is the budget's size in bytes (0 for a nil budget: no limit).
+func (b *Budget) Limit() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.limit
+}
 
 // Transcript is the ordered record of one scenario run.
 type Transcript struct {
-	mu      sync.Mutex
-	start   time.Time
-	entries []Entry // the first KeepHead entries
-	tail    []Entry // ring of the most recent entries after them
-	next    int     // ring write position once tail is full
-	dropped int     // entries overwritten in the ring
+	mu         sync.Mutex
+	start      time.Time
+	budget     *Budget
+	head       []Entry // the first entries, up to HeadBytes
+	headBytes  int64
+	headClosed bool    // an entry did not fit in the head: the rest go to the tail
+	tail       []Entry // the most recent entries after the head, up to TailBytes
+	tailBytes  int64
+	elided     int64         // entries dropped between head and tail
+	elidedSize int64         // their EntrySize, summed
+	elidedAt   time.Duration // when the last one was dropped
+	unkept     map[string]*unkept
 }
 
-// New starts an empty transcript whose clock starts now.
-func New() *Transcript { return &Transcript{start: time.Now()} }
+// unkept counts the messages a fake peer received on one stream, checked
+// and did not keep (see Unkept).
+type unkept struct {
+	n, bytes int64
+	at       time.Duration
+}
+
+// New starts an empty transcript whose clock starts now, bound only by
+// its own caps.
+func New() *Transcript { return NewIn(nil) }
+
+// NewIn is New drawing on b (shared with the run's other transcripts) for
+// every entry it keeps.
+func NewIn(b *Budget) *Transcript { return &Transcript{start: time.Now(), budget: b} }
+
+// Budget is the budget the transcript draws on (nil: none); the fake
+// peers draw on it too for their queues.
+func (t *Transcript) Budget() *Budget {
+	if t == nil {
+		return nil
+	}
+	return t.budget
+}
 
 // Record appends a message. The message is redacted and rendered at once,
-// so later mutation by the caller cannot change the record.
+// so later mutation by the caller cannot change the record. A message
+// whose rendering would exceed EntryBytes is rendered in part.
 func (t *Transcript) Record(stream string, dir Direction, m proto.Message) {
 	if t == nil {
 		return
 	}
 	e := Entry{Stream: stream, Direction: dir, Kind: string(m.ProtoReflect().Descriptor().Name())}
-	b, err := marshaler.Marshal(Redact(m))
-	if err != nil {
-		e.Note = fmt.Sprintf("could not render message: %v", err)
-	} else {
-		e.Message = compact(b)
-	}
+	e.Message, e.Note = render(m)
 	t.append(e)
 }
 
@@ -95,6 +202,7 @@ func StatusNote(err error) string {
 }
 
 // Event appends a stream event such as "opened" or "closed: Unavailable".
+// Notes longer than NoteBytes are clipped.
 func (t *Transcript) Event(stream, note string) {
 	if t == nil {
 		return
@@ -102,36 +210,170 @@ func (t *Transcript) Event(stream, note string) {
 	t.append(Entry{Stream: stream, Direction: Event, Kind: "event", Note: note})
 }
 
-func (t *Transcript) append(e Entry) {
+// Unkept records that a fake peer received a message of size bytes on
+// stream, checked it against every invariant, and did not keep it for
+// the scenario because its queue was full. The first time for a stream,
+// why is recorded as an event; Entries ends with one event per such
+// stream saying how many messages and bytes were not kept.
+func (t *Transcript) Unkept(stream string, size int64, why string) {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	e.At = time.Since(t.start)
-	switch {
-	case len(t.entries) < KeepHead:
-		t.entries = append(t.entries, e)
-	case len(t.tail) < KeepTail:
-		t.tail = append(t.tail, e)
-	default:
-		t.tail[t.next] = e
-		t.next = (t.next + 1) % KeepTail
-		t.dropped++
+	if t.unkept == nil {
+		t.unkept = map[string]*unkept{}
+	}
+	u := t.unkept[stream]
+	first := u == nil
+	if first {
+		u = &unkept{}
+		t.unkept[stream] = u
+	}
+	u.n++
+	u.bytes += size
+	u.at = time.Since(t.start)
+	t.mu.Unlock()
+	if first {
+		t.Event(stream, why)
 	}
 }
 
-// Entries returns a copy of the entries in order.
+// UnkeptTotal is how many messages, of how many bytes, the fake peers
+// received and did not keep (see Unkept): a verdict that rests on what a
+// scenario could see is then unsure.
+func (t *Transcript) UnkeptTotal() (n, bytes int64) {
+	if t == nil {
+		return 0, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, u := range t.unkept {
+		n += u.n
+		bytes += u.bytes
+	}
+	return n, bytes
+}
+
+// EntrySize is what an entry counts against HeadBytes, TailBytes and the
+// budget: its strings plus a fixed overhead for the rest.
+func EntrySize(e Entry) int64 {
+	return int64(len(e.Message)+len(e.Note)+len(e.Stream)+len(e.Kind)) + entryOverhead
+}
+
+func (t *Transcript) append(e Entry) {
+	e.Note = Clip(e.Note, NoteBytes)
+	size := EntrySize(e)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.At = time.Since(t.start)
+	if !t.headClosed {
+		if t.headBytes+size <= HeadBytes && t.budget.Take(size) {
+			t.head = append(t.head, e)
+			t.headBytes += size
+			return
+		}
+		t.headClosed = true
+	}
+	// Make room in the tail: its oldest entries go first, and what they
+	// free pays for the new one when the run's budget is spent.
+	for len(t.tail) > 0 && t.tailBytes+size > TailBytes {
+		t.dropOldest()
+	}
+	for !t.budget.Take(size) {
+		switch {
+		case len(t.tail) > 0:
+			t.dropOldest()
+		case len(t.head) > 1:
+			// The run's budget is spent and this transcript has no tail
+			// to give up: the end of its head pays, so that it still
+			// shows how it ended (its first entry stays).
+			last := t.head[len(t.head)-1]
+			t.head[len(t.head)-1] = Entry{}
+			t.head = t.head[:len(t.head)-1]
+			size := EntrySize(last)
+			t.headBytes -= size
+			t.budget.Give(size)
+			t.elide(last, size)
+		default:
+			t.elide(e, size)
+			return
+		}
+	}
+	t.tail = append(t.tail, e)
+	t.tailBytes += size
+}
+
+// dropOldest elides the oldest tail entry; t.mu must be held.
+func (t *Transcript) dropOldest() {
+	old := t.tail[0]
+	t.tail[0] = Entry{} // let its bytes go
+	t.tail = t.tail[1:]
+	size := EntrySize(old)
+	t.tailBytes -= size
+	t.budget.Give(size)
+	t.elide(old, size)
+}
+
+// elide counts e as dropped between head and tail; t.mu must be held.
+func (t *Transcript) elide(e Entry, size int64) {
+	t.elided++
+	t.elidedSize += size
+	t.elidedAt = e.At
+}
+
+// Kept is how many bytes (as EntrySize) the transcript keeps now, and
+// how many entries and bytes it elided.
+func (t *Transcript) Kept() (bytes, elided, elidedBytes int64) {
+	if t == nil {
+		return 0, 0, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.headBytes + t.tailBytes, t.elided, t.elidedSize
+}
+
+// Entries returns a copy of the entries in order: the head, one event
+// saying how many entries and bytes were elided (if any were), the tail,
+// and one event per stream on which a fake peer did not keep messages.
 func (t *Transcript) Entries() []Entry {
 	if t == nil {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := append([]Entry(nil), t.entries...)
-	if t.dropped > 0 {
-		out = append(out, Entry{At: t.tail[t.next].At, Stream: "harness", Direction: Event, Kind: "event",
-			Note: fmt.Sprintf("%d entries omitted (the transcript keeps the first %d and the last %d)", t.dropped, KeepHead, KeepTail)})
+	out := make([]Entry, 0, len(t.head)+len(t.tail)+1+len(t.unkept))
+	out = append(out, t.head...)
+	if t.elided > 0 {
+		out = append(out, Entry{At: t.elidedAt, Stream: "harness", Direction: Event, Kind: "event",
+			Note: fmt.Sprintf("%d more entries, %d bytes, elided (a transcript keeps its first %d and last %d bytes, within %d bytes for the whole run)",
+				t.elided, t.elidedSize, HeadBytes, TailBytes, t.budget.Limit())})
 	}
-	out = append(out, t.tail[t.next:]...)
-	return append(out, t.tail[:t.next]...)
+	out = append(out, t.tail...)
+	streams := make([]string, 0, len(t.unkept))
+	for s := range t.unkept {
+		streams = append(streams, s)
+	}
+	sort.Strings(streams)
+	for _, s := range streams {
+		u := t.unkept[s]
+		out = append(out, Entry{At: u.at, Stream: s, Direction: Event, Kind: "event",
+			Note: fmt.Sprintf("%d more messages, %d bytes, were received and checked but not kept for the scenario", u.n, u.bytes)})
+	}
+	return out
+}
+
+// Clip returns s cut to at most n bytes (on a UTF-8 boundary), ending
+// with a note of how many bytes were elided when it was cut. Every text
+// a peer chooses goes through it before it reaches a report.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d more bytes elided)", s[:cut], len(s)-cut)
 }
 
 // String renders the transcript one entry per line, for consoles and JUnit.
@@ -155,6 +397,123 @@ func Format(entries []Entry) string {
 }
 
 var marshaler = protojson.MarshalOptions{UseProtoNames: true}
+
+// render redacts and renders m as compact JSON, in part when it is larger
+// than EntryBytes; the note then says what was left out.
+func render(m proto.Message) (json.RawMessage, string) {
+	size := proto.Size(m)
+	if size <= EntryBytes {
+		b, err := marshaler.Marshal(Redact(m))
+		if err != nil {
+			return nil, fmt.Sprintf("could not render message: %v", err)
+		}
+		if out := compact(b); len(out) <= EntryBytes {
+			return out, ""
+		}
+	}
+	part, left := summarize(m)
+	note := fmt.Sprintf("%d bytes on the wire, rendered in part: %s elided", size, strings.Join(left, ", "))
+	b, err := marshaler.Marshal(Redact(part))
+	if err != nil {
+		return nil, Clip(fmt.Sprintf("%s; could not render the rest: %v", note, err), NoteBytes)
+	}
+	out := compact(b)
+	if len(out) > EntryBytes {
+		return nil, Clip(fmt.Sprintf("%d bytes on the wire, too large to render", size), NoteBytes)
+	}
+	return out, Clip(note, NoteBytes)
+}
+
+// Limits of a message rendered in part: enough for the fields that
+// identify it (type URL, version, nonce, names), not for its payload.
+const (
+	partString  = 1 << 10  // a string field is cut to this
+	partMessage = 4 << 10  // a message field larger than this is left out
+	partList    = 16 << 10 // a list keeps its first items up to this
+)
+
+// summarize returns a copy of m with its small fields and the first items
+// of its lists, and what it left out, in field order (so deterministic).
+func summarize(m proto.Message) (proto.Message, []string) {
+	src := m.ProtoReflect()
+	dst := src.New()
+	var left []string
+	fields := src.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if !src.Has(fd) {
+			continue
+		}
+		v := src.Get(fd)
+		switch {
+		case fd.IsList():
+			l, kept, bytes := v.List(), 0, 0
+			out := dst.Mutable(fd).List()
+			for j := 0; j < l.Len(); j++ {
+				n := valueSize(fd, l.Get(j))
+				if bytes+n > partList {
+					break
+				}
+				out.Append(l.Get(j))
+				kept++
+				bytes += n
+			}
+			if kept < l.Len() {
+				left = append(left, fmt.Sprintf("%s: %d of %d items", fd.Name(), l.Len()-kept, l.Len()))
+			}
+		case fd.IsMap():
+			if n := mapSize(fd, v.Map()); n <= partMessage {
+				dst.Set(fd, v)
+			} else {
+				left = append(left, fmt.Sprintf("%s: %d entries, about %d bytes", fd.Name(), v.Map().Len(), n))
+			}
+		case fd.Kind() == protoreflect.StringKind && len(v.String()) > partString:
+			s := v.String()
+			cut := partString
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			dst.Set(fd, protoreflect.ValueOfString(strings.ToValidUTF8(s[:cut], "")))
+			left = append(left, fmt.Sprintf("%s: %d of %d bytes", fd.Name(), len(s)-cut, len(s)))
+		case fd.Kind() == protoreflect.BytesKind && len(v.Bytes()) > partString:
+			left = append(left, fmt.Sprintf("%s: %d bytes", fd.Name(), len(v.Bytes())))
+		case fd.Message() != nil:
+			if n := proto.Size(v.Message().Interface()); n <= partMessage {
+				dst.Set(fd, v)
+			} else {
+				left = append(left, fmt.Sprintf("%s: %d bytes", fd.Name(), n))
+			}
+		default:
+			dst.Set(fd, v)
+		}
+	}
+	if len(left) == 0 {
+		left = append(left, "nothing")
+	}
+	return dst.Interface(), left
+}
+
+// valueSize is about what one list item or map key/value costs on the wire.
+func valueSize(fd protoreflect.FieldDescriptor, v protoreflect.Value) int {
+	switch {
+	case fd.Message() != nil && !fd.IsMap():
+		return proto.Size(v.Message().Interface())
+	case fd.Kind() == protoreflect.StringKind:
+		return len(v.String())
+	case fd.Kind() == protoreflect.BytesKind:
+		return len(v.Bytes())
+	}
+	return 8
+}
+
+func mapSize(fd protoreflect.FieldDescriptor, m protoreflect.Map) int {
+	n := 0
+	m.Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
+		n += len(k.String()) + valueSize(fd.MapValue(), v)
+		return true
+	})
+	return n
+}
 
 func compact(b []byte) json.RawMessage {
 	// protojson output is valid JSON but its spacing is deliberately unstable;
