@@ -11,6 +11,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -38,6 +39,10 @@ type Config struct {
 	// Salt varies node ids and resource names between runs sharing one
 	// server; empty keeps them stable, so repeated runs are identical.
 	Salt string
+	// Budget bounds the bytes the run's transcripts keep and its fake
+	// peers queue, all pairs together; nil gives each Run its own of
+	// transcript.DefaultBudget.
+	Budget *transcript.Budget
 }
 
 // DefaultParallel is how many pairs run at once unless configured: pairs
@@ -58,6 +63,9 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 	}
 	if cfg.Timeouts == (Timeouts{}) {
 		cfg.Timeouts = DefaultTimeouts
+	}
+	if cfg.Budget == nil {
+		cfg.Budget = transcript.NewBudget(0)
 	}
 	sem := make(chan struct{}, cfg.Parallel)
 	var wg sync.WaitGroup
