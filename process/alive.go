@@ -46,18 +46,8 @@ func Alive(pid int) bool {
 
 // procStat reads the state and process group of pid from /proc/PID/stat.
 func procStat(pid int) (state byte, pgrp int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	// "pid (comm) state ppid pgrp ..."; comm may hold spaces and
-	// parentheses, so parse from the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
+	f, ok := procStatFields(pid)
+	if !ok {
 		return 0, 0, false
 	}
 	pg, err := strconv.Atoi(string(f[2]))
@@ -65,4 +55,24 @@ func procStat(pid int) (state byte, pgrp int, ok bool) {
 		return 0, 0, false
 	}
 	return f[0][0], pg, true
+}
+
+// procStatFields returns the fields of /proc/PID/stat after the command
+// name: state, ppid, pgrp, and so on.
+func procStatFields(pid int) ([][]byte, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	// "pid (comm) state ppid pgrp ..."; comm may hold spaces and
+	// parentheses, so parse from the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return nil, false
+	}
+	return f, true
 }

@@ -1,7 +1,10 @@
 // Package process runs the external programs the harness tests or plays
-// against (xDS clients, control planes): each in a process group of its
-// own so that stopping it also stops whatever it spawned, with its output
-// kept in a bounded tail for error messages.
+// against (xDS clients, control planes): each in a process group, and
+// where the OS allows a cgroup, of its own, marked so that stopping it
+// also stops whatever it spawned, even what left the group; with its
+// output kept in a bounded tail for error messages. Shutdown, on the
+// harness's way out, stops whatever is still running and removes the
+// scratch directories left.
 package process
 
 import (
@@ -12,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,9 +40,13 @@ type Options struct {
 
 // Process is a running external program and its process group.
 type Process struct {
-	cmd   *exec.Cmd
-	pgid  int
-	stdin *os.File // write end held open for KeepStdin, else nil
+	cmd    *exec.Cmd
+	pgid   int
+	marker string  // LaunchEnv=id, in the environment of all it starts
+	cg     *cgroup // its cgroup; nil without one
+	stdin  *os.File // write end held open for KeepStdin, else nil
+
+	seen map[int]struct{} // members met while stopping, to reap; stop's only
 
 	tail  *ring
 	lines chan string
@@ -72,10 +80,13 @@ func StartShell(ctx context.Context, command string, opts Options) (*Process, er
 	return Start(ctx, []string{"sh", "-c", command}, opts)
 }
 
-// Start runs argv in a new process group. stdout and stderr are captured
-// (Tail, and Lines for stdout). When ctx is done the whole group is
-// stopped as by Stop with a one-second grace; pass a context that is never
-// cancelled to tie the lifetime to Stop alone.
+// Start runs argv in a new process group and, where the OS allows, a
+// cgroup v2 group of its own, with its launch marker (LaunchEnv) in its
+// environment: whatever it starts stays within reach of Stop (see
+// contain.go). stdout and stderr are captured (Tail, and Lines for
+// stdout). When ctx is done the program is stopped as by Stop with a
+// one-second grace; pass a context that is never cancelled to tie the
+// lifetime to Stop alone. After Shutdown it starts nothing.
 func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("start process: empty command")
@@ -83,17 +94,15 @@ func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
+	started, err := beginStart()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	defer started()
 	tailSize := opts.StderrTail
 	if tailSize <= 0 {
 		tailSize = defaultTail
 	}
-
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), opts.Env...)
-	cmd.Dir = opts.Dir
-	// Own process group: Stop signals -pgid and so reaches every
-	// descendant that did not leave the group itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// Our own pipes rather than cmd.Stdout = writer: exec's copying
 	// goroutines would make Wait block until every grandchild holding the
@@ -107,16 +116,51 @@ func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 		closeAll(outR, outW)
 		return nil, fmt.Errorf("start %s: stderr pipe: %w", argv[0], err)
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
 	var inR, inW *os.File
 	if opts.KeepStdin {
 		if inR, inW, err = os.Pipe(); err != nil {
 			closeAll(outR, outW, errR, errW)
 			return nil, fmt.Errorf("start %s: stdin pipe: %w", argv[0], err)
 		}
-		cmd.Stdin = inR
 	}
-	if err := cmd.Start(); err != nil {
+	id := newLaunchID()
+	// The marker goes last so that no caller's entry can replace it.
+	env := append(append(os.Environ(), opts.Env...), LaunchEnv+"="+id)
+	command := func(cgroupDir *os.File) *exec.Cmd {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		cmd.Dir = opts.Dir
+		// Own process group: Stop signals -pgid and so reaches every
+		// descendant that did not leave the group itself.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if cgroupDir != nil {
+			intoCgroup(cmd.SysProcAttr, cgroupDir)
+		}
+		cmd.Stdout, cmd.Stderr = outW, errW
+		if inR != nil {
+			cmd.Stdin = inR
+		}
+		return cmd
+	}
+	cg, cgDir := newCgroup(id)
+	cmd := command(cgDir)
+	err = cmd.Start()
+	if cgDir != nil {
+		_ = cgDir.Close()
+	}
+	if err != nil && cg != nil {
+		// Perhaps the kernel cannot start a process into a cgroup
+		// (clone3 refused): try without, and if that works, do without
+		// cgroups from now on.
+		_ = cg.remove()
+		cg = nil
+		retry := command(nil)
+		if retry.Start() == nil {
+			disableCgroups(fmt.Sprintf("starting a process into a cgroup failed: %v", err))
+			cmd, err = retry, nil
+		}
+	}
+	if err != nil {
 		closeAll(outR, outW, errR, errW, inR, inW)
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
@@ -126,11 +170,15 @@ func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 	p := &Process{
 		cmd:    cmd,
 		pgid:   cmd.Process.Pid, // Setpgid with Pgid 0: the group is named after the leader
+		marker: LaunchEnv + "=" + id,
+		cg:     cg,
 		stdin:  inW,
 		tail:   newRing(tailSize),
 		lines:  make(chan string, lineBuffer),
 		exited: make(chan struct{}),
+		seen:   map[int]struct{}{},
 	}
+	register(p)
 	p.readers.Add(2)
 	go p.readStdout(outR)
 	go p.readStderr(errR)
@@ -164,6 +212,11 @@ func (p *Process) wait() {
 	case <-time.After(drainDelay):
 	}
 	p.exitErr = err
+	// A program that ended leaving nothing behind needs no Stop to give
+	// its cgroup back; one that left something keeps it until Stop.
+	if p.cg != nil && !p.cg.populated() {
+		_ = p.cg.remove()
+	}
 	close(p.exited)
 }
 
@@ -268,42 +321,127 @@ func (p *Process) AwaitLine(ctx context.Context, prefix string) (string, error) 
 	}
 }
 
-// ErrKilled is returned (wrapped) by Stop when the group ignored SIGTERM
-// and had to be killed: it is gone, but it did not stop cleanly.
+// ErrKilled is returned (wrapped) by Stop when the program ignored
+// SIGTERM and had to be killed: it is gone, but it did not stop cleanly.
 var ErrKilled = errors.New("killed with SIGKILL")
 
-// Stop sends SIGTERM to the whole process group, SIGKILL after grace, and
-// returns once the leader has been reaped and no live member of the group
-// remains. It is idempotent and safe to call concurrently; every caller
-// waits for the first to finish. The error says whether the group had to
-// be killed (ErrKilled) or could not be stopped; the exit status is ExitErr.
+// Stop sends SIGTERM to the program and everything it started (its
+// process group, its cgroup, every process carrying its launch marker),
+// SIGKILL after grace, and returns once the leader has been reaped and
+// none of them is alive; its scratch cgroup is then removed. It is
+// idempotent and safe to call concurrently; every caller waits for the
+// first to finish. The error says whether some had to be killed
+// (ErrKilled, naming them by pid and program) or could not be, naming
+// the survivors; the exit status is ExitErr.
 func (p *Process) Stop(grace time.Duration) error {
 	p.stopOnce.Do(func() { p.stopErr = p.stop(grace) })
 	return p.stopErr
 }
 
-func (p *Process) stop(grace time.Duration) error {
+func (p *Process) stop(grace time.Duration) (err error) {
+	defer func() { err = errors.Join(err, p.cleanup()) }()
 	if p.stdin != nil {
 		_ = p.stdin.Close()
 	}
-	// A group whose leader is reaped and that has no live member may
-	// already have given its number to someone else: leave it alone.
-	if p.done() && !groupAlive(p.pgid) {
+	if p.gone() {
 		return nil
 	}
-	if err := signalGroup(p.pgid, syscall.SIGTERM); err != nil {
-		return err
-	}
+	p.signal(syscall.SIGTERM)
 	if p.waitGone(grace) {
 		return nil
 	}
-	if err := signalGroup(p.pgid, syscall.SIGKILL); err != nil {
-		return err
-	}
+	left := p.Members()
+	p.signal(syscall.SIGKILL)
 	if p.waitGone(killWait) {
-		return fmt.Errorf("%w: it was still running %v after SIGTERM", ErrKilled, grace)
+		return fmt.Errorf("%w: still running %v after SIGTERM: %s", ErrKilled, grace, describe(left))
 	}
-	return fmt.Errorf("process group %d still alive %v after SIGKILL", p.pgid, killWait)
+	return fmt.Errorf("still alive %v after SIGKILL: %s", killWait, describe(p.Members()))
+}
+
+// cleanup reaps the orphans stop killed, removes the cgroup and forgets
+// the program.
+func (p *Process) cleanup() error {
+	pids := make([]int, 0, len(p.seen))
+	for pid := range p.seen {
+		pids = append(pids, pid)
+	}
+	reap(pids)
+	var err error
+	if p.cg != nil && !p.cg.populated() {
+		err = p.cg.remove()
+	}
+	deregister(p)
+	return err
+}
+
+// Members lists the live processes of the program: its leader and
+// everything it started that is in its process group, its cgroup, or
+// carries its launch marker. Zombies are not counted.
+func (p *Process) Members() []Member {
+	var ms []Member
+	have := map[int]bool{}
+	add := func(m Member) {
+		if !have[m.PID] {
+			have[m.PID] = true
+			ms = append(ms, m)
+		}
+	}
+	if p.cg != nil {
+		for _, pid := range p.cg.procs() {
+			if Alive(pid) {
+				add(Member{PID: pid, Program: programName(pid)})
+			}
+		}
+	}
+	if live, err := scanProc(p.pgid, p.marker); err == nil {
+		for _, m := range live {
+			add(m)
+		}
+	} else if !p.done() || groupAlive(p.pgid) {
+		add(Member{PID: p.pgid, Program: "process group"})
+	}
+	slices.SortFunc(ms, func(a, b Member) int { return a.PID - b.PID })
+	return ms
+}
+
+// gone reports whether the leader has been reaped and nothing the
+// program started lives. With a cgroup that is one file; without, a scan
+// of /proc.
+func (p *Process) gone() bool {
+	if !p.done() {
+		return false
+	}
+	if p.cg != nil {
+		return !p.cg.populated()
+	}
+	live, err := scanProc(p.pgid, p.marker)
+	if err != nil {
+		return !groupAlive(p.pgid)
+	}
+	return len(live) == 0
+}
+
+// signal sends sig to the process group, while it has a live member (a
+// group whose leader is reaped and that has no live member may already
+// have given its number to someone else), and to every other member.
+func (p *Process) signal(sig syscall.Signal) {
+	if !p.done() || groupAlive(p.pgid) {
+		_ = signalGroup(p.pgid, sig)
+	}
+	if p.cg != nil {
+		for _, pid := range p.cg.procs() {
+			p.seen[pid] = struct{}{}
+		}
+		p.cg.signal(sig)
+		return
+	}
+	live, _ := scanProc(p.pgid, p.marker)
+	for _, m := range live {
+		// Found by group or marker: it is the program's, so its pid is
+		// not someone else's.
+		p.seen[m.PID] = struct{}{}
+		_ = syscall.Kill(m.PID, sig)
+	}
 }
 
 func (p *Process) done() bool {
@@ -315,24 +453,27 @@ func (p *Process) done() bool {
 	}
 }
 
-// waitGone polls until the leader has exited and the group has no live
-// member, or d has passed.
+// waitGone polls until gone, or d has passed.
 func (p *Process) waitGone(d time.Duration) bool {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
+	tick := pollTick
+	if p.cg == nil {
+		tick = markerScanTick // a scan of /proc costs more than a cgroup file
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
 	exited := p.exited
 	for {
-		if p.done() && !groupAlive(p.pgid) {
+		if p.gone() {
 			return true
 		}
 		select {
 		case <-deadline.C:
-			return p.done() && !groupAlive(p.pgid)
+			return p.gone()
 		case <-exited:
 			exited = nil // wake once on exit, then poll
-		case <-tick.C:
+		case <-ticker.C:
 		}
 	}
 }
