@@ -351,4 +351,3 @@ func subreaperHelper() error {
 	}
 	return nil
 }
-

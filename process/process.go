@@ -42,8 +42,8 @@ type Options struct {
 type Process struct {
 	cmd    *exec.Cmd
 	pgid   int
-	marker string  // LaunchEnv=id, in the environment of all it starts
-	cg     *cgroup // its cgroup; nil without one
+	marker string   // LaunchEnv=id, in the environment of all it starts
+	cg     *cgroup  // its cgroup; nil without one
 	stdin  *os.File // write end held open for KeepStdin, else nil
 
 	seen map[int]struct{} // members met while stopping, to reap; stop's only
