@@ -485,12 +485,14 @@ func checkTemplate(cmd string) error {
 }
 
 func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, error) {
-	dir, err := os.MkdirTemp("", "xdsconform-client-")
+	// A scratch directory the harness's Shutdown removes even if this
+	// pair is abandoned (Ctrl-C) before it stops its client.
+	dir, err := process.MkdirScratch("xdsconform-client-")
 	if err != nil {
-		return nil, fmt.Errorf("making a scratch directory: %w", err)
+		return nil, err
 	}
 	fail := func(err error) (Running, error) {
-		_ = os.RemoveAll(dir)
+		_ = process.RemoveScratch(dir)
 		return nil, err
 	}
 	csds, err := freeAddr()
@@ -571,13 +573,21 @@ func (r *commandRunning) Stop() error {
 	if r.obs != nil {
 		_ = r.obs.Close()
 	}
-	err := r.proc.Stop(2 * time.Second)
-	_ = os.RemoveAll(r.dir)
-	if err != nil {
-		return fmt.Errorf("stopping the client command: %w; its output ends with:\n%s", err, r.proc.Tail())
+	err := r.proc.Stop(StopGrace)
+	// Only once nothing of the client is left to write in it.
+	rmErr := process.RemoveScratch(r.dir)
+	switch {
+	case errors.Is(err, process.ErrKilled):
+		return fmt.Errorf("the client command ignored SIGTERM and had to be killed (%w); its output ends with:\n%s", err, r.proc.Tail())
+	case err != nil:
+		return fmt.Errorf("the client command left processes behind: %w; its output ends with:\n%s", err, r.proc.Tail())
 	}
-	return nil
+	return rmErr
 }
+
+// StopGrace is how long a launched client command has to exit after
+// SIGTERM before it and everything it started are killed.
+const StopGrace = 2 * time.Second
 
 // launchContainer starts the container:IMAGE client for one scenario: the
 // Envoy bootstrap points at the harness's management server through the

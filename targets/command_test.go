@@ -1,0 +1,55 @@
+package targets_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// A --client-cmd client is stopped with everything it started and its
+// scratch directory removed; one that ignores SIGTERM says so in Stop's
+// error, which makes its pair an error.
+func TestClients_CommandStop(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, err string
+	}{
+		{"stops on SIGTERM", `exec sleep 300`, ""},
+		{"ignores SIGTERM", `trap '' TERM; exec sleep 300`, "ignored SIGTERM and had to be killed"},
+		{"detached child ignores SIGTERM", `( setsid sh -c "trap '' TERM; exec sleep 300" & ); exec sleep 300`, "ignored SIGTERM and had to be killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started := filepath.Join(t.TempDir(), "dir")
+			c, err := targets.NewClients(targets.ClientOptions{Command: `echo {{.Dir}} > ` + process.Quote(started) + `.tmp && mv ` +
+				process.Quote(started) + `.tmp ` + process.Quote(started) + `; ` + tc.body, Observer: targets.ObserveNone})
+			require.NoError(t, err)
+			run, err := c.Launch(t.Context(), targets.LaunchSpec{ServerAddr: "127.0.0.1:1", NodeID: "n", Listener: "L", Variant: wire.SotWADS})
+			require.NoError(t, err)
+			var dir string
+			require.Eventually(t, func() bool {
+				b, err := os.ReadFile(started)
+				dir = strings.TrimSpace(string(b))
+				return err == nil
+			}, 10*time.Second, 10*time.Millisecond, "the client command never ran")
+			require.DirExists(t, dir)
+
+			err = run.Stop()
+			if tc.err == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, process.ErrKilled)
+				assert.ErrorContains(t, err, tc.err)
+				assert.ErrorContains(t, err, "(sleep)", "names what it killed by program")
+			}
+			assert.NoDirExists(t, dir, "the scratch directory outlived the client")
+		})
+	}
+}
