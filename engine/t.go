@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -60,8 +62,16 @@ type T struct {
 	// headline rule, which failures name unless a step names its own.
 	requirements []string
 
-	mu         sync.Mutex
-	failures   []Failure
+	mu       sync.Mutex
+	failures []Failure
+	// failBytes is the size of the failure messages kept; elided and
+	// elidedBytes count those dropped past FailuresBytes, which the
+	// failure at noteAt (-1: none yet) reports.
+	failBytes   int
+	elided      int
+	elidedBytes int
+	noteAt      int
+
 	skip       string
 	abort      string
 	lingering  bool
@@ -80,6 +90,25 @@ type Failure struct {
 	Message string
 }
 
+// Bounds on the failures a pair keeps. Each is a few hundred bytes in the
+// normal suites; a peer that breaks a rule on every message must not turn
+// the report into one line per message (a client flooding invalid
+// requests once made a single message of 63.7 MB). Rules are never
+// dropped: the first failure of every rule is kept, so the rules broken
+// and their level, and hence the verdict and the exit code, are the same
+// as if every message were kept. A run keeps at most FailuresBytes per
+// pair, plus rulePartBytes per further rule, for each of its pairs, whose
+// number the catalogue fixes, not the target.
+const (
+	// FailureBytes bounds one failure message.
+	FailureBytes = 8 << 10
+	// FailuresBytes bounds the failure messages one pair keeps; past it,
+	// only the first failure of a rule not yet listed is kept, cut to
+	// rulePartBytes, and one last line counts what was elided.
+	FailuresBytes = 32 << 10
+	rulePartBytes = 1 << 10
+)
+
 func newT(ctx context.Context, p Pair, cfg *Config) *T {
 	sum := sha256.Sum256([]byte(p.FullName() + cfg.Salt))
 	h := hex.EncodeToString(sum[:])[:8]
@@ -88,13 +117,36 @@ func newT(ctx context.Context, p Pair, cfg *Config) *T {
 		Variant:    p.Variant,
 		NodeID:     "xdsconform-" + h,
 		Timeouts:   cfg.Timeouts,
-		Transcript: transcript.New(),
+		Transcript: transcript.NewIn(cfg.Budget),
 		Env:        cfg.Env,
 		prefix:     "x" + h + "-",
+		noteAt:     -1,
 
 		requirements: p.Scenario.Requirements,
 		stopLinger:   make(chan struct{}),
+		// Always the last check (AfterRun inserts before it): it needs
+		// every failure the others may record.
+		checks: []func(*T){checkUnkept},
 	}
+}
+
+// checkUnkept ends a pair that would pass, but whose fake peers did not
+// keep everything the target sent (their queues are bounded), with an
+// error outcome: every message was checked against the invariants as it
+// came, but a step may have needed one that was dropped, so a pass would
+// rest on less than the scenario asked to see.
+func checkUnkept(t *T) {
+	n, bytes := t.Transcript.UnkeptTotal()
+	if n == 0 {
+		return
+	}
+	t.mu.Lock()
+	decided := len(t.failures) > 0 || t.skip != "" || t.abort != ""
+	t.mu.Unlock()
+	if decided {
+		return
+	}
+	t.Abortf("the target sent %d messages (%d bytes) more than the harness keeps for one scenario; each was checked against the invariants as it came, but no pass can rest on messages the scenario never saw", n, bytes)
 }
 
 // Headline is the scenario's headline rule, its first citation: failures
@@ -126,15 +178,73 @@ func (t *T) Errorf(format string, args ...any) {
 // Failf records a failure of rule and lets the body carry on. An unknown
 // rule ID is a scenario bug: the failure is then filed under the headline
 // rule, with the bad ID in the message, rather than lost.
+//
+// Messages are cut to FailureBytes, and a pair keeps FailuresBytes of
+// them: past that, a failure of a rule already listed is only counted, in
+// one last line, so a peer that breaks a rule on every message costs a
+// few lines, not one per message.
 func (t *T) Failf(rule, format string, args ...any) {
-	msg := cleanTestify(fmt.Sprintf(format, args...))
+	raw := fmt.Sprintf(format, args...)
+	// Cut before the testify clean-up, whose regexps would otherwise run
+	// over megabytes; what is cut is still counted.
+	cut := 0
+	if len(raw) > 2*FailureBytes {
+		cut = len(raw) - 2*FailureBytes
+		raw = raw[:2*FailureBytes]
+	}
+	msg := cleanTestify(raw)
 	if _, ok := requirements.Lookup(rule); !ok {
-		msg = fmt.Sprintf("(step names unknown rule %q) %s", rule, msg)
+		msg = fmt.Sprintf("(step names unknown rule %q) %s", transcript.Clip(rule, 100), msg)
 		rule = t.Headline()
 	}
+	msg = clipMessage(msg, FailureBytes, cut)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.failures = append(t.failures, Failure{Rule: rule, Message: msg})
+	listed := slices.ContainsFunc(t.failures, func(f Failure) bool { return f.Rule == rule })
+	if t.failBytes+len(msg) > FailuresBytes {
+		if listed {
+			t.elide(rule, len(msg))
+			return
+		}
+		// A rule not yet listed is always kept: the verdict names it.
+		msg = clipMessage(msg, rulePartBytes, 0)
+	}
+	f := Failure{Rule: rule, Message: msg}
+	t.failBytes += len(msg)
+	if t.noteAt < 0 {
+		t.failures = append(t.failures, f)
+		return
+	}
+	// The note of what was elided stays last.
+	t.failures = slices.Insert(t.failures, t.noteAt, f)
+	t.noteAt++
+}
+
+// elide counts a failure of a listed rule past FailuresBytes in the note,
+// which it adds (under that rule, so no rule is added) the first time;
+// t.mu must be held.
+func (t *T) elide(rule string, size int) {
+	t.elided++
+	t.elidedBytes += size
+	if t.noteAt < 0 {
+		t.failures = append(t.failures, Failure{Rule: rule})
+		t.noteAt = len(t.failures) - 1
+	}
+	t.failures[t.noteAt].Message = fmt.Sprintf("%d more failures, %d bytes, elided (a scenario keeps %d bytes of failure messages and the first failure of every rule)",
+		t.elided, t.elidedBytes, FailuresBytes)
+}
+
+// clipMessage cuts msg to n bytes like transcript.Clip, counting extra
+// bytes cut earlier in the note.
+func clipMessage(msg string, n, extra int) string {
+	if len(msg) <= n && extra == 0 {
+		return msg
+	}
+	cut := min(n, len(msg))
+	for cut > 0 && cut < len(msg) && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d more bytes elided)", msg[:cut], len(msg)-cut+extra)
 }
 
 // FailNow stops the body; the pair fails with the failures recorded so far.
@@ -240,7 +350,8 @@ func (t *T) Cleanup(f func()) {
 func (t *T) AfterRun(check func(*T)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.checks = append(t.checks, check)
+	// Before the last check, checkUnkept, which must see every failure.
+	t.checks = slices.Insert(t.checks, max(len(t.checks)-1, 0), check)
 }
 
 var traceBlock = regexp.MustCompile(`(?s)\s*Error Trace:.*?\n(\s*Error:)`)
