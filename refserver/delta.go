@@ -59,6 +59,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		return nil // breaks STREAM-9 (Runtime) or STREAM-10 (VirtualHost)
 	}
 	ts := c.typeState(t)
+	if c.s.has(FaultWedgeOnUnusualRequest) && unusualDelta(req) {
+		return c.wedge() // breaks ROB-2
+	}
 	nonce := req.GetResponseNonce()
 
 	// NONCE-12: in Delta the nonce only correlates an ACK/NACK with a

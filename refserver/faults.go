@@ -2,7 +2,15 @@ package refserver
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // Fault is a switch that makes the reference server break exactly one rule
@@ -188,6 +196,22 @@ const (
 	// FaultFullStateEveryType sends every subscribed resource with every
 	// SotW push, whatever the type (GRP-2, MAY).
 	FaultFullStateEveryType Fault = "full-state-every-type"
+
+	// The faults below each break a robustness rule (ROB, the appendix of
+	// rules the repository adds to the catalogue); the robustness
+	// scenarios run alone because a real server may do what they mimic.
+
+	// FaultCrashOnUnservable behaves as a crashed server from the first
+	// request it cannot serve (a type_url it does not know, none on ADS,
+	// another type's on a per-type stream, or a first request without a
+	// node): every stream ends with UNAVAILABLE, every new one fails (ROB-1).
+	FaultCrashOnUnservable Fault = "crash-on-unservable-request"
+	// FaultWedgeOnUnusualRequest stops a stream answering anything at a
+	// request at the edges of the message shapes: over 1000 names, a name
+	// over 1 KiB or with control or format characters, a name twice or
+	// both subscribed and unsubscribed, a SotW nonce or ACKed version the
+	// stream never sent, an error_detail over 64 KiB (ROB-2).
+	FaultWedgeOnUnusualRequest Fault = "wedge-on-unusual-request"
 )
 
 // AllFaults lists every fault in a stable order, the order in which they
@@ -258,6 +282,8 @@ var AllFaults = []Fault{
 	FaultNoCLAAfterClusterUpdate,
 	FaultResendRoutesOnListenerUpdate,
 	FaultFullStateEveryType,
+	FaultCrashOnUnservable,
+	FaultWedgeOnUnusualRequest,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -325,6 +351,8 @@ var faultDescriptions = map[Fault]string{
 	FaultNoCLAAfterClusterUpdate:       "WARM-4: a ClusterLoadAssignment requested again after its Cluster changed is not resent",
 	FaultResendRoutesOnListenerUpdate:  "WARM-5 (MAY): a listener's unchanged routes are resent with every update of the listener",
 	FaultFullStateEveryType:            "GRP-2 (MAY): every SotW push carries every subscribed resource, whatever the type",
+	FaultCrashOnUnservable:             "ROB-1: a request it cannot serve (unknown, missing or foreign type_url, no node) crashes the server",
+	FaultWedgeOnUnusualRequest:         "ROB-2: a request at the edges of the message shapes stops its stream answering",
 }
 
 // Description returns one line naming the rule the fault breaks.
@@ -343,4 +371,70 @@ func ParseFault(s string) (Fault, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown fault %q", s)
+}
+
+// The limits beyond which FaultWedgeOnUnusualRequest finds a request unusual.
+const (
+	unusualNames      = 1000
+	unusualNameBytes  = 1 << 10
+	unusualErrorBytes = 64 << 10
+)
+
+// unusualNameList reports whether names are at the edges of the message
+// shape (FaultWedgeOnUnusualRequest): too many, too long, a control or
+// format character, or a name twice.
+func unusualNameList(names []string) bool {
+	if len(names) > unusualNames {
+		return true
+	}
+	seen := nameSet{}
+	for _, n := range names {
+		if len(n) > unusualNameBytes || seen[n] || strings.IndexFunc(n, func(r rune) bool { return r < 0x20 || unicode.Is(unicode.Cf, r) }) >= 0 {
+			return true
+		}
+		seen[n] = true
+	}
+	return false
+}
+
+// unusualSotW reports whether a SotW request of ts's type is unusual
+// (FaultWedgeOnUnusualRequest): its names, a large error_detail, a nonce
+// the stream never sent, or an ACK of the latest response at a version
+// that response did not carry.
+func (c *sotwConn) unusualSotW(ts *sotwType, req *discovery.DiscoveryRequest) bool {
+	nonce := req.GetResponseNonce()
+	seq, err := strconv.ParseUint(nonce, 10, 64)
+	neverSent := nonce != "" && (err != nil || seq == 0 || seq > c.nonces)
+	ackOfOther := nonce != "" && nonce == ts.lastNonce && req.GetErrorDetail() == nil && req.GetVersionInfo() != ts.lastVersion
+	return unusualNameList(req.GetResourceNames()) || proto.Size(req.GetErrorDetail()) > unusualErrorBytes || neverSent || ackOfOther
+}
+
+// unusualDelta reports whether a delta request is unusual
+// (FaultWedgeOnUnusualRequest): its lists, a name in both, or a large
+// error_detail.
+func unusualDelta(req *discovery.DeltaDiscoveryRequest) bool {
+	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
+	both := slices.ContainsFunc(sub, func(n string) bool { return slices.Contains(unsub, n) })
+	return unusualNameList(sub) || unusualNameList(unsub) || both || proto.Size(req.GetErrorDetail()) > unusualErrorBytes
+}
+
+// wedge is FaultWedgeOnUnusualRequest: the stream's goroutine stops, so
+// nothing more is answered or pushed on it until the client goes away.
+func (c *conn) wedge() error {
+	<-c.ctx.Done()
+	return status.FromContextError(c.ctx.Err()).Err()
+}
+
+// errCrashed is what every stream of a server that FaultCrashOnUnservable
+// crashed ends with, as a client of a server process that died sees it.
+var errCrashed = status.Error(codes.Unavailable, "refserver: crashed (fault crash-on-unservable-request)")
+
+// unservable handles a request the server cannot serve: err ends the
+// stream (ROB-1), unless FaultCrashOnUnservable crashes the whole server.
+func (c *conn) unservable(err error) error {
+	if c.s.has(FaultCrashOnUnservable) {
+		c.s.crashOnce.Do(func() { close(c.s.crashed) }) // breaks ROB-1
+		return errCrashed
+	}
+	return err
 }

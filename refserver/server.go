@@ -60,6 +60,10 @@ type Server struct {
 	// clustersPushed are, per node, the clusters sent in the last Cluster
 	// response of any stream (FaultSlowWarming's memory).
 	clustersPushed map[string]nameSet
+
+	// crashed is closed when FaultCrashOnUnservable crashes the server.
+	crashed   chan struct{}
+	crashOnce sync.Once
 }
 
 // New returns a server with the given faults switched on; with none it is
@@ -70,6 +74,7 @@ func New(faults ...Fault) *Server {
 		nodes:          map[string]map[string]*typeStore{},
 		watchers:       map[string]map[chan struct{}]struct{}{},
 		clustersPushed: map[string]nameSet{},
+		crashed:        make(chan struct{}),
 	}
 	for _, f := range faults {
 		s.faults[f] = true
@@ -150,6 +155,13 @@ func (c *conn) after(d time.Duration, f func() error) {
 // subscribes the stream to its store; later ones may omit it (STREAM-4).
 func (c *conn) begin(node *core.Node) error {
 	if !c.started {
+		if node == nil {
+			// ROB-1: a first request without a node is served as the
+			// node with an empty id; only the fault treats it otherwise.
+			if err := c.unservable(nil); err != nil {
+				return err
+			}
+		}
 		c.started = true
 		c.node = node.GetId()
 		c.features = node.GetClientFeatures()
@@ -187,9 +199,16 @@ func (c *conn) resolveType(typeURL string) (wire.Type, error) {
 		if typeURL == "" || typeURL == c.service.URL {
 			return *c.service, nil
 		}
-		return wire.Type{}, status.Errorf(codes.InvalidArgument, "type_url %q on the %s service", typeURL, c.service.Short)
+		// ROB-1: another type on a per-type stream ends that stream alone.
+		return wire.Type{}, c.unservable(status.Errorf(codes.InvalidArgument, "type_url %q on the %s service", typeURL, c.service.Short))
 	}
-	return typeByURL(typeURL)
+	t, err := typeByURL(typeURL)
+	if err != nil {
+		// ROB-1: a type it does not serve (none, on ADS) ends the stream
+		// with INVALID_ARGUMENT, and only that stream.
+		return wire.Type{}, c.unservable(err)
+	}
+	return t, nil
 }
 
 // typeByURL finds a type by its full type URL, the only form requests and
@@ -265,6 +284,11 @@ func unrequestedType(t wire.Type) wire.Type {
 func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onRequest func(*Req) error, onWake func() error) error {
 	defer c.end()
 	c.ctx = ctx
+	select {
+	case <-c.s.crashed:
+		return errCrashed // FaultCrashOnUnservable: no stream is served
+	default:
+	}
 	reqs := make(chan *Req)
 	recvErr := make(chan error, 1)
 	go func() {
@@ -285,6 +309,8 @@ func serve[Req any](ctx context.Context, c *conn, recv func() (*Req, error), onR
 		select {
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
+		case <-c.s.crashed:
+			return errCrashed // FaultCrashOnUnservable: every stream ends
 		case err := <-recvErr:
 			if errors.Is(err, io.EOF) {
 				return nil

@@ -78,6 +78,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		return nil // breaks STREAM-9: the type is never answered
 	}
 	ts := c.typeState(t)
+	if c.s.has(FaultWedgeOnUnusualRequest) && c.unusualSotW(ts, req) {
+		return c.wedge() // breaks ROB-2
+	}
 	nonce := req.GetResponseNonce()
 
 	// NONCE-7: a request answering an older response than the latest one of

@@ -176,6 +176,34 @@ var mustCatch = map[string][]serverCatch{
 	"server/consistency/virtual-hosts-after-routes": {{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-5"}},
 	"server/grouping/partial-other-types":           {{fault: refserver.FaultFullStateEveryType, rule: "GRP-2"}},
 	"server/delta/subscribe-by-alias":               {{fault: refserver.FaultAliasesIgnored, rule: "DELTA-10"}},
+	// Robustness: a crash shows on a new stream, a wedge on the same one.
+	// A crashed server stays down, so each variant gets a server of its own.
+	"server/robustness/unknown-type": {
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.SotWADS}},
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.DeltaADS}},
+	},
+	"server/robustness/empty-type-on-ads": {
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.SotWADS}},
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.DeltaADS}},
+	},
+	"server/robustness/foreign-type-on-per-type-stream": {
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.SotWPerType}},
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.DeltaPerType}},
+	},
+	"server/robustness/no-node": {
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.SotWADS}},
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.SotWPerType}},
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.DeltaADS}},
+		{fault: refserver.FaultCrashOnUnservable, rule: "ROB-1", want: "a new stream was not served", variants: []wire.Variant{wire.DeltaPerType}},
+	},
+	"server/robustness/many-names":                {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
+	"server/robustness/long-name":                 {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
+	"server/robustness/odd-characters":            {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
+	"server/robustness/duplicate-names":           {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
+	"server/robustness/subscribe-and-unsubscribe": {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
+	"server/robustness/unknown-version":           {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
+	"server/robustness/unknown-nonce":             {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
+	"server/robustness/huge-nack":                 {{fault: refserver.FaultWedgeOnUnusualRequest, rule: "ROB-2", want: "neither served"}},
 }
 
 func TestSelfProofTableCoversEveryServerScenario(t *testing.T) {
