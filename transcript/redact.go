@@ -1,185 +1,302 @@
 package transcript
 
 import (
-	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"sync"
+
+	"github.com/cncf/xds/go/udpa/annotations"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/anypb"
-
-	"github.com/xdsconform/xdsconform/wire"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// RedactedSecret is what replaces a Secret's payload in every transcript.
+// RedactedSecret is what replaces a secret in every artefact.
 const RedactedSecret = "[redacted]"
 
-// Redact returns m with every SDS Secret payload replaced by a placeholder
-// (its name stays), and key material inlined in other resources too (see
-// keyMaterial), so that secrets never reach a report. m itself is not
-// modified.
+// Redact returns m with every credential in it replaced by RedactedSecret,
+// at any depth and through nested Anys: the one renderer's view of a
+// message that transcripts and failure messages use. A credential is a
+// field the xDS API annotates as one (udpa.annotations.sensitive, or
+// debug_redact), a field in explicitSensitive, or the value of a header
+// named like a credential (see IsSensitiveHeader). An Any of a type this
+// binary does not link, or whose bytes do not decode, is replaced by a
+// description of its type URL and size: its bytes could hold anything.
+// Unknown fields (from a newer API) are dropped for the same reason.
+// Every value replaced is remembered for Scrub. m itself is never
+// modified, and comes back as is when there is nothing to redact.
 func Redact(m proto.Message) proto.Message {
-	switch msg := m.(type) {
-	case *discovery.DiscoveryResponse:
-		var c *discovery.DiscoveryResponse
-		for i, a := range msg.GetResources() {
-			if red := redactAny(a); red != a {
-				if c == nil {
-					c = proto.Clone(msg).(*discovery.DiscoveryResponse)
-				}
-				c.Resources[i] = red
-			}
-		}
-		if c == nil {
-			return m
-		}
-		return c
-	case *discovery.DeltaDiscoveryResponse:
-		var c *discovery.DeltaDiscoveryResponse
-		for i, r := range msg.GetResources() {
-			if red := redactAny(r.GetResource()); red != r.GetResource() {
-				if c == nil {
-					c = proto.Clone(msg).(*discovery.DeltaDiscoveryResponse)
-				}
-				c.Resources[i].Resource = red
-			}
-		}
-		if c == nil {
-			return m
-		}
-		return c
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return m
 	}
-	return m
+	if !redact(m.ProtoReflect(), false) {
+		return m
+	}
+	c := proto.Clone(m)
+	redact(c.ProtoReflect(), true)
+	return c
 }
 
-func redactAny(a *anypb.Any) *anypb.Any {
-	if a == nil {
-		return nil
-	}
-	if a.GetTypeUrl() == wire.ResourceWrapperURL {
-		var r discovery.Resource
-		if err := a.UnmarshalTo(&r); err != nil {
-			return placeholder()
-		}
-		inner := redactAny(r.Resource)
-		if inner == r.Resource {
-			return a
-		}
-		r.Resource = inner
-		out, err := anypb.New(&r)
-		if err != nil {
-			return placeholder()
-		}
-		return out
-	}
-	if a.GetTypeUrl() != wire.Secret.URL {
-		return scrubAny(a)
-	}
-	var s tls.Secret
-	if err := a.UnmarshalTo(&s); err != nil {
-		return placeholder()
-	}
-	// The name stays so the reader can follow the protocol; the payload is
-	// replaced by a visible marker.
-	red := &tls.Secret{Name: s.GetName(), Type: &tls.Secret_GenericSecret{GenericSecret: &tls.GenericSecret{
-		Secret: &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: RedactedSecret}},
-	}}}
-	out, err := anypb.New(red)
-	if err != nil {
-		return placeholder()
-	}
-	return out
+// explicitSensitive are credential fields the API does not annotate
+// (checked against the descriptors by TestExplicitSensitiveFieldsAreNeeded:
+// an entry that gains the annotation, or no longer exists, fails it).
+var explicitSensitive = map[protoreflect.FullName]bool{
+	// Google gRPC call credentials, inline in any GrpcService (access
+	// loggers, ext_authz, tracers).
+	"envoy.config.core.v3.GrpcService.GoogleGrpc.CallCredentials.access_token":                                true,
+	"envoy.config.core.v3.GrpcService.GoogleGrpc.CallCredentials.google_refresh_token":                        true,
+	"envoy.config.core.v3.GrpcService.GoogleGrpc.CallCredentials.ServiceAccountJWTAccessCredentials.json_key": true,
+	"envoy.config.core.v3.GrpcService.GoogleGrpc.CallCredentials.GoogleIAMCredentials.authorization_token":    true,
 }
 
-func placeholder() *anypb.Any { return &anypb.Any{TypeUrl: wire.Secret.URL} }
-
-// keyMaterial are the fields that hold secrets inside other resources:
-// real servers inline them (Consul puts each proxy's leaf certificate key
-// in every cluster and listener it serves), not only in SDS Secrets.
-var keyMaterial = map[protoreflect.FullName]bool{
-	"envoy.extensions.transport_sockets.tls.v3.TlsCertificate.private_key": true,
-	"envoy.extensions.transport_sockets.tls.v3.TlsCertificate.password":    true,
-	"envoy.extensions.transport_sockets.tls.v3.TlsCertificate.pkcs12":      true,
-	"envoy.extensions.transport_sockets.tls.v3.TlsSessionTicketKeys.keys":  true,
-	"envoy.extensions.transport_sockets.tls.v3.GenericSecret.secret":       true,
+// headerTypes are messages that carry one header, by the field holding its
+// name: when the name is a credential's (IsSensitiveHeader), every other
+// field of the message is sensitive (a HeaderValue's value, a
+// HeaderMatcher's exact match of a bearer token).
+var headerTypes = map[protoreflect.FullName]protoreflect.Name{
+	"envoy.config.core.v3.HeaderValue":    "key",
+	"envoy.config.route.v3.HeaderMatcher": "name",
 }
 
-// redactedSource replaces a key-material data source.
-func redactedSource() *core.DataSource {
-	return &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: RedactedSecret}}
+// sensitiveCache remembers IsSensitiveField per field descriptor: reading
+// an extension from field options is too slow to repeat for every field
+// of every message recorded.
+var sensitiveCache sync.Map // protoreflect.FieldDescriptor -> bool
+
+// IsSensitiveField reports whether fd carries a credential by its
+// declaration: annotated udpa.annotations.sensitive or debug_redact, or
+// listed in explicitSensitive.
+func IsSensitiveField(fd protoreflect.FieldDescriptor) bool {
+	if v, ok := sensitiveCache.Load(fd); ok {
+		return v.(bool)
+	}
+	s := annotatedSensitive(fd) || explicitSensitive[fd.FullName()]
+	sensitiveCache.Store(fd, s)
+	return s
 }
 
-// scrubAny returns a with every key-material field inside it (at any depth,
-// through nested Anys of known types) replaced by RedactedSecret; a itself
-// is not modified, and comes back as is when it holds none.
-func scrubAny(a *anypb.Any) *anypb.Any {
-	if a == nil {
-		return nil
+// annotatedSensitive reports whether the API itself marks fd.
+func annotatedSensitive(fd protoreflect.FieldDescriptor) bool {
+	opts, ok := fd.Options().(*descriptorpb.FieldOptions)
+	if !ok || opts == nil {
+		return false
 	}
-	m, err := a.UnmarshalNew()
-	if err != nil {
-		return a // a type this build does not know: rendered as bytes, not fields
+	if opts.GetDebugRedact() {
+		return true
 	}
-	if !scrub(m.ProtoReflect()) {
-		return a
-	}
-	out, err := anypb.New(m)
-	if err != nil {
-		return placeholder()
-	}
-	return out
+	s, _ := proto.GetExtension(opts, annotations.E_Sensitive).(bool)
+	return s
 }
 
-// scrub replaces key material in m, in place, and says whether it did.
-func scrub(m protoreflect.Message) bool {
+// redact walks m. With apply false it only reports whether anything
+// would be redacted (so that a message without secrets is not copied);
+// with apply true it redacts m in place and reports whether it did.
+func redact(m protoreflect.Message, apply bool) bool {
 	changed := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Message() == nil {
+	if len(m.GetUnknown()) > 0 {
+		if !apply {
 			return true
 		}
-		switch {
-		case keyMaterial[fd.FullName()] && fd.IsList():
-			for i := range v.List().Len() {
-				v.List().Set(i, protoreflect.ValueOfMessage(redactedSource().ProtoReflect()))
-			}
+		m.SetUnknown(nil)
+		changed = true
+	}
+	if isAny(m.Descriptor()) {
+		return redactAny(m, apply) || changed
+	}
+	nameField, byName := headerTypes[m.Descriptor().FullName()]
+	if byName {
+		fd := m.Descriptor().Fields().ByName(nameField)
+		byName = fd != nil && fd.Kind() == protoreflect.StringKind && IsSensitiveHeader(m.Get(fd).String())
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if IsSensitiveField(fd) || byName && fd.Name() != nameField && carriesText(fd) {
 			changed = true
-		case keyMaterial[fd.FullName()]:
-			m.Set(fd, protoreflect.ValueOfMessage(redactedSource().ProtoReflect()))
-			changed = true
-		case fd.IsList():
-			for i := range v.List().Len() {
-				changed = scrubValue(v.List().Get(i).Message(), func(n protoreflect.Message) {
-					v.List().Set(i, protoreflect.ValueOfMessage(n))
-				}) || changed
+			if apply {
+				redactField(m, fd, v)
 			}
-		case fd.IsMap():
-			if fd.MapValue().Message() == nil {
-				return true
-			}
-			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				changed = scrubValue(mv.Message(), func(n protoreflect.Message) {
-					v.Map().Set(k, protoreflect.ValueOfMessage(n))
-				}) || changed
-				return true
-			})
-		default:
-			changed = scrubValue(v.Message(), func(n protoreflect.Message) { m.Set(fd, protoreflect.ValueOfMessage(n)) }) || changed
+			return apply
 		}
-		return true
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			for i := range v.List().Len() {
+				changed = redact(v.List().Get(i).Message(), apply) || changed
+			}
+		case fd.IsMap() && fd.MapValue().Message() != nil:
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				changed = redact(mv.Message(), apply) || changed
+				return apply || !changed
+			})
+		case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+			changed = redact(v.Message(), apply) || changed
+		}
+		return apply || !changed
 	})
 	return changed
 }
 
-// scrubValue scrubs one message field value; an Any is unpacked, scrubbed
-// and, if it changed, packed again and handed to set.
-func scrubValue(m protoreflect.Message, set func(protoreflect.Message)) bool {
-	if a, ok := m.Interface().(*anypb.Any); ok {
-		out := scrubAny(a)
-		if out == a {
-			return false
-		}
-		set(out.ProtoReflect())
+// carriesText reports whether fd can hold a credential's text: a string,
+// bytes or a message (whose texts blank replaces). A header matcher's
+// flags and numbers say nothing secret and stay.
+func carriesText(fd protoreflect.FieldDescriptor) bool {
+	switch fd.Kind() {
+	case protoreflect.StringKind, protoreflect.BytesKind, protoreflect.MessageKind, protoreflect.GroupKind:
 		return true
 	}
-	return scrub(m)
+	return false
+}
+
+func isAny(md protoreflect.MessageDescriptor) bool {
+	return md.FullName() == "google.protobuf.Any"
+}
+
+// anyFields are an Any's type_url and value fields.
+func anyFields(m protoreflect.Message) (url, value protoreflect.FieldDescriptor) {
+	fs := m.Descriptor().Fields()
+	return fs.ByNumber(1), fs.ByNumber(2)
+}
+
+// redactAny redacts inside an Any, in place: its contents are decoded,
+// redacted and encoded again; contents this binary cannot decode are
+// withheld.
+func redactAny(m protoreflect.Message, apply bool) bool {
+	urlFD, valueFD := anyFields(m)
+	url, value := m.Get(urlFD).String(), m.Get(valueFD).Bytes()
+	if url == "" && len(value) == 0 {
+		return false
+	}
+	mt, err := protoregistry.GlobalTypes.FindMessageByURL(url)
+	if err != nil {
+		if apply {
+			withhold(m, "its type is not linked into xdsconform")
+		}
+		return true
+	}
+	inner := mt.New()
+	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(value, inner.Interface()); err != nil {
+		if apply {
+			withhold(m, "its bytes do not decode as that type")
+		}
+		return true
+	}
+	if !redact(inner, apply) {
+		return false
+	}
+	if !apply {
+		return true
+	}
+	b, err := proto.MarshalOptions{AllowPartial: true, Deterministic: true}.Marshal(inner.Interface())
+	if err != nil {
+		withhold(m, "it could not be encoded again after redaction")
+		return true
+	}
+	m.Set(valueFD, protoreflect.ValueOfBytes(b))
+	return true
+}
+
+// withhold replaces an Any, in place, by a Struct that says what it was:
+// its type URL (bounded), its size and why its contents are not shown.
+func withhold(m protoreflect.Message, why string) {
+	urlFD, valueFD := anyFields(m)
+	url, size := m.Get(urlFD).String(), len(m.Get(valueFD).Bytes())
+	if len(url) > maxTypeURL {
+		url = url[:maxTypeURL] + "…"
+	}
+	s, err := structpb.NewStruct(map[string]any{
+		"withheld_type_url": url,
+		"withheld_bytes":    size,
+		"why":               "contents withheld: " + why,
+	})
+	a := &anypb.Any{}
+	if err == nil {
+		a, err = anypb.New(s)
+		if err != nil {
+			a = &anypb.Any{}
+		}
+	}
+	m.Set(urlFD, protoreflect.ValueOfString(a.GetTypeUrl()))
+	m.Set(valueFD, protoreflect.ValueOfBytes(a.GetValue()))
+	m.SetUnknown(nil)
+}
+
+// redactField replaces the value of a sensitive field of m, remembering
+// every secret it held.
+func redactField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v protoreflect.Value) {
+	switch {
+	case fd.IsList():
+		l := v.List()
+		for i := range l.Len() {
+			if nv, ok := blankValue(fd, l.Get(i)); ok {
+				l.Set(i, nv)
+			}
+		}
+	case fd.IsMap():
+		mp := v.Map()
+		var keys []protoreflect.MapKey
+		mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+			keys = append(keys, k)
+			return true
+		})
+		for _, k := range keys {
+			if nv, ok := blankValue(fd.MapValue(), mp.Get(k)); ok {
+				mp.Set(k, nv)
+			}
+		}
+	default:
+		if nv, ok := blankValue(fd, v); ok {
+			m.Set(fd, nv)
+		} else if fd.Message() == nil {
+			m.Clear(fd) // a number or flag: nothing to show in its place
+		}
+	}
+}
+
+// blankValue remembers and replaces one value of a sensitive field: a
+// string or bytes by RedactedSecret, a message by blanking it in place
+// (every text in it replaced, numbers kept), which needs no new value.
+func blankValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) (protoreflect.Value, bool) {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		RememberSecret(v.String())
+		return protoreflect.ValueOfString(RedactedSecret), true
+	case protoreflect.BytesKind:
+		rememberBytes(v.Bytes())
+		return protoreflect.ValueOfBytes([]byte(RedactedSecret)), true
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		blank(v.Message())
+		return v, false
+	}
+	return v, false
+}
+
+// blank replaces every string and bytes value in m (at any depth) by
+// RedactedSecret, remembering each; an Any in it is withheld whole after
+// its decodable contents are remembered.
+func blank(m protoreflect.Message) {
+	m.SetUnknown(nil)
+	if isAny(m.Descriptor()) {
+		rememberAny(m)
+		withhold(m, "it is a secret")
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		redactField(m, fd, v)
+		return true
+	})
+}
+
+// rememberAny remembers what a sensitive Any holds: its bytes, and every
+// text inside them when the type is known.
+func rememberAny(m protoreflect.Message) {
+	urlFD, valueFD := anyFields(m)
+	value := m.Get(valueFD).Bytes()
+	rememberBytes(value)
+	mt, err := protoregistry.GlobalTypes.FindMessageByURL(m.Get(urlFD).String())
+	if err != nil {
+		return
+	}
+	inner := mt.New()
+	if (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(value, inner.Interface()) == nil {
+		blank(inner) // remembers as it blanks; the copy is thrown away
+	}
 }
