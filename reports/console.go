@@ -72,6 +72,7 @@ func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
 // Write errors are ignored: progress output is best effort and must not
 // abort a run.
 func (c *Console) Finished(r results.Result) {
+	r = scrubbed(r)
 	var b strings.Builder
 	lbl := label(r, failOnOf(c.opts.FailOn))
 	b.WriteString(c.paint(lbl, fmt.Sprintf("%-5s", lbl)))
@@ -113,6 +114,7 @@ func (c *Console) Finished(r results.Result) {
 // verdict. The output depends only on run, so two runs with the same results
 // print the same summary apart from durations.
 func (c *Console) Summary(run results.Run) {
+	run = scrubbedRun(run)
 	rs := sortedResults(run.Results)
 	failOn := failOnOf(run.FailOn, c.opts.FailOn)
 	s := results.SummarizeFor(rs, failOn)

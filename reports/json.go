@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/transcript"
 )
 
 // JSONSchemaVersion is the schema_version WriteJSON writes. Version 2
@@ -80,6 +81,7 @@ func WriteJSON(w io.Writer, run results.Run) error {
 	if run.Options == nil {
 		run.Options = map[string]string{}
 	}
+	run = scrubbedRun(run)
 	run.Results = sortedResults(run.Results)
 	for i := range run.Results {
 		if run.Results[i].Requirements == nil {
@@ -121,4 +123,36 @@ func summaryOf(run results.Run) jsonSummary {
 		KnownFailing: s.KnownFailing, Stale: s.StalePasses, Skipped: s.Skip, Error: s.Error,
 		OK: s.OK() && !run.Interrupted, ByLevel: s.ByLevel,
 	}
+}
+
+// scrubbedRun is run with every secret remembered so far (see
+// transcript.Scrub) replaced in its free text: the messages, transcripts
+// and option values every report shows. It runs as each report is
+// written, not once, so a secret learnt after a result was made (from
+// another pair, later in the run) is still cut out. IDs, names and levels
+// come from the catalogue and the harness and are left alone, so a target
+// cannot make a report unreadable by planting them as secrets. run is a
+// copy; its slices and map are copied before they are changed.
+func scrubbedRun(run results.Run) results.Run {
+	rs := make([]results.Result, len(run.Results))
+	for i, r := range run.Results {
+		rs[i] = scrubbed(r)
+	}
+	run.Results = rs
+	if run.Options != nil {
+		opts := make(map[string]string, len(run.Options))
+		for k, v := range run.Options {
+			opts[k] = transcript.Scrub(v)
+		}
+		run.Options = opts
+	}
+	return run
+}
+
+// scrubbed is r with its message and transcript scrubbed of remembered
+// secrets.
+func scrubbed(r results.Result) results.Result {
+	r.Message = transcript.Scrub(r.Message)
+	r.Transcript = transcript.ScrubEntries(r.Transcript)
+	return r
 }

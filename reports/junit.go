@@ -136,6 +136,7 @@ func systemOut(s string) *junitText {
 // Counts come from results.Summarize, so failures = fail + stale, errors =
 // error, skipped = skipped + known-failing.
 func WriteJUnit(w io.Writer, run results.Run) error {
+	run = scrubbedRun(run)
 	rs := sortedResults(run.Results)
 	failOn := failOnOf(run.FailOn)
 	name := fmt.Sprintf("xdsconform %s suite: %s", orDash(run.Role), orDash(run.Target))
