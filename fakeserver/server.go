@@ -74,9 +74,83 @@ type Server struct {
 	notify     chan struct{} // closed and replaced whenever a stream opens
 	streams    []*Stream
 	violations []Violation
+	perRule    map[string]int // violations seen per rule, kept or not
+	queued     int64          // bytes of requests kept (see QueueBytes)
+	borrowed   int64          // the part of queued taken from the run's budget
 	closed     bool
 
 	unsupported *unsupported // calls on methods not served (unsupported.go)
+}
+
+// Bounds on what the server keeps. A client flooding requests, or
+// breaking an invariant on every one, must cost a few lines and a bounded
+// queue, not one line and one request per message.
+const (
+	// QueueBytes bounds the requests one server keeps for its scenario,
+	// all streams together, counted as their wire size plus
+	// requestOverhead each. Past it a request is still checked against
+	// every invariant and recorded in the transcript, but not queued, and
+	// neither is any later one on its stream (so a scenario never sees a
+	// later request as the next one); a scenario waiting for one gets an
+	// ErrOverflow. The server's first request is kept whatever its size
+	// (the receive limit bounds it).
+	QueueBytes = 4 << 20
+	// queueFloor is the part of QueueBytes a server always has; the rest
+	// it takes from the run's budget (Options.Transcript's), so that many
+	// pairs at once cannot each queue QueueBytes.
+	queueFloor      = 64 << 10
+	requestOverhead = 256
+	// maxStreams bounds the streams one server keeps; a client that
+	// opens more (in a loop, say) has the rest refused.
+	maxStreams = 1024
+	// maxPerRule bounds how many violations of one invariant are kept;
+	// Violations says how many more there were.
+	maxPerRule = 3
+	// violationBytes bounds a violation's message (it quotes what the
+	// client sent).
+	violationBytes = 1 << 10
+)
+
+// ErrOverflow is returned (wrapped) by a wait whose stream stopped
+// keeping requests (see QueueBytes): what the scenario waits for may have
+// been among them.
+var ErrOverflow = errors.New("the harness's request queue is full")
+
+// reserve books n bytes of queue for a request; it reports whether they
+// were available and whether the server is closed (then nothing is kept,
+// and nothing is owed).
+func (s *Server) reserve(n int64) (ok, closed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, true
+	}
+	if s.queued == 0 {
+		// The first request is kept whatever its size, which the
+		// receive limit bounds: a scenario can always see one.
+		s.queued = n
+		return true, false
+	}
+	if s.queued+n > QueueBytes {
+		return false, false
+	}
+	borrow := s.queued + n - max(queueFloor, s.queued)
+	if borrow > 0 {
+		if !s.opts.Transcript.Budget().Take(borrow) {
+			return false, false
+		}
+		s.borrowed += borrow
+	}
+	s.queued += n
+	return true, false
+}
+
+// Queued is how many bytes of requests the server keeps, and how many of
+// them it took from the run's budget.
+func (s *Server) Queued() (bytes, borrowed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queued, s.borrowed
 }
 
 // Start listens and serves until Close.
@@ -119,6 +193,12 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.g.Stop()
 	<-s.done
+	// The requests stay readable; what they borrowed goes back to the run
+	// for the pairs still to come.
+	s.mu.Lock()
+	s.opts.Transcript.Budget().Give(s.borrowed)
+	s.borrowed = 0
+	s.mu.Unlock()
 }
 
 func (s *Server) stopping() bool {
@@ -127,11 +207,20 @@ func (s *Server) stopping() bool {
 	return s.closed
 }
 
-// Violations returns the global invariants broken so far.
+// Violations returns the global invariants broken so far. An invariant
+// broken over and over (a client flooding bad requests) is listed
+// maxPerRule times, the last entry saying how many more there were.
 func (s *Server) Violations() []Violation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.violations)
+	out := slices.Clone(s.violations)
+	for i := len(out) - 1; i >= 0; i-- {
+		rule := out[i].Rule
+		if n := s.perRule[rule]; n > maxPerRule && !slices.ContainsFunc(out[i+1:], func(v Violation) bool { return v.Rule == rule }) {
+			out[i].Message += fmt.Sprintf(" (and %d more violations of %s)", n-maxPerRule, rule)
+		}
+	}
+	return out
 }
 
 // Streams returns every stream opened so far, oldest first.
@@ -217,16 +306,36 @@ func (s *Server) wake() {
 	s.notify = make(chan struct{})
 }
 
+// violate records a broken invariant: the first maxPerRule of each rule
+// in full (message cut to violationBytes), in the list and the transcript,
+// the rest only counted.
 func (s *Server) violate(st *Stream, rule, format string, args ...any) {
-	v := Violation{Rule: rule, Stream: st.Name, Message: fmt.Sprintf(format, args...)}
+	s.mu.Lock()
+	if s.perRule == nil {
+		s.perRule = map[string]int{}
+	}
+	s.perRule[rule]++
+	keep := s.perRule[rule] <= maxPerRule
+	s.mu.Unlock()
+	if !keep {
+		return
+	}
+	v := Violation{Rule: rule, Stream: st.Name, Message: transcript.Clip(fmt.Sprintf(format, args...), violationBytes)}
 	s.opts.Transcript.Event(st.Name, "violation: "+v.String())
 	s.mu.Lock()
 	s.violations = append(s.violations, v)
 	s.mu.Unlock()
 }
 
-func (s *Server) addStream(st *Stream) {
+// addStream registers a stream the client opened; it reports false,
+// having recorded why, when the server already has maxStreams.
+func (s *Server) addStream(st *Stream) bool {
 	s.mu.Lock()
+	if len(s.streams) >= maxStreams {
+		s.mu.Unlock()
+		s.opts.Transcript.Unkept("server", 0, fmt.Sprintf("the client opened more than %d streams: the rest are refused (ResourceExhausted) and not kept", maxStreams))
+		return false
+	}
 	st.ID = len(s.streams) + 1
 	st.Name = fmt.Sprintf("%s#%d", st.method(), st.ID)
 	s.streams = append(s.streams, st)
@@ -236,4 +345,5 @@ func (s *Server) addStream(st *Stream) {
 	if want := s.opts.Variant; (want.Protocol == wire.Delta) != st.Delta || (want.Transport == wire.ADS) != (st.Service == nil) {
 		s.violate(st, "variant", "the client opened %s, but the variant under test is %s (does the client speak it?)", st.method(), want)
 	}
+	return true
 }

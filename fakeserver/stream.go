@@ -46,7 +46,9 @@ type Stream struct {
 	mu       sync.Mutex
 	ended    time.Time     // when finish ran
 	notify   chan struct{} // closed and replaced whenever a request arrives or the stream ends
-	all      []*Request
+	seq      int           // requests received, kept or not
+	all      []*Request    // the requests kept (see QueueBytes)
+	unkept   int           // requests received and not kept; none is kept after the first
 	queues   map[string][]*Request
 	nonces   map[string]bool // every nonce sent on this stream
 	nonceSeq int
@@ -85,7 +87,8 @@ func (st *Stream) carries(t wire.Type, v wire.Variant) bool {
 type Request struct {
 	// Stream is where it arrived.
 	Stream *Stream
-	// Seq numbers the stream's requests from 1.
+	// Seq numbers the stream's requests from 1, in the order they came
+	// (kept or not).
 	Seq int
 	// SotW is set on SotW streams, Delta on incremental ones.
 	SotW  *discovery.DiscoveryRequest
@@ -158,9 +161,9 @@ func (r *Request) Previous() *Request {
 	st := r.Stream
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for i := r.Seq - 2; i >= 0 && i < len(st.all); i-- {
-		if st.all[i].TypeURL() == r.TypeURL() {
-			return st.all[i]
+	for i := len(st.all) - 1; i >= 0; i-- {
+		if p := st.all[i]; p.Seq < r.Seq && p.TypeURL() == r.TypeURL() {
+			return p
 		}
 	}
 	return nil
@@ -201,7 +204,9 @@ func newStream(srv *Server, service *wire.Type, delta bool) *Stream {
 
 func (s *Server) serveSotW(ss wire.SotWServerStream, service *wire.Type) error {
 	st := newStream(s, service, false)
-	s.addStream(st)
+	if !s.addStream(st) {
+		return grpcstatus.Errorf(codes.ResourceExhausted, "the harness keeps at most %d streams per scenario", maxStreams)
+	}
 	recv := func() (proto.Message, error) { return ss.Recv() }
 	send := func(m proto.Message) error { return ss.Send(m.(*discovery.DiscoveryResponse)) }
 	return st.serve(ss.Context(), recv, send)
@@ -209,7 +214,9 @@ func (s *Server) serveSotW(ss wire.SotWServerStream, service *wire.Type) error {
 
 func (s *Server) serveDelta(ss wire.DeltaServerStream, service *wire.Type) error {
 	st := newStream(s, service, true)
-	s.addStream(st)
+	if !s.addStream(st) {
+		return grpcstatus.Errorf(codes.ResourceExhausted, "the harness keeps at most %d streams per scenario", maxStreams)
+	}
 	recv := func() (proto.Message, error) { return ss.Recv() }
 	send := func(m proto.Message) error { return ss.Send(m.(*discovery.DeltaDiscoveryResponse)) }
 	return st.serve(ss.Context(), recv, send)
@@ -315,8 +322,10 @@ func (st *Stream) wake() {
 
 func (st *Stream) received(m proto.Message) {
 	st.srv.opts.Transcript.Record(st.Name, transcript.Received, m)
+	size := int64(proto.Size(m)) + requestOverhead
 	st.mu.Lock()
-	r := &Request{Stream: st, Seq: len(st.all) + 1, Arrived: time.Now()}
+	st.seq++
+	r := &Request{Stream: st, Seq: st.seq, Arrived: time.Now()}
 	switch m := m.(type) {
 	case *discovery.DiscoveryRequest:
 		r.SotW = m
@@ -328,10 +337,35 @@ func (st *Stream) received(m proto.Message) {
 	// Checked before anyone can see the request: a scenario that ends on
 	// it must find its violations recorded.
 	st.check(r, sentNonce)
-	st.all = append(st.all, r)
-	st.queues[r.TypeURL()] = append(st.queues[r.TypeURL()], r)
+	keep, closed := st.unkept == 0, false
+	if keep {
+		keep, closed = st.srv.reserve(size)
+	}
+	switch {
+	case keep:
+		st.all = append(st.all, r)
+		st.queues[r.TypeURL()] = append(st.queues[r.TypeURL()], r)
+	case !closed:
+		// Counted, so that waits and the verdict know (ErrOverflow,
+		// Transcript.Unkept); after Close the scenario is over and
+		// nothing is owed.
+		st.unkept++
+	}
 	st.wake()
 	st.mu.Unlock()
+	if !keep && !closed {
+		st.srv.opts.Transcript.Unkept(st.Name, size, fmt.Sprintf(
+			"request #%d and every later one on %s are checked but not kept: the scenario's requests exceed %d bytes, or the run's budget is spent", r.Seq, st.Name, QueueBytes))
+	}
+}
+
+// overflow is the error of a wait that found nothing kept on a stream
+// that stopped keeping requests, nil if it did not; st.mu must be held.
+func (st *Stream) overflow() error {
+	if st.unkept == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d requests on %s were not kept: %w", st.unkept, st.Name, ErrOverflow)
 }
 
 // check applies the invariants every request of every scenario must meet.
@@ -365,7 +399,8 @@ func (st *Stream) First(ctx context.Context) (*Request, error) {
 	}, false)
 }
 
-// Requests returns every request received so far, in arrival order.
+// Requests returns every request kept so far, in arrival order: all of
+// them unless the stream stopped keeping (see QueueBytes).
 func (st *Stream) Requests() []*Request {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -408,6 +443,12 @@ func (st *Stream) wait(ctx context.Context, within time.Duration, take func() *R
 		if r := take(); r != nil {
 			st.mu.Unlock()
 			return r, nil
+		}
+		if err := st.overflow(); err != nil {
+			// Nothing more will be kept: what is waited for may have
+			// come and gone.
+			st.mu.Unlock()
+			return nil, err
 		}
 		ended, notify := st.err, st.notify
 		st.mu.Unlock()
