@@ -23,6 +23,7 @@ import (
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -299,7 +300,7 @@ type revisionKey struct {
 // one that builds content must show the revision's fields.
 func (s *S) isRevision(t wire.Type, name string, rev int, got proto.Message) (bool, string) {
 	if fields, ok := s.revisions[revisionKey{t.URL, name, rev}]; ok {
-		why := fixture.Mismatch(got, fields)
+		why := revisionMismatch(got, fields)
 		return why == "", why
 	}
 	if proto.Equal(wire.Build(t, name, rev), got) {
@@ -545,7 +546,7 @@ func (s *S) RequireResource(t wire.Type, r *fakeclient.Response, name string, re
 	}
 	whole := s.Checking(s.ruleOr("GRP-4"))
 	if fields, ok := s.revisions[revisionKey{t.URL, name, rev}]; ok {
-		require.Empty(whole, fixture.Mismatch(got, fields), "%s %q is not revision %d", t.Short, name, rev)
+		require.Empty(whole, revisionMismatch(got, fields), "%s %q is not revision %d", t.Short, name, rev)
 		return
 	}
 	requireSameMessage(whole, wire.Build(t, name, rev), got, "%s %q is not revision %d", t.Short, name, rev)
@@ -574,13 +575,41 @@ func shortType(url string) string {
 }
 
 // requireSameMessage compares two messages whole and shows a readable diff
-// of their JSON forms when they differ.
+// of their JSON forms when they differ. The forms are the redactor's (a
+// served resource can inline a private key), so messages that differ
+// only where it redacts are said to.
 func requireSameMessage(t require.TestingT, want, got proto.Message, msgAndArgs ...any) {
 	if proto.Equal(want, got) {
 		return
 	}
 	opts := protojson.MarshalOptions{Multiline: true, UseProtoNames: true}
-	require.Equal(t, opts.Format(want), opts.Format(got), msgAndArgs...)
+	w, g := opts.Format(transcript.Redact(want)), opts.Format(transcript.Redact(got))
+	if w == g {
+		require.Fail(t, "the messages differ only in fields redacted as secret, or in fields this build does not know", msgAndArgs...)
+	}
+	require.Equal(t, w, g, msgAndArgs...)
+}
+
+// revisionMismatch is fixture.Mismatch with the secrets kept out: the
+// fixture's revision paths can reach into a credential, and the mismatch
+// quotes what it finds there and what the fixture wants. Secrets in got
+// are made known to the scrubber by redacting it, and so is the value
+// wanted at any path the redaction changes; the comparison itself is of
+// the resource as served.
+func revisionMismatch(got proto.Message, fields []*fixturepb.RevisionField) string {
+	why := fixture.Mismatch(got, fields)
+	if why == "" {
+		return ""
+	}
+	if red := transcript.Redact(got); red != got {
+		for _, f := range fields {
+			one := []*fixturepb.RevisionField{f}
+			if fixture.Mismatch(red, one) != fixture.Mismatch(got, one) {
+				transcript.RememberSecret(f.GetValue())
+			}
+		}
+	}
+	return transcript.Scrub(why)
 }
 
 // AwaitAll reads responses of t until every one of names has been carried
