@@ -64,8 +64,10 @@ type Client struct {
 	perRule    map[string]int // violations seen per rule, kept or not
 	watches    []*watch
 	autoAck    bool
-	reported   bool // OnViolation was called
-	seq        int  // responses received so far
+	reported   bool  // OnViolation was called
+	seq        int   // responses received so far
+	queued     int64 // bytes of responses queued (see QueueBytes)
+	borrowed   int64 // the part of queued taken from the run's budget
 }
 
 // typeState is what the fake client remembers about one resource type. It
@@ -77,6 +79,7 @@ type typeState struct {
 	nonce        string            // latest nonce received on the current stream
 	known        map[string]string // delta: name -> version received and not removed
 	queue        []*Response       // received and not yet consumed by Expect
+	unkept       int               // responses not queued since the queue filled (see QueueBytes)
 	started      bool              // a request of the type went out on the current stream
 }
 
@@ -157,6 +160,7 @@ func (c *Client) addViolations(vs []Violation) {
 	for _, v := range vs {
 		c.perRule[v.Rule]++
 		if c.perRule[v.Rule] <= maxPerRule {
+			v.Message = transcript.Clip(v.Message, violationBytes)
 			c.violations = append(c.violations, v)
 		}
 	}
@@ -214,6 +218,7 @@ func (c *Client) check(w *watch, r *Response) {
 		w.first = Violation{Rule: w.Rule, Stream: r.Stream, Nonce: r.Nonce,
 			Message: fmt.Sprintf("%s, yet a %s response came (version %q, resources %q, removed %q)",
 				w.Why, shortType(r.TypeURL), r.Version, r.Names(), r.Removed)}
+		w.first.Message = transcript.Clip(w.first.Message, violationBytes)
 		c.opts.Transcript.Event(r.Stream, fmt.Sprintf("violation: %s: %s (nonce %q)", w.Rule, w.Why, r.Nonce))
 	}
 	w.hits++
@@ -253,6 +258,7 @@ func (c *Client) AutoAck() {
 	var pending []*Response
 	for _, st := range c.types {
 		pending = append(pending, st.queue...)
+		c.release(st.queue...)
 		st.queue = nil
 	}
 	c.mu.Unlock()
@@ -350,24 +356,32 @@ func (c *Client) receive(s *stream) {
 		for _, w := range c.watches {
 			c.check(w, r)
 		}
-		ack := false
+		ack, unkept := false, false
 		if t, ok := wire.TypeByURL(r.TypeURL); ok && c.streams[s.key] == s {
 			st := c.state(t)
 			st.nonce = r.Nonce
 			for _, res := range r.Resources {
-				st.known[res.Name] = res.Version
+				if _, ok := st.known[res.Name]; ok || len(st.known) < maxNames {
+					st.known[res.Name] = res.Version
+				}
 			}
 			for _, n := range r.Removed {
 				delete(st.known, n)
 			}
-			if c.autoAck {
+			switch {
+			case c.autoAck:
 				ack = true
-			} else {
-				st.queue = append(st.queue, r)
+			case !c.enqueue(st, r):
+				unkept = true
 			}
 		}
 		c.wake()
 		c.mu.Unlock()
+		if unkept {
+			c.opts.Transcript.Unkept(s.name, r.size, fmt.Sprintf(
+				"a %s response and every later one of its type on %s are checked but not kept: the unconsumed responses exceed %d bytes, or the run's budget is spent",
+				shortType(r.TypeURL), s.name, QueueBytes))
+		}
 		if ack {
 			c.autoAckOne(r)
 		}
@@ -380,7 +394,9 @@ func recv[M proto.Message](c *Client, s *stream, m M, decode func(string, M) *Re
 		return nil, err
 	}
 	c.opts.Transcript.Record(s.name, transcript.Received, m)
-	return decode(s.name, m), nil
+	r := decode(s.name, m)
+	r.size = responseSize(m)
+	return r, nil
 }
 
 // hold records the versions a response gives the resources it carries
@@ -389,10 +405,16 @@ func (s *stream) hold(r *Response) {
 	if s.held[r.TypeURL] == nil {
 		s.held[r.TypeURL] = map[string]string{}
 	}
+	held := s.held[r.TypeURL]
 	for _, res := range r.Resources {
-		if !res.Heartbeat {
-			s.held[r.TypeURL][res.Name] = res.Version
+		if res.Heartbeat {
+			continue
 		}
+		if _, ok := held[res.Name]; !ok && len(held) >= maxNames {
+			held[namesFull] = ""
+			continue
+		}
+		held[res.Name] = res.Version
 	}
 	for _, n := range r.Removed {
 		delete(s.held[r.TypeURL], n)
@@ -746,9 +768,21 @@ func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Res
 		}
 		if first != nil {
 			r := first.queue[0]
+			first.queue[0] = nil // let it go once the scenario does
 			first.queue = first.queue[1:]
+			c.release(r)
 			c.mu.Unlock()
 			return r, nil
+		}
+		var states []*typeState
+		for _, t := range types {
+			states = append(states, c.state(t))
+		}
+		if err := c.overflowed(what, states); err != nil {
+			// Nothing more of these types is kept: what is waited for may
+			// have come and gone.
+			c.mu.Unlock()
+			return nil, err
 		}
 		ch := c.notify
 		c.mu.Unlock()
@@ -799,7 +833,9 @@ func (c *Client) Reconnect(t wire.Type) {
 		tt, _ := wire.TypeByURL(url)
 		if c.key(tt) == k {
 			st.nonce = ""
+			c.release(st.queue...)
 			st.queue = nil
+			st.unkept = 0
 			st.subscribed = nil
 			st.started = false
 		}
@@ -819,6 +855,10 @@ func (c *Client) Close() {
 		s.closing = true
 	}
 	c.streams = map[string]*stream{}
+	// The queues stay readable; what they borrowed goes back to the run
+	// for the pairs still to come.
+	c.opts.Transcript.Budget().Give(c.borrowed)
+	c.borrowed = 0
 	c.mu.Unlock()
 	for _, s := range ss {
 		// CloseSend must not run alongside a SendMsg (an auto-ACK from the

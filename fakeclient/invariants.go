@@ -21,6 +21,13 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s violated on %s (nonce %q): %s", v.Rule, v.Stream, v.Nonce, v.Message)
 }
 
+// full reports whether held reached maxNames (see hold): a name it lacks
+// may then have been sent.
+func full(held map[string]string) bool {
+	_, ok := held[namesFull]
+	return ok
+}
+
 // checkResponse applies the global invariants to one response. expectedType
 // is the stream's type for per-type streams, "" on ADS. seen holds the
 // nonces already received per type on the stream; held the version the
@@ -36,7 +43,8 @@ func checkResponse(r *Response, expectedType string, seen map[string]map[string]
 		bad("NONCE-1", "response of type %s has an empty nonce", r.TypeURL)
 	} else {
 		// NONCE-2: nonces are distinct per type within a stream.
-		if seen[r.TypeURL] == nil {
+		if seen[r.TypeURL] == nil || len(seen[r.TypeURL]) >= maxNonces {
+			// Bounded: a reuse is caught within windows of maxNonces.
 			seen[r.TypeURL] = map[string]bool{}
 		}
 		if seen[r.TypeURL][r.Nonce] {
@@ -80,7 +88,7 @@ func checkResponse(r *Response, expectedType string, seen map[string]map[string]
 			switch v, ok := held[r.TypeURL][res.Name]; {
 			case !takesTTL:
 				bad("TTL-3", "resource #%d (%q) is a heartbeat (no body), but the client did not advertise xds.config.supports-resource-ttl", i, res.Name)
-			case !ok:
+			case !ok && !full(held[r.TypeURL]):
 				bad("TTL-3", "resource #%d (%q) is a heartbeat (no body) for a resource the stream never sent", i, res.Name)
 			case res.Version != "" && v != "" && res.Version != v:
 				bad("TTL-3", "resource #%d (%q) is a heartbeat at version %q, but the version sent last is %q", i, res.Name, res.Version, v)

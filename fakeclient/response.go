@@ -34,6 +34,8 @@ type Response struct {
 	SotW *discovery.DiscoveryResponse
 	// Delta is the raw delta message, nil for SotW.
 	Delta *discovery.DeltaDiscoveryResponse
+
+	size int64 // what it counts against QueueBytes
 }
 
 // Resource is one resource of a response.
