@@ -14,6 +14,7 @@ import (
 	"github.com/xdsconform/xdsconform/refclient"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -75,6 +76,8 @@ type clientFlags struct {
 	lacks    []string
 	faults   []string
 	maxRecv  byteSize
+	// redactHeaders are header names whose values are secrets.
+	redactHeaders []string
 }
 
 func newClientCmd(out io.Writer) *cobra.Command {
@@ -112,6 +115,19 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
 	f.maxRecv = targets.DefaultMaxRecvSize
 	fs.Var(&f.maxRecv, "max-recv-size", maxRecvSizeHelp("the client"))
+	fs.StringArrayVar(&f.redactHeaders, "redact-header", nil, "a header NAME whose values are secrets, redacted in every report wherever resources or status views carry it (repeatable; authorization, cookies and names with token, secret, password, api-key or credential always are)")
+}
+
+// markSensitiveHeaders marks the --redact-header names for the run's
+// redaction; an empty name is a usage error, not a silent no-op.
+func markSensitiveHeaders(names []string) error {
+	for _, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return usageError("--redact-header: a header name is empty")
+		}
+	}
+	transcript.MarkSensitiveHeaders(names...)
+	return nil
 }
 
 // envoyFaults are the reference client's faults of the Envoy profile.
@@ -139,6 +155,9 @@ func commandVarsHelp() string {
 func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	f.opts.Faults = f.faults
 	f.opts.MaxRecvSize = int(f.maxRecv)
+	if err := markSensitiveHeaders(f.redactHeaders); err != nil {
+		return suiteRun{}, err
+	}
 	for _, s := range f.variants {
 		v, err := wire.ParseVariant(s)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/xdsconform/xdsconform/refserver"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/transcript"
 )
 
 const serverLong = `Run the server suite: xdsconform plays an xDS client against your management
@@ -53,6 +54,7 @@ type serverFlags struct {
 	fixture        string
 	tls            targets.TLSOptions
 	metadata       []string
+	redactHeaders  []string
 	faults         []string
 	connectTimeout time.Duration
 	containerXDS   int
@@ -87,6 +89,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.StringVar(&f.nodeCluster, "node-cluster", targets.DefaultNodeCluster, "node.cluster sent on every stream; {{.NodeID}} stands for the pair's node id (Envoy Gateway: envoy-gateway-system/GATEWAY)")
 	fs.BoolVar(&f.fixturePlain, "fixture-plaintext", false, "connect to --fixture without TLS even when the xDS connection uses it")
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
+	fs.StringArrayVar(&f.redactHeaders, "redact-header", nil, "a header NAME whose values are secrets, redacted in every report: in --metadata, echoed back by the target, in resources (repeatable; authorization, cookies and names with token, secret, password, api-key or credential always are)")
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refserver.AllFaults)+")")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
 	fs.IntVar(&f.containerXDS, "container-xds-port", targets.DefaultContainerXDSPort, "with --target container:IMAGE: the xDS port inside the container")
@@ -136,6 +139,12 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		}
 		opts.Metadata[strings.ToLower(k)] = v
 	}
+	if err := markSensitiveHeaders(f.redactHeaders); err != nil {
+		return err
+	}
+	// A target that echoes a token back (in a status, a NACK detail, a
+	// resource) must not put it in a report.
+	transcript.RememberHeaders(opts.Metadata)
 	for _, kv := range f.containerEnv {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
