@@ -430,7 +430,10 @@ func (c *Client) ended(s *stream, err error) {
 	byHarness := s.closing || c.ctx.Err() != nil
 	c.mu.Unlock()
 	note := "closed by target: " + transcript.StatusNote(err)
-	if byHarness {
+	switch {
+	case RecvLimitExceeded(err):
+		note = "closed by harness: " + RecvLimitNote(err)
+	case byHarness:
 		note = "closed by harness"
 	}
 	c.opts.Transcript.Event(s.name, note)
@@ -450,6 +453,9 @@ type ClosedError struct {
 }
 
 func (e *ClosedError) Error() string {
+	if RecvLimitExceeded(e.Err) {
+		return fmt.Sprintf("stream %s closed by harness: %s", e.Stream, RecvLimitNote(e.Err))
+	}
 	return fmt.Sprintf("stream %s closed by target: %s", e.Stream, transcript.StatusNote(e.Err))
 }
 

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/targets"
@@ -127,9 +128,20 @@ func client(t *engine.T) *C {
 	c.Client = run
 	// Runs before srv.Close (last registered first), so the client does not
 	// see its server go away.
-	t.Cleanup(func() {
-		if err := run.Stop(); err != nil {
-			t.Logf("%v", err)
+	stopped := make(chan error, 1)
+	t.Cleanup(func() { stopped <- run.Stop() })
+	// A client that ignored SIGTERM and had to be killed, or left a
+	// process behind, makes the pair an error, whatever its verdict. This
+	// is decided after the body, where Abortf ends only this check, not
+	// the cleanups still to run. A body abandoned while still stopping
+	// the client (its time was up, or Ctrl-C) keeps the verdict it has.
+	t.AfterRun(func(t *engine.T) {
+		select {
+		case err := <-stopped:
+			if err != nil {
+				t.Abortf("%v", err)
+			}
+		default:
 		}
 	})
 	ctx, cancel := c.untilExit()
@@ -200,6 +212,15 @@ func (c *C) abortIfExited() {
 // fail reports err from a step and stops: a client that stopped is named
 // as the cause.
 func (c *C) fail(format string, args ...any) {
+	// A step the scenario's deadline (or the run's end) cut short is no
+	// rule's to judge: the pair errors, saying so.
+	err := errIn(args)
+	if why := cutShort(c.T, err); why != "" {
+		c.Abortf("%s: %s", why, fmt.Sprintf(format, args...))
+	}
+	if fakeclient.RecvLimitExceeded(err) {
+		c.Abortf("%s", fakeclient.RecvLimitNote(err))
+	}
 	// A client that crashes usually shows first as a stream that ended:
 	// give its process a moment to be seen gone, so the report names the
 	// crash rather than the stream.
@@ -213,6 +234,17 @@ func (c *C) fail(format string, args ...any) {
 		c.T.Failf(rule, format, args...)
 	}
 	c.FailNow()
+}
+
+// errIn is the first error among a step's report arguments, the one the
+// step's wait ended with.
+func errIn(args []any) error {
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			return err
+		}
+	}
+	return nil
 }
 
 // exitGrace is how long a failing step waits to see whether the client

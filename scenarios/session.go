@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -92,19 +94,46 @@ func (s *S) Fatalf(format string, args ...any) {
 }
 
 // failAs records a failure and stops the body. It is filed under the
-// closing rule in force when err says the target closed the stream (after
-// a NACK, closing it breaks ACK-9 whichever step noticed), else under the
-// step's rule (Checking), else under def.
+// closing rule in force when err says the stream ended (after a NACK,
+// closing it breaks ACK-9 whichever step noticed, and so does losing it),
+// else under the step's rule (Checking), else under def. A step the
+// harness cut short (its receive limit, the scenario's deadline) or that
+// lost its connection, with no closing rule in force, ends the pair with
+// an error instead: the target broke no rule the step checks.
 func (s *S) failAs(def string, err error, format string, args ...any) {
-	rule := s.ruleOr(def)
+	if fakeclient.RecvLimitExceeded(err) {
+		s.Abortf("%s", fakeclient.RecvLimitNote(err))
+	}
+	if why := cutShort(s.T, err); why != "" {
+		s.Abortf("%s: %s", why, fmt.Sprintf(format, args...))
+	}
 	var closed *fakeclient.ClosedError
 	if errors.As(err, &closed) {
 		if url := closedType(s, closed); url != "" {
-			rule = s.closing[url]
+			s.T.Failf(s.closing[url], format, args...)
+			s.FailNow()
+		}
+		if grpcstatus.Code(err) == codes.Unavailable {
+			s.Abortf("the connection to the target was lost mid-step: %s", fmt.Sprintf(format, args...))
 		}
 	}
-	s.T.Failf(rule, format, args...)
+	s.T.Failf(s.ruleOr(def), format, args...)
 	s.FailNow()
+}
+
+// cutShort says why a step that ended with err was cut short by the
+// harness — the scenario's deadline, or an interrupt or a dead target
+// ending the run — or "" when it was not: whatever the wait returned then,
+// it returned because the pair's time was up.
+func cutShort(t *engine.T, err error) string {
+	ctxErr := t.Context().Err()
+	switch {
+	case err == nil || ctxErr == nil:
+		return ""
+	case errors.Is(ctxErr, context.DeadlineExceeded):
+		return fmt.Sprintf("the step was cut short by the scenario's deadline (--scenario-timeout %v)", t.Timeouts.Scenario)
+	}
+	return "the step was cut short: the run is ending"
 }
 
 // closedType is the type URL whose closing rule applies to a stream the
