@@ -1,12 +1,15 @@
 package observer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 )
@@ -49,7 +52,7 @@ func (c *ConfigDump) Observe(ctx context.Context) ([]Resource, error) {
 		return nil, fmt.Errorf("GET %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := readBounded(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", c.url, err)
 	}
@@ -61,6 +64,56 @@ func (c *ConfigDump) Observe(ctx context.Context) ([]Resource, error) {
 		return nil, fmt.Errorf("parse %s: %w", c.url, err)
 	}
 	return rs, nil
+}
+
+// Bounds on reading a status view. A dump is parsed whole, so its size is
+// what it costs: a client whose admin endpoint answers with an endless or
+// huge body must cost a bounded read and a clear error, not gigabytes.
+const (
+	// StatusViewBytes bounds one /config_dump body and one CSDS response.
+	// Envoy's dump of every scenario's resources is a few kilobytes.
+	StatusViewBytes = 16 << 20
+	// readingBytes bounds the dump bytes held by all reads of the process
+	// at once: pairs observe their clients concurrently, and each read
+	// must not be allowed its StatusViewBytes times the pairs running.
+	readingBytes = 48 << 20
+)
+
+// ErrTooLarge is returned (wrapped) for a status view over StatusViewBytes,
+// or when the reads in flight already hold readingBytes.
+var ErrTooLarge = errors.New("status view too large")
+
+// reading counts the dump bytes all reads of the process hold now.
+var reading atomic.Int64
+
+// readBounded reads a dump body of at most StatusViewBytes, holding its
+// bytes against readingBytes until it returns (the parse that follows is
+// bounded by the same figure, so the pool is a fair stand-in for it).
+func readBounded(r io.Reader) ([]byte, error) {
+	var held int64
+	defer func() { reading.Add(-held) }()
+	var buf bytes.Buffer
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			if int64(buf.Len()+n) > StatusViewBytes {
+				return nil, fmt.Errorf("the body is over %d bytes (the harness reads at most that): %w", StatusViewBytes, ErrTooLarge)
+			}
+			if reading.Add(int64(n)) > readingBytes {
+				reading.Add(-int64(n))
+				return nil, fmt.Errorf("status views being read at once hold over %d bytes: %w", readingBytes, ErrTooLarge)
+			}
+			held += int64(n)
+			buf.Write(chunk[:n])
+		}
+		if errors.Is(err, io.EOF) {
+			return buf.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // Close releases idle HTTP connections to the admin interface.
@@ -159,18 +212,16 @@ type dump struct {
 // warming-only or stateless one Requested. Version is always the version in
 // use (the last accepted), ErrorVersion the rejected one.
 func ParseConfigDump(body []byte) ([]Resource, error) {
+	// Straight into the few fields read, not through a copy of each
+	// entry: a dump costs little more than its own bytes.
 	var top struct {
-		Configs []json.RawMessage `json:"configs"`
+		Configs []dump `json:"configs"`
 	}
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, fmt.Errorf("config dump: %w", err)
 	}
 	var out []Resource
-	for i, raw := range top.Configs {
-		var d dump
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return nil, fmt.Errorf("config dump entry %d: %w", i, err)
-		}
+	for _, d := range top.Configs {
 		switch d.Type {
 		case listenersDumpURL:
 			for _, e := range d.DynamicListeners {

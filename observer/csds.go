@@ -27,7 +27,9 @@ var _ Observer = (*CSDS)(nil)
 // (host:port). The connection is lazy: nothing is dialled until the first
 // Observe, so a client that is still starting up is not an error here.
 func DialCSDS(addr string) (*CSDS, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// A status view is bounded like a config dump.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(StatusViewBytes)))
 	if err != nil {
 		return nil, fmt.Errorf("csds client for %s: %w", addr, err)
 	}
