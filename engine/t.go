@@ -330,6 +330,14 @@ func (t *T) Abortf(format string, args ...any) {
 	runtime.Goexit()
 }
 
+// AbortReason is what Abortf was given, "" while the pair is not aborted:
+// a check run after the body can add its cause to it rather than hide it.
+func (t *T) AbortReason() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.abort
+}
+
 // Helper is a no-op; it exists for testify.
 func (t *T) Helper() {}
 
