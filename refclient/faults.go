@@ -227,6 +227,10 @@ const (
 	// FaultVHDSOverSotW requests the VirtualHosts of a route with vhds over
 	// SotW (STREAM-10).
 	FaultVHDSOverSotW Fault = "vhds-over-sotw"
+	// FaultCrashOnUnusableResponse stops the client at a response it
+	// cannot use: a resource that does not decode, a type_url it does not
+	// know, an empty nonce or one over 1 KiB (ROB-3).
+	FaultCrashOnUnusableResponse Fault = "crash-on-unusable-response"
 )
 
 // wrongListenerSuffix is appended to the listener name by the
@@ -316,6 +320,7 @@ var AllFaults = []Fault{
 	FaultNoWarming,
 	FaultUpdateSkipsWarming,
 	FaultVHDSOverSotW,
+	FaultCrashOnUnusableResponse,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -399,6 +404,7 @@ var faultDescriptions = map[Fault]string{
 	FaultNoWarming:                      "WARM-1 (envoy profile): new clusters and listeners are in use at once, before their endpoints or routes",
 	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster is in use at once, without waiting for fresh endpoints",
 	FaultVHDSOverSotW:                   "STREAM-10 (envoy profile): the VirtualHosts of a route with vhds are requested over SotW",
+	FaultCrashOnUnusableResponse:        "ROB-3: a resource that does not decode, an unknown type_url or an empty or over-long nonce stops the client",
 }
 
 // envoyFaults are the faults that act in the Envoy profile only.

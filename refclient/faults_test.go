@@ -2,6 +2,7 @@ package refclient
 
 import (
 	"fmt"
+	"google.golang.org/protobuf/types/known/anypb"
 	"strings"
 	"testing"
 	"time"
@@ -200,6 +201,15 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		{FaultCrashOnEmptyName, wire.DeltaADS, 0, func(h *harness) string {
 			h.expectSubscribe(wire.Listener, "L")
 			h.send(wire.Listener, "1", "l1", wire.ClientListener("", "R", 1))
+			if r, ok := h.nextOrDone(wire.Listener); ok {
+				return "nack=" + nacked(r)
+			}
+			return fmt.Sprintf("stopped, err=%v", h.c.Err() != nil)
+		}, "nack=true", "stopped, err=true"},
+
+		{FaultCrashOnUnusableResponse, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.sendAnys(wire.Listener, "1", "l1", &anypb.Any{TypeUrl: wire.Listener.URL, Value: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}})
 			if r, ok := h.nextOrDone(wire.Listener); ok {
 				return "nack=" + nacked(r)
 			}

@@ -57,6 +57,23 @@ func (c *Client) onResponse(ev evResponse) {
 		st.held = false // waits-for-server: the server spoke, release the requests
 	}
 	delete(c.deadlines, timerKey{kind: silenceTimer, st: st})
+	u, nonce := ev.sotw.GetTypeUrl(), ev.sotw.GetNonce()
+	if ev.delta != nil {
+		u, nonce = ev.delta.GetTypeUrl(), ev.delta.GetNonce()
+	}
+	if c.fault(FaultCrashOnUnusableResponse) && (nonce == "" || len(nonce) > 1<<10) {
+		c.crash(fmt.Errorf("refclient: crashed on a response with a %d-byte nonce", len(nonce))) // breaks ROB-3
+		return
+	}
+	if _, ok := wire.TypeByExactURL(responseType(st, u)); !ok {
+		// ROB-3, RES-3: a type the client never asked for is ignored. It
+		// cannot be validated, so neither an ACK nor a NACK fits, and a
+		// reply would name a type the client does not speak (STREAM-6).
+		if c.fault(FaultCrashOnUnusableResponse) {
+			c.crash(fmt.Errorf("refclient: crashed on a response of type %q", u)) // breaks ROB-3
+		}
+		return
+	}
 	if ev.sotw != nil {
 		c.onSotW(st, ev.sotw)
 	} else {
@@ -333,6 +350,9 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 		}
 		m := t.New()
 		if err := r.any.UnmarshalTo(m); err != nil {
+			if c.fault(FaultCrashOnUnusableResponse) {
+				return nil, nil, fmt.Errorf("refclient: crashed on %s resource %d, which does not decode: %w", t.Short, i, err) // breaks ROB-3
+			}
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: decode %s: %v", i, t.Short, err)})
 			continue
 		}

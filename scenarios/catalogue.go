@@ -30,7 +30,7 @@ func Client() []*engine.Scenario {
 	for _, area := range [][]*engine.Scenario{
 		clientStreamScenarios, clientProfileScenarios, clientAckScenarios, clientNonceScenarios,
 		clientResourceScenarios, clientWrapperScenarios, clientTTLScenarios, clientDeletionScenarios, clientMissingScenarios,
-		clientReconnectScenarios, clientDeltaScenarios,
+		clientReconnectScenarios, clientDeltaScenarios, clientRobustnessScenarios,
 	} {
 		all = append(all, gRPCProfile(area)...)
 	}

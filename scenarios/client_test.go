@@ -259,6 +259,11 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/warming/cluster-waits-for-endpoints":    {{fault: refclient.FaultNoWarming, rule: "WARM-1"}},
 	"client/warming/update-waits-for-endpoints":     {{fault: refclient.FaultUpdateSkipsWarming, rule: "WARM-2"}},
 	"client/vhds/never-over-sotw":                   {{fault: refclient.FaultVHDSOverSotW, rule: "STREAM-10", want: "over SotW"}},
+	// Robustness (scenarios/client_robustness.go).
+	"client/robustness/undecodable-resource": {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3"}},
+	"client/robustness/unknown-type":         {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
+	"client/robustness/empty-nonce":          {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
+	"client/robustness/long-nonce":           {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
 }
 
 func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {

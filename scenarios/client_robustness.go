@@ -1,0 +1,143 @@
+package scenarios
+
+import (
+	"strings"
+	"time"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// undecodable are bytes that do not parse as any message: field 1,
+// length-delimited, with a length running past the end.
+var undecodable = []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01}
+
+// the robustness appendix of requirements.md (ROB-3); xds_protocol#ack,
+// #how-the-client-specifies-what-resources-to-return
+var clientRobustnessScenarios = []*engine.Scenario{
+	{
+		ID:           "client/robustness/undecodable-resource",
+		Title:        "A resource whose bytes do not decode is NACKed, and the next valid response is ACKed",
+		Requirements: []string{"ROB-3", "ACK-6"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Alone:        true,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			n := c.RespondRaw(CDS, "2", c.CL, &anypb.Any{TypeUrl: CDS.URL, Value: undecodable}, c.Stream(CDS).NewNonce())
+			c.Checking("ROB-3").requireNack(CDS, n)
+			c.GoesOn(CDS, "3", 3)
+		}),
+	},
+	{
+		ID:           "client/robustness/unknown-type",
+		Title:        "A response of a type the client never asked for is ignored or NACKed; the client goes on",
+		Requirements: []string{"ROB-3"},
+		Level:        results.Must,
+		Variants:     ads,
+		Alone:        true,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.Send(CDS, c.unknownTypeResponse(CDS))
+			c.GoesOn(CDS, "3", 3)
+		}),
+	},
+	{
+		ID:           "client/robustness/empty-nonce",
+		Title:        "A response without a nonce does not stop the client; the next valid response is ACKed",
+		Requirements: []string{"ROB-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Alone:        true,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.RespondRaw(CDS, "2", c.CL, mustAny(c, c.Hop(CDS, 2)), "")
+			c.GoesOn(CDS, "3", 3)
+		}),
+	},
+	{
+		ID:           "client/robustness/long-nonce",
+		Title:        "A response with a 64 KiB nonce does not stop the client; the next valid response is ACKed",
+		Requirements: []string{"ROB-3"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Alone:        true,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.RespondRaw(CDS, "2", c.CL, mustAny(c, c.Hop(CDS, 2)), strings.Repeat("n", 64<<10))
+			c.GoesOn(CDS, "3", 3)
+		}),
+	},
+}
+
+// RespondRaw sends a response of t at version carrying one resource,
+// named name and packed as a (which may be broken), with nonce as given
+// (which may be empty or odd); the fake server remembers it as sent. It
+// returns the nonce.
+func (c *C) RespondRaw(t wire.Type, version, name string, a *anypb.Any, nonce string) string {
+	if c.Variant.IsDelta() {
+		c.Send(t, &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: version, Nonce: nonce,
+			Resources: []*discovery.Resource{{Name: name, Version: fakeserver.ResourceVersion(version, name), Resource: a}}})
+		return nonce
+	}
+	c.Send(t, &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: version, Nonce: nonce, Resources: []*anypb.Any{a}})
+	return nonce
+}
+
+// unknownTypeResponse is a response, of the protocol the variant speaks,
+// of a type no client knows, carrying one resource of that type, with a
+// fresh nonce of the stream carrying t.
+func (c *C) unknownTypeResponse(t wire.Type) proto.Message {
+	a := &anypb.Any{TypeUrl: notAType, Value: []byte("xdsconform")}
+	nonce := c.Stream(t).NewNonce()
+	if c.Variant.IsDelta() {
+		return &discovery.DeltaDiscoveryResponse{TypeUrl: notAType, SystemVersionInfo: "1", Nonce: nonce,
+			Resources: []*discovery.Resource{{Name: c.Extra("not-a-type"), Version: "1", Resource: a}}}
+	}
+	return &discovery.DiscoveryResponse{TypeUrl: notAType, VersionInfo: "1", Nonce: nonce, Resources: []*anypb.Any{a}}
+}
+
+// requireNack reads the client's answer to the response with nonce, which
+// must NACK it; no answer, or a client that stopped, fails the step's
+// rule (ExpectNack would file a missing answer under ACK-1, and a crash is
+// what the robustness scenarios are about).
+func (c *C) requireNack(t wire.Type, nonce string) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(t).Next(ctx, t)
+	if err != nil {
+		c.fail("expected a NACK of the %s response with nonce %q: %v", t.Short, nonce, err)
+	}
+	if r.Nonce() != nonce || r.ErrorDetail() == nil {
+		c.Fatalf("%s should NACK the %s response with nonce %q, whose resource does not decode", r, t.Short, nonce)
+	}
+}
+
+// GoesOn checks that the client goes on after a response it cannot use
+// (ROB-3): it is still running, and it ACKs the next valid response of t
+// (the chain's resource at revision rev, at version), on its stream or
+// on the one it reconnected with. Requests before the ACK (the answer to
+// the unusable response, a new stream's first request) are passed over.
+// Failures are the scenario's headline rule's.
+func (c *C) GoesOn(t wire.Type, version string, rev int) {
+	v := c.Checking(c.Headline())
+	v.Alive("a response the client cannot use must not stop it")
+	n := v.Respond(t, version, v.Hop(t, rev))
+	deadline := time.Now().Add(c.Timeouts.Expect)
+	for {
+		r := v.Expect(t)
+		if r.Nonce() == n {
+			v.checkAck(r, n, version)
+			return
+		}
+		if time.Now().After(deadline) {
+			v.Fatalf("the client should ACK the valid %s response with nonce %q; its last request, %s, does not", t.Short, n, r)
+		}
+	}
+}
