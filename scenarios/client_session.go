@@ -131,14 +131,19 @@ func client(t *engine.T) *C {
 	stopped := make(chan error, 1)
 	t.Cleanup(func() { stopped <- run.Stop() })
 	// A client that ignored SIGTERM and had to be killed, or left a
-	// process behind, makes the pair an error, whatever its verdict. This
-	// is decided after the body, where Abortf ends only this check, not
-	// the cleanups still to run. A body abandoned while still stopping
-	// the client (its time was up, or Ctrl-C) keeps the verdict it has.
+	// process behind, makes the pair an error, whatever its verdict; a
+	// pair that already errored keeps its cause first. This is decided
+	// after the body, where Abortf ends only this check, not the cleanups
+	// still to run. A body abandoned while still stopping the client (its
+	// time was up, or Ctrl-C) keeps the verdict it has.
 	t.AfterRun(func(t *engine.T) {
 		select {
 		case err := <-stopped:
-			if err != nil {
+			switch {
+			case err == nil:
+			case t.AbortReason() != "":
+				t.Abortf("%s\nThen, stopping it: %v", t.AbortReason(), err)
+			default:
 				t.Abortf("%v", err)
 			}
 		default:

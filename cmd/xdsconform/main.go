@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/xdsconform/xdsconform/grpcgoclient"
+	"github.com/xdsconform/xdsconform/process"
 )
 
 // Exit codes, documented in the help text and the README.
@@ -31,10 +33,26 @@ func main() {
 	// The built-in grpc-go client target re-executes this binary: grpc-go
 	// reads its xDS bootstrap once per process.
 	grpcgoclient.RunChildIfRequested()
+	// Orphans of the clients the harness starts (a daemon's double fork)
+	// are re-parented to it, within reach of Stop. Where the OS lacks
+	// this, cgroups and the process group with the launch marker remain.
+	_ = process.EnableSubreaper()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// An interrupted run abandons pairs still stopping their clients:
+	// nothing the harness started may outlive it, so wait for every
+	// child to be gone and every scratch directory removed. The signals
+	// stay caught meanwhile; this is bounded (grace, then SIGKILL).
+	if err := process.Shutdown(shutdownGrace); err != nil {
+		fmt.Fprintf(os.Stderr, "xdsconform: %v\n", err)
+	}
+	os.Exit(code)
 }
+
+// shutdownGrace is how long a client still running when the harness exits
+// (an interrupted run) has after SIGTERM before it is killed.
+const shutdownGrace = time.Second
 
 // exitError carries an exit code through cobra.
 type exitError struct {
