@@ -28,7 +28,7 @@ func TestConfigDumpEndlessBody(t *testing.T) {
 	t.Cleanup(func() { _ = o.Close() })
 	_, err := o.Observe(t.Context())
 	require.ErrorIs(t, err, ErrTooLarge)
-	assert.Contains(t, err.Error(), "over 16777216 bytes")
+	assert.Contains(t, err.Error(), "over 8388608 bytes")
 	assert.Zero(t, reading.Load(), "a read gives back what it held")
 }
 

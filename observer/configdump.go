@@ -72,11 +72,11 @@ func (c *ConfigDump) Observe(ctx context.Context) ([]Resource, error) {
 const (
 	// StatusViewBytes bounds one /config_dump body and one CSDS response.
 	// Envoy's dump of every scenario's resources is a few kilobytes.
-	StatusViewBytes = 16 << 20
+	StatusViewBytes = 8 << 20
 	// readingBytes bounds the dump bytes held by all reads of the process
 	// at once: pairs observe their clients concurrently, and each read
 	// must not be allowed its StatusViewBytes times the pairs running.
-	readingBytes = 48 << 20
+	readingBytes = 24 << 20
 )
 
 // ErrTooLarge is returned (wrapped) for a status view over StatusViewBytes,

@@ -1,0 +1,225 @@
+package hostile_test
+
+// Part 1 of the hostile suite, "bounded everywhere, by bytes": a server
+// that floods responses (some of 2 MiB) on every stream, a client that
+// floods invalid requests, and a client whose admin /config_dump never
+// ends. Each runs at small scale through the real binary and asserts the
+// exit code, that no pair passes on what the harness could not keep, the
+// size of every artefact and the child's peak RSS.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+func init() {
+	registerClientMode("flood-invalid-requests", floodInvalidRequests)
+	registerClientMode("endless-config-dump", endlessConfigDump)
+}
+
+// Flood sizes: every response the reference server sends is followed by
+// floodCopies copies with fresh nonces, every floodBigEvery-th of them
+// carrying floodBig bytes (in control_plane.identifier, harmless to every
+// check but the harness's memory).
+const (
+	floodCopies    = 40
+	floodBigEvery  = 8
+	floodBig       = 2 << 20
+	floodRequests  = 200000
+	floodLifetime  = time.Minute
+	reportSlackFor = 1 << 20 // headers, summary and the like
+)
+
+// floodingStream wraps a server stream so that each response is followed
+// by the flood.
+type floodingStream struct {
+	grpc.ServerStream
+}
+
+func (s floodingStream) SendMsg(m any) error {
+	if err := s.ServerStream.SendMsg(m); err != nil {
+		return err
+	}
+	big := strings.Repeat("f", floodBig)
+	for i := range floodCopies {
+		var id string
+		if i%floodBigEvery == 0 {
+			id = big
+		}
+		var out any
+		switch m := m.(type) {
+		case *discovery.DiscoveryResponse:
+			out = &discovery.DiscoveryResponse{TypeUrl: m.TypeUrl, VersionInfo: m.VersionInfo, Resources: m.Resources,
+				Nonce: fmt.Sprintf("%s-flood-%d", m.Nonce, i), ControlPlane: &core.ControlPlane{Identifier: id}}
+		case *discovery.DeltaDiscoveryResponse:
+			out = &discovery.DeltaDiscoveryResponse{TypeUrl: m.TypeUrl, SystemVersionInfo: m.SystemVersionInfo, Resources: m.Resources,
+				RemovedResources: m.RemovedResources, Nonce: fmt.Sprintf("%s-flood-%d", m.Nonce, i), ControlPlane: &core.ControlPlane{Identifier: id}}
+		default:
+			return nil
+		}
+		if err := s.ServerStream.SendMsg(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startFloodingServer is the reference server behind the flood; it
+// returns the xDS and fixture addresses.
+func startFloodingServer(t *testing.T) (xds, fx string) {
+	ref := refserver.New()
+	g := grpc.NewServer(grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		return h(srv, floodingStream{ss})
+	}))
+	ref.Register(g)
+	fixturepb.RegisterFixtureServer(g, ref.FixtureServer())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	return lis.Addr().String(), lis.Addr().String()
+}
+
+// assertBounded checks what every flood must leave: no pair passed, every
+// artefact under its bound, the child under maxRSS.
+func assertBounded(t *testing.T, r cliResult, pairs int) {
+	t.Helper()
+	run := r.report(t)
+	ran := 0
+	for _, res := range run.Results {
+		if res.Outcome == results.Skip {
+			continue
+		}
+		ran++
+		t.Logf("%s[%s]: %s: %.300s", res.ID, res.Variant, res.Outcome, res.Message)
+		assert.Contains(t, []results.Outcome{results.Fail, results.Unsupported, results.Error}, res.Outcome,
+			"%s[%s] must not pass against a flood: %s", res.ID, res.Variant, res.Message)
+		assert.LessOrEqual(t, len(res.Message), 64<<10, "%s: failure messages are bounded", res.ID)
+	}
+	require.Positive(t, ran, "at least one pair ran: %s", r.Stdout)
+	// A pair keeps at most HeadBytes+TailBytes of transcript and 32 KiB
+	// of failures; the JSON report indents messages (up to about three
+	// times their size) and JUnit repeats the transcript tail, so four
+	// times the pair's keep, plus the rest of the report, bounds each.
+	perPair := 4 * (transcript.HeadBytes + transcript.TailBytes + 64<<10)
+	bound := pairs*perPair + reportSlackFor
+	for name, b := range r.artefacts() {
+		t.Logf("%s: %d bytes", name, len(b))
+		assert.LessOrEqual(t, len(b), bound, "%s is bounded", name)
+	}
+	t.Logf("peak RSS: %d MiB", r.MaxRSS>>20)
+	assert.Less(t, r.MaxRSS, int64(maxRSS))
+}
+
+// TestFloodingServer: responses, some of 2 MiB, flood every stream.
+func TestFloodingServer(t *testing.T) {
+	xds, fx := startFloodingServer(t)
+	r := runCLI(t, cliOptions{}, "server", "--target", xds, "--fixture", fx, "--run", "server/ack/*", "--variant", "sotw-ads,delta-ads",
+		"--timeout", "2s", "--quiet", "200ms", "--scenario-timeout", "15s")
+	require.Equal(t, 1, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+	assertBounded(t, r, 4)
+}
+
+// floodInvalidRequests opens an ADS stream and sends requests no server
+// can serve (no type_url), as fast as it can, until the harness ends the
+// stream or floodRequests were sent.
+func floodInvalidRequests(l launched) int {
+	ctx, cancel := context.WithTimeout(context.Background(), floodLifetime)
+	defer cancel()
+	conn, err := grpc.NewClient(l.Server, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hostile client: %v\n", err)
+		return 2
+	}
+	defer conn.Close()
+	ss, err := discovery.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hostile client: %v\n", err)
+		return 2
+	}
+	node := &core.Node{Id: l.NodeID, Cluster: l.Cluster}
+	for i := range floodRequests {
+		req := &discovery.DiscoveryRequest{Node: node, ResourceNames: []string{fmt.Sprintf("bad-%d-%s", i, strings.Repeat("r", 200))}}
+		if err := ss.Send(req); err != nil {
+			break
+		}
+		node = nil
+	}
+	<-ctx.Done()
+	return 0
+}
+
+// TestFloodingClient: a client floods invalid requests.
+func TestFloodingClient(t *testing.T) {
+	r := runCLI(t, cliOptions{}, "client", "--client-cmd", clientCmd("flood-invalid-requests", ""), "--run", "client/ack/*",
+		"--variant", "sotw-ads", "--timeout", "2s", "--quiet", "200ms", "--start-timeout", "3s", "--dne-timer", "2s", "--scenario-timeout", "15s")
+	require.Equal(t, 1, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+	run := r.report(t)
+	assertBounded(t, r, len(run.Results))
+	flagged := false
+	for _, res := range run.Results {
+		if strings.Contains(res.Message, "more violations of STREAM-6") {
+			flagged = true
+		}
+	}
+	assert.True(t, flagged, "the flood is reported as counted STREAM-6 violations: %s", r.Stdout)
+}
+
+// endlessConfigDump is the reference client, with an admin endpoint whose
+// /config_dump never ends.
+func endlessConfigDump(l launched) int {
+	ctx, cancel := context.WithTimeout(context.Background(), floodLifetime)
+	defer cancel()
+	rc, err := refclient.Start(ctx, refclient.Config{ServerAddr: l.Server, NodeID: l.NodeID, Cluster: l.Cluster,
+		Variant: wire.SotWADS, Listener: l.Listener, Profile: refclient.ProfileGRPC})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hostile client: %v\n", err)
+		return 2
+	}
+	defer rc.Close()
+	chunk := []byte(`{"configs": [` + strings.Repeat(" ", 64<<10))
+	srv := &http.Server{Addr: l.Admin, ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})}
+	go func() { _ = srv.ListenAndServe() }()
+	defer srv.Close()
+	select {
+	case <-rc.Done():
+	case <-ctx.Done():
+	}
+	return 0
+}
+
+// TestEndlessConfigDump: the client's status view never ends.
+func TestEndlessConfigDump(t *testing.T) {
+	r := runCLI(t, cliOptions{}, "client", "--client-cmd", clientCmd("endless-config-dump", ""), "--observer", "admin", "--client-profile", "grpc",
+		"--run", "client/nack/keeps-previous,client/nack/partial-use", "--variant", "sotw-ads", "--timeout", "2s", "--quiet", "200ms", "--start-timeout", "3s", "--dne-timer", "2s", "--scenario-timeout", "15s")
+	require.Equal(t, 1, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
+	run := r.report(t)
+	assertBounded(t, r, len(run.Results))
+	assert.Contains(t, string(r.JSON), "over 8388608 bytes", "the cause is named")
+}
