@@ -70,7 +70,7 @@ func newProbe(addr string, dial func(context.Context, string) (net.Conn, error),
 func (p *probe) check(ctx context.Context) error {
 	conn, err := p.dial(ctx, p.addr)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, p.addr, err)
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, p.addr, err)
 	}
 	defer conn.Close()
 	// The handshake and the preface exchange below honour ctx through the
@@ -84,7 +84,7 @@ func (p *probe) check(ctx context.Context) error {
 	if p.tls != nil {
 		tc := tls.Client(conn, p.tls)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return fmt.Errorf("%w: %s: TLS handshake failed: %v%s", ErrUnreachable, p.addr, err, tlsHint(err))
+			return fmt.Errorf("%w: %s: TLS handshake failed: %w%s", ErrUnreachable, p.addr, err, tlsHint(err))
 		}
 		if got := tc.ConnectionState().NegotiatedProtocol; got != http2.NextProtoTLS {
 			return fmt.Errorf("%w: %s: the TLS handshake did not select HTTP/2 by ALPN (selected %q), which gRPC requires", ErrUnreachable, p.addr, got)
@@ -127,7 +127,7 @@ func (p *probe) http2(conn net.Conn) error {
 		// A reset is a close that found the preface unread.
 		return fmt.Errorf("%w: %s closed the connection in answer to the HTTP/2 preface without a byte%s", ErrUnreachable, p.addr, plaintextHint(p, nil))
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("%w: %s accepted a connection but did not answer the HTTP/2 preface in time", ErrUnreachable, p.addr)
+		return fmt.Errorf("%w: %s accepted a connection but did not answer the HTTP/2 preface in time (%w)", ErrUnreachable, p.addr, err)
 	}
 	if p.tls != nil {
 		// After the handshake, a server that wants a client certificate

@@ -135,8 +135,10 @@ type ServerOptions struct {
 // DefaultMaxRecvSize is the receive limit of the harness's xDS
 // connections unless configured: well above grpc-go's default of 4 MiB,
 // which real configurations (a Cluster list of a large mesh) exceed, and
-// within what a run of many pairs can hold.
-const DefaultMaxRecvSize = 64 << 20
+// no larger than the byte budget a whole run keeps for its transcripts
+// (transcript.DefaultBudget): a fake client keeps one response whatever
+// its size, so this limit is what bounds it.
+const DefaultMaxRecvSize = 16 << 20
 
 // maxRecvSize is n, or the default for 0.
 func maxRecvSize(n int) int {
@@ -478,7 +480,10 @@ func (s *Server) Preflight(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := s.preflight(ctx); err != nil {
-		if ctx.Err() != nil && !errors.Is(err, ErrNoXDS) {
+		// The connection's deadline may fire a moment before the
+		// context notices its own.
+		timedOut := ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
+		if timedOut && !errors.Is(err, ErrNoXDS) {
 			err = fmt.Errorf("%w (connect timeout %v)", err, timeout)
 		}
 		return err

@@ -35,7 +35,7 @@ func TestMaxRecvSizeFlag(t *testing.T) {
 		}
 		f := cmd.Flags().Lookup("max-recv-size")
 		require.NotNil(t, f, role)
-		assert.Equal(t, "64MiB", f.DefValue, role)
+		assert.Equal(t, "16MiB", f.DefValue, role)
 		assert.Contains(t, f.Usage, "xDS sets no limit", role)
 		assert.Error(t, cmd.Flags().Set("max-recv-size", "0"), role)
 	}
