@@ -11,10 +11,10 @@ import (
 // liveness is what a Server knows about whether its target is still there
 // (engine.Liveness). Its zero value knows nothing yet.
 type liveness struct {
-	mu    sync.Mutex
-	died  error
-	gone  chan struct{} // made on first use; closed when died is set
-	check sync.Mutex    // one re-check at a time: the others then see its verdict
+	mu       sync.Mutex
+	died     error
+	gone     chan struct{} // made on first use; closed when died is set
+	checking chan struct{} // a re-check in progress, closed when it is done
 }
 
 var _ engine.Liveness = (*Server)(nil)
@@ -31,48 +31,62 @@ func (l *liveness) Died() error {
 func (l *liveness) Gone() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.goneLocked()
+}
+
+func (l *liveness) goneLocked() chan struct{} {
 	if l.gone == nil {
 		l.gone = make(chan struct{})
 	}
 	return l.gone
 }
 
-// markDied records the cause of the target's death, once.
-func (l *liveness) markDied(cause error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.died != nil {
-		return
-	}
-	l.died = cause
-	if l.gone == nil {
-		l.gone = make(chan struct{})
-	}
-	close(l.gone)
-}
-
 // CheckAlive implements engine.Liveness: it reaches the xDS address as
 // Preflight's probe does (connect, TLS handshake, HTTP/2 preface), within
 // ctx and the connect timeout, and marks the target dead when it cannot.
-// A probe that ran out of the caller's own time proves nothing.
+// Callers that come while a check is in progress share its verdict rather
+// than probing again: pairs that error together, as they do when the
+// target dies, cost one probe. A probe cut short by the caller's own
+// cancellation proves nothing.
 func (s *Server) CheckAlive(ctx context.Context) error {
 	if s.probe == nil {
 		return nil
 	}
-	s.check.Lock()
-	defer s.check.Unlock()
-	if err := s.Died(); err != nil {
-		return err
+	s.liveness.mu.Lock()
+	if s.died != nil {
+		defer s.liveness.mu.Unlock()
+		return s.died
 	}
+	if wait := s.checking; wait != nil {
+		s.liveness.mu.Unlock()
+		select {
+		case <-wait:
+			return s.Died()
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	done := make(chan struct{})
+	s.checking = done
+	s.liveness.mu.Unlock()
+
+	pctx := ctx
 	if s.connectTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.connectTimeout)
+		pctx, cancel = context.WithTimeout(ctx, s.connectTimeout)
 		defer cancel()
 	}
-	err := s.probe.check(ctx)
-	if err == nil || context.Cause(ctx) != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-		return nil
+	err := s.probe.check(pctx)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		err = nil // the caller gave up (an interrupt): no verdict
 	}
-	s.markDied(err)
+	s.liveness.mu.Lock()
+	defer s.liveness.mu.Unlock()
+	s.checking = nil
+	if err != nil && s.died == nil {
+		s.died = err
+		close(s.goneLocked())
+	}
+	close(done)
 	return err
 }

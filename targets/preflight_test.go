@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,4 +208,64 @@ func TestServer_CheckAlive(t *testing.T) {
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	assert.True(t, errors.Is(s.CheckAlive(cancelled), targets.ErrUnreachable), "once dead, the verdict stands without a probe")
+}
+
+// TestServer_CheckAliveShared checks that callers arriving while a
+// re-check is in progress share its verdict instead of probing again: the
+// pairs that error together when a target dies cost one probe.
+func TestServer_CheckAliveShared(t *testing.T) {
+	addr := xdsServer(t)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = silent.Close() })
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		for {
+			select {
+			case c := <-accepted:
+				_ = c.Close()
+			default:
+				return
+			}
+		}
+	})
+	var dead atomic.Bool
+	var dials atomic.Int32
+	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
+		to := addr
+		if dead.Load() {
+			dials.Add(1)
+			to = silent.Addr().String()
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", to)
+	}
+	s, err := targets.StartServer(t.Context(), targets.ServerOptions{Target: "127.0.0.1:1", Dialer: dialer, ConnectTimeout: 500 * time.Millisecond})
+	require.NoError(t, err)
+	defer s.Close()
+
+	dead.Store(true) // from now on the target accepts and never answers
+	first := make(chan error, 1)
+	go func() { first <- s.CheckAlive(t.Context()) }()
+	c := <-accepted // the first probe is in progress
+	defer c.Close()
+	others := make(chan error, 5)
+	for range 5 {
+		go func() { others <- s.CheckAlive(t.Context()) }()
+	}
+	want := <-first
+	require.ErrorIs(t, want, targets.ErrUnreachable)
+	for range 5 {
+		assert.Equal(t, want, <-others)
+	}
+	assert.Equal(t, int32(1), dials.Load(), "one probe for every caller")
 }
