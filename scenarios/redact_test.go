@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -72,4 +74,16 @@ func TestRevisionMismatchRedacts(t *testing.T) {
 	assert.NotContains(t, why, served)
 	assert.NotContains(t, why, wanted)
 	assert.Empty(t, revisionMismatch(withKey(t, base, wanted), fields))
+}
+
+// A served resource that does not render (an Any of a type this build
+// does not link) makes no wanted value a secret: it differs from its
+// redacted form everywhere, not only at a secret's path.
+func TestRevisionMismatchUnrenderableRemembersNothing(t *testing.T) {
+	const name = "cluster-unrenderable-name"
+	got := withKey(t, wire.Build(wire.Cluster, name, 1), "MARKER-unrenderable-key")
+	got.TypedExtensionProtocolOptions = map[string]*anypb.Any{"x": {TypeUrl: "type.googleapis.com/acme.v1.Unlinked", Value: []byte("abc")}}
+	why := revisionMismatch(got, []*fixturepb.RevisionField{{Path: "name", Value: name}, {Path: "connect_timeout", Value: "9s"}})
+	assert.Contains(t, why, "cannot render")
+	assert.Equal(t, name, transcript.Scrub(name))
 }
