@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -132,7 +133,11 @@ func (p *probe) http2(conn net.Conn) error {
 	if p.tls != nil {
 		// After the handshake, a server that wants a client certificate
 		// says so here (TLS 1.3 checks it after the client has finished).
-		return fmt.Errorf("%w: %s: TLS: %v", ErrUnreachable, p.addr, err)
+		hint := ""
+		if strings.Contains(err.Error(), "certificate required") {
+			hint = " (the server wants a client certificate: --tls-cert and --tls-key)"
+		}
+		return fmt.Errorf("%w: %s: TLS: %w%s", ErrUnreachable, p.addr, err, hint)
 	}
 	return fmt.Errorf("%w: %s: reading the HTTP/2 preface: %v", ErrUnreachable, p.addr, err)
 }

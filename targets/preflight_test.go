@@ -106,7 +106,7 @@ func TestStartServer_Unusable(t *testing.T) {
 			cause: []string{"TLS handshake failed", "x509", "not-the-server"}},
 		{name: "no client certificate", target: tlsServer, is: targets.ErrUnreachable,
 			tls:   targets.TLSOptions{CAFile: pki.caFile, ServerName: "envoy-gateway"},
-			cause: []string{"TLS", "certificate required"}},
+			cause: []string{"TLS", "certificate required", "--tls-cert and --tls-key"}},
 		{name: "plaintext against TLS", target: tlsServer, is: targets.ErrUnreachable,
 			cause: []string{"HTTP/2 preface", "--tls"}},
 		{name: "TLS against plaintext", target: plainServer, tls: mutual, is: targets.ErrUnreachable,
