@@ -213,7 +213,6 @@ func TestTransport_TargetDies(t *testing.T) {
 	assert.Contains(t, line, "the target died during the run")
 	assert.Contains(t, line, addr)
 
-	t.Logf("stderr: %s\nstdout: %s", r.Stderr, r.Stdout)
 	run := r.report(t)
 	var errored int
 	for _, res := range run.Results {
@@ -229,6 +228,7 @@ func TestTransport_TargetDies(t *testing.T) {
 	}
 	assert.Greater(t, errored, len(run.Results)/2, "most pairs come after the death")
 	assert.Less(t, r.MaxRSS, int64(maxRSS))
+	t.Logf("%d of %d pairs errored with the death's cause; peak RSS %d MiB", errored, len(run.Results), r.MaxRSS>>20)
 }
 
 // padTo adds control_plane.identifier of n bytes to every response: a
@@ -274,6 +274,7 @@ func TestTransport_LargeResponse(t *testing.T) {
 	require.Len(t, run.Results, 1)
 	assert.Equal(t, results.Pass, run.Results[0].Outcome, run.Results[0].Message)
 	assert.Less(t, r.MaxRSS, int64(maxRSS))
+	t.Logf("peak RSS with 5 MiB responses: %d MiB", r.MaxRSS>>20)
 
 	r = runCLI(t, cliOptions{}, append(args, "--max-recv-size", "4MiB")...)
 	require.Equal(t, 1, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
@@ -291,7 +292,6 @@ func TestTransport_V2Client(t *testing.T) {
 	r := runCLI(t, cliOptions{}, "client", "--client-cmd", clientCmd("xds-v2", ""), "--run", "client/ack/*",
 		"--start-timeout", "30s")
 	require.Equal(t, 1, r.Code, "stdout: %s\nstderr: %s", r.Stdout, r.Stderr)
-	t.Logf("stderr: %s\nstdout: %s", r.Stderr, r.Stdout)
 	ran := 0
 	for _, res := range r.report(t).Results {
 		if res.Outcome == results.Skip {
