@@ -211,11 +211,11 @@ func startProcsRun(t *testing.T, mode, run string) procsRun {
 
 // checkNothingLeft asserts the bar of the issue after the run: no process
 // of the client, no scratch directory, no cgroup.
-func (r procsRun) checkNothingLeft(t *testing.T) {
+func (r procsRun) checkNothingLeft(t *testing.T, res cliResult) {
 	t.Helper()
-	assert.Empty(t, survivors(t, r.tag), "processes of the client outlived the harness")
-	assert.Empty(t, scratchLeft(t, r.tmp), "the harness left these in TMPDIR")
-	assert.Empty(t, cgroupsLeft(r.cli.Pid()), "the harness left cgroups")
+	assert.Empty(t, survivors(t, r.tag), "processes of the client outlived the harness; stderr: %s", res.Stderr)
+	assert.Empty(t, scratchLeft(t, r.tmp), "the harness left these in TMPDIR; stderr: %s", res.Stderr)
+	assert.Empty(t, cgroupsLeft(r.cli.Pid()), "the harness left cgroups; stderr: %s", res.Stderr)
 }
 
 // scenarioProcs is a client scenario that needs no status view and that the
@@ -233,7 +233,7 @@ func TestProcs_ConformingClientPasses(t *testing.T) {
 	for _, x := range rs {
 		assert.Equal(t, results.Pass, x.Outcome, "%s: %s", x.ID, x.Message)
 	}
-	r.checkNothingLeft(t)
+	r.checkNothingLeft(t, res)
 	assert.Less(t, res.MaxRSS, int64(maxRSS))
 }
 
@@ -262,7 +262,7 @@ func TestProcs_StopOutcome(t *testing.T) {
 				require.NoError(t, err)
 				assert.Contains(t, rs[0].Message, "pid "+strings.TrimSpace(string(b))+" (sleep)", "the detached grandchild is the one named")
 			}
-			r.checkNothingLeft(t)
+			r.checkNothingLeft(t, res)
 			assert.Less(t, res.MaxRSS, int64(maxRSS))
 		})
 	}
@@ -281,7 +281,7 @@ func TestProcs_InterruptLeavesNothing(t *testing.T) {
 			require.Equal(t, 130, res.Code, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
 			rs := res.report(t).Results
 			require.NotEmpty(t, rs, "Ctrl-C writes the report of what ran")
-			r.checkNothingLeft(t)
+			r.checkNothingLeft(t, res)
 			assert.Less(t, res.MaxRSS, int64(maxRSS))
 		})
 	}

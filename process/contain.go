@@ -131,12 +131,15 @@ func MkdirScratch(pattern string) (string, error) {
 // RemoveScratch removes a directory made by MkdirScratch, with everything
 // in it. Stop the program using it first.
 func RemoveScratch(dir string) error {
-	registry.mu.Lock()
-	delete(registry.dirs, dir)
-	registry.mu.Unlock()
+	// Removed before it is forgotten: a Shutdown running meanwhile then
+	// removes it too, rather than letting the harness exit while this
+	// removal (on an abandoned goroutine) is still under way.
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing scratch directory %s: %w", dir, err)
 	}
+	registry.mu.Lock()
+	delete(registry.dirs, dir)
+	registry.mu.Unlock()
 	return nil
 }
 
