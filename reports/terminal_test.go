@@ -11,11 +11,11 @@ import (
 func TestSanitize(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain line\n\tindented":         "plain line\n\tindented",
-		"server \x1b]0;pwned\x07 v1":      `server \x1b]0;pwned\x07 v1`,
-		"csi \u009b2J and del \x7f":       `csi \u009b2J and del \x7f`,
-		"bad utf-8 \xff\xfe end":          `bad utf-8 \xff\xfe end`,
+		"server \x1b]0;pwned\x07 v1":     `server \x1b]0;pwned\x07 v1`,
+		"csi \u009b2J and del \x7f":      `csi \u009b2J and del \x7f`,
+		"bad utf-8 \xff\xfe end":         `bad utf-8 \xff\xfe end`,
 		"a real replacement char \uFFFD": "a real replacement char \uFFFD",
-		"carriage\rreturn":                `carriage\x0dreturn`,
+		"carriage\rreturn":               `carriage\x0dreturn`,
 	} {
 		assert.Equal(t, want, Sanitize(in), "%q", in)
 	}
