@@ -1,6 +1,11 @@
 # gRPC C-core (python3-grpcio) xDS client driver for xdsconform --client-cmd:
 #   /usr/bin/python3 driver.py TARGET CSDS_ADDR   (bootstrap in $GRPC_XDS_BOOTSTRAP)
-import signal, sys, threading
+import os, signal, sys
+# SIGTERM is blocked before any thread exists (C-core starts its own), so
+# every thread inherits the block and the main thread takes it with sigwait:
+# a signal handled by Python would wait for the main thread to run, and a
+# SIGTERM delivered to a C-core thread would not wake it.
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 from concurrent import futures
 import grpc
 from grpc._cython import cygrpc
@@ -45,6 +50,10 @@ server.add_insecure_port(csds)
 server.start()
 channel = grpc.insecure_channel(target)
 channel.subscribe(lambda state: None, try_to_connect=True)
-done = threading.Event()
-signal.signal(signal.SIGTERM, lambda *_: done.set())
-done.wait()
+signal.sigwait({signal.SIGTERM})
+# Stop at once on SIGTERM, as the harness expects (it kills a client still
+# running 2 s later and reports an error): C-core's threads would otherwise
+# keep the interpreter alive while they wind down.
+channel.close()
+server.stop(None)
+os._exit(0)
