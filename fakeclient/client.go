@@ -94,6 +94,7 @@ type stream struct {
 	done     chan struct{}
 	expected string // per-type streams: the only type URL they may carry
 	nonces   map[string]map[string]bool
+	asked    map[string]bool // type URLs of the requests sent on the stream, as sent
 	held     map[string]map[string]string // type URL -> name -> version last received
 	sendMu   sync.Mutex
 }
@@ -351,7 +352,7 @@ func (c *Client) receive(s *stream) {
 		c.mu.Lock()
 		c.seq++
 		r.Seq = c.seq
-		c.addViolations(checkResponse(r, s.expected, s.nonces, s.held, c.resourceInSotW(), c.takesTTL()))
+		c.addViolations(checkResponse(r, s.expected, s.asked, s.nonces, s.held, c.resourceInSotW(), c.takesTTL()))
 		s.hold(r)
 		for _, w := range c.watches {
 			c.check(w, r)
@@ -481,6 +482,12 @@ func (c *Client) send(t wire.Type, m proto.Message) error {
 	c.opts.Transcript.Record(s.name, transcript.Sent, m)
 	c.mu.Lock()
 	s.sentAny = true
+	if u := requestTypeURL(m); u != "" && len(s.asked) < maxAsked {
+		if s.asked == nil {
+			s.asked = map[string]bool{}
+		}
+		s.asked[u] = true
+	}
 	c.mu.Unlock()
 	if err := s.cs.SendMsg(m); err != nil {
 		// SendMsg reports io.EOF when the server has ended the stream; the
@@ -877,4 +884,19 @@ func (c *Client) Close() {
 		s.cancel()
 		<-s.done
 	}
+}
+
+// maxAsked bounds how many distinct request type URLs a stream remembers:
+// a scenario sends a handful, and a bound keeps a hostile script cheap.
+const maxAsked = 64
+
+// requestTypeURL is the type_url of a request exactly as sent.
+func requestTypeURL(m proto.Message) string {
+	switch req := m.(type) {
+	case *discovery.DiscoveryRequest:
+		return req.GetTypeUrl()
+	case *discovery.DeltaDiscoveryRequest:
+		return req.GetTypeUrl()
+	}
+	return ""
 }

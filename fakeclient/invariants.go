@@ -32,8 +32,9 @@ func full(held map[string]string) bool {
 // is the stream's type for per-type streams, "" on ADS. seen holds the
 // nonces already received per type on the stream; held the version the
 // stream last received of each resource (type URL, then name); takesTTL
-// whether the client advertised xds.config.supports-resource-ttl.
-func checkResponse(r *Response, expectedType string, seen map[string]map[string]bool, held map[string]map[string]string, resourceInSotW, takesTTL bool) []Violation {
+// whether the client advertised xds.config.supports-resource-ttl; asked
+// the type URLs of the requests sent on the stream.
+func checkResponse(r *Response, expectedType string, asked map[string]bool, seen map[string]map[string]bool, held map[string]map[string]string, resourceInSotW, takesTTL bool) []Violation {
 	var out []Violation
 	bad := func(rule, format string, args ...any) {
 		out = append(out, Violation{Rule: rule, Stream: r.Stream, Nonce: r.Nonce, Message: fmt.Sprintf(format, args...)})
@@ -52,9 +53,12 @@ func checkResponse(r *Response, expectedType string, seen map[string]map[string]
 		}
 		seen[r.TypeURL][r.Nonce] = true
 	}
-	// STREAM-7: the response names a known type, the stream's own type on
-	// a per-type stream, and every resource is of that type.
-	if _, ok := wire.TypeByExactURL(r.TypeURL); !ok {
+	// STREAM-7: the response names the type it answers: a known type, or
+	// one the client asked for on this stream (an answer to a request of
+	// a type the server does not know names that type, which is
+	// consistent); the stream's own type on a per-type stream; and every
+	// resource is of that type.
+	if _, ok := wire.TypeByExactURL(r.TypeURL); !ok && !asked[r.TypeURL] {
 		bad("STREAM-7", "response type_url %q is not a v3 resource type", r.TypeURL)
 	}
 	if expectedType != "" && r.TypeURL != expectedType {

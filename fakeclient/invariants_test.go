@@ -67,7 +67,7 @@ func TestGlobalInvariants(t *testing.T) {
 			st := &stream{held: map[string]map[string]string{}}
 			var rules []string
 			for _, r := range tc.responses {
-				for _, v := range checkResponse(r, tc.stream, seen, st.held, tc.inSotW, tc.takesTTL) {
+				for _, v := range checkResponse(r, tc.stream, nil, seen, st.held, tc.inSotW, tc.takesTTL) {
 					rules = append(rules, v.Rule)
 				}
 				st.hold(r)
@@ -75,4 +75,21 @@ func TestGlobalInvariants(t *testing.T) {
 			assert.Equal(t, tc.wantRules, rules)
 		})
 	}
+}
+
+// TestUnknownTypeAnswersItsRequest: a response of a type that is not a v3
+// resource type breaks STREAM-7 unless it answers a request of that type
+// on the stream, which it then names consistently.
+func TestUnknownTypeAnswersItsRequest(t *testing.T) {
+	const unknown = "type.googleapis.com/example.Unknown"
+	r := decodeSotW("ads#1", &discovery.DiscoveryResponse{TypeUrl: unknown, Nonce: "1", VersionInfo: "1"})
+	rules := func(asked map[string]bool) []string {
+		var out []string
+		for _, v := range checkResponse(r, "", asked, map[string]map[string]bool{}, map[string]map[string]string{}, false, false) {
+			out = append(out, v.Rule)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"STREAM-7"}, rules(nil), "never asked for")
+	assert.Empty(t, rules(map[string]bool{unknown: true}), "answers the request")
 }
