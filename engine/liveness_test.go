@@ -84,7 +84,10 @@ func TestRun_TargetDied(t *testing.T) {
 	assert.Equal(t, results.Pass, rs[0].Outcome)
 	assert.Equal(t, results.Error, rs[1].Outcome)
 	assert.Equal(t, "fixture Set: invalid argument", rs[1].Message, "an error while the target lives keeps its own cause")
-	for _, r := range rs[2:] {
+	assert.Equal(t, results.Error, rs[2].Outcome)
+	assert.Equal(t, "the target died during the run: "+errCrashed.Error()+"\nwhat this pair saw: fixture Reset: connection refused", rs[2].Message,
+		"the pair that found the death keeps what it saw as evidence")
+	for _, r := range rs[3:] {
 		assert.Equal(t, results.Error, r.Outcome, r.ID)
 		assert.Equal(t, "the target died during the run: "+errCrashed.Error(), r.Message, r.ID)
 	}
@@ -115,8 +118,10 @@ func TestRun_TargetDiedInFlight(t *testing.T) {
 	require.Len(t, rs, 2)
 	for _, r := range rs {
 		assert.Equal(t, results.Error, r.Outcome, r.ID)
-		assert.Equal(t, "the target died during the run: "+errCrashed.Error(), r.Message, r.ID)
 	}
+	assert.Equal(t, "the target died during the run: "+errCrashed.Error(), rs[0].Message, "cut short: it saw nothing of its own")
+	assert.Equal(t, "the target died during the run: "+errCrashed.Error()+"\nwhat this pair saw: stream closed: connection refused", rs[1].Message,
+		"the pair that found the death keeps what it saw")
 }
 
 // TestRun_FailureSurvivesDeath checks that a pair that saw the target

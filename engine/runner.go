@@ -127,6 +127,10 @@ func runOrder(pairs []Pair) []int {
 	return order
 }
 
+// sawPrefix heads, in the message of the pair that found the target dead,
+// what that pair saw of the death.
+const sawPrefix = "what this pair saw: "
+
 // runPair runs one pair to an outcome. It never panics and never outlives
 // cfg.Timeouts.Scenario by more than the body's own reaction to ctx.
 func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
@@ -188,7 +192,14 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	// that fails its headline rule.
 	if r.Outcome == results.Error && panicked == "" && parent.Err() == nil {
 		if msg, died := diedDuring(parent, cfg.Env); died {
-			r.Message = msg
+			// The death is the cause. What the pair itself saw of it stays
+			// as the evidence, unless the death cut the pair short (its
+			// context ended before its time was up): it saw nothing then.
+			if cutShort := timedOut && ctx.Err() == context.Canceled; cutShort {
+				r.Message = msg
+			} else {
+				r.Message = msg + "\n" + sawPrefix + r.Message
+			}
 			if s.Alone && len(s.Requirements) > 0 {
 				r.RulesBroken, r.BrokenLevel, r.Message = judge([]Failure{{Rule: s.Requirements[0],
 					Message: "the target died while this scenario ran alone against it: " + strings.TrimPrefix(msg, diedPrefix)}}, s.Level)

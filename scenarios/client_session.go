@@ -167,6 +167,7 @@ func client(t *engine.T) *C {
 			t.Abortf("%s", fakeserver.Unsupported(calls))
 		}
 		c.abortIfExited()
+		target.NeverConnected(err)
 		t.Abortf("the client never connected to the management server at %s within %v: %v\n%v", srv.Addr(), target.Options().StartTimeout, err, run.Err())
 	}
 	return c

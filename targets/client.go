@@ -143,7 +143,28 @@ type Clients struct {
 	name     string
 	faults   []refclient.Fault
 	variants []wire.Variant
+	// liveness says, for a client started elsewhere (--client-wait), that
+	// it never came: the rest of the run then errors with that one cause
+	// at once, instead of each pair waiting out --start-timeout in turn.
+	liveness
 }
+
+var _ engine.Liveness = (*Clients)(nil)
+
+// NeverConnected records that the client of a pair never connected within
+// the start timeout. For a client started elsewhere that ends the run (see
+// Died): nothing the harness does brings it. A launched client is fresh in
+// every pair, so one that did not connect says nothing of the next.
+func (c *Clients) NeverConnected(err error) {
+	if c.opts.Wait {
+		c.markDied(fmt.Errorf("no client connected to --listen %s within --start-timeout %v (start it pointed there, with --listener %s): %w",
+			c.opts.Listen, c.opts.StartTimeout, c.opts.Listener, err))
+	}
+}
+
+// CheckAlive implements engine.Liveness: a client target cannot be
+// probed, so it is alive until a pair found otherwise (NeverConnected).
+func (c *Clients) CheckAlive(context.Context) error { return c.Died() }
 
 // NewClients validates opts. Errors are configuration errors (exit 2).
 func NewClients(opts ClientOptions) (*Clients, error) {

@@ -22,14 +22,17 @@ func TestClients_CommandStop(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, err string
 	}{
-		{"stops on SIGTERM", `exec sleep 300`, ""},
-		{"ignores SIGTERM", `trap '' TERM; exec sleep 300`, "ignored SIGTERM and had to be killed"},
-		{"detached child ignores SIGTERM", `( setsid sh -c "trap '' TERM; exec sleep 300" & ); exec sleep 300`, "ignored SIGTERM and had to be killed"},
+		// READY writes the marker the test waits for: only once the
+		// process that must ignore SIGTERM has set its trap, so that Stop
+		// cannot come before it.
+		{"stops on SIGTERM", `READY; exec sleep 300`, ""},
+		{"ignores SIGTERM", `trap '' TERM; READY; exec sleep 300`, "ignored SIGTERM and had to be killed"},
+		{"detached child ignores SIGTERM", `( setsid sh -c "trap '' TERM; READY; exec sleep 300" & ); exec sleep 300`, "ignored SIGTERM and had to be killed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			started := filepath.Join(t.TempDir(), "dir")
-			c, err := targets.NewClients(targets.ClientOptions{Command: `echo {{.Dir}} > ` + process.Quote(started) + `.tmp && mv ` +
-				process.Quote(started) + `.tmp ` + process.Quote(started) + `; ` + tc.body, Observer: targets.ObserveNone})
+			ready := `echo {{.Dir}} > ` + process.Quote(started) + `.tmp && mv ` + process.Quote(started) + `.tmp ` + process.Quote(started)
+			c, err := targets.NewClients(targets.ClientOptions{Command: strings.Replace(tc.body, "READY", ready, 1), Observer: targets.ObserveNone})
 			require.NoError(t, err)
 			run, err := c.Launch(t.Context(), targets.LaunchSpec{ServerAddr: "127.0.0.1:1", NodeID: "n", Listener: "L", Variant: wire.SotWADS})
 			require.NoError(t, err)

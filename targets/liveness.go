@@ -90,3 +90,13 @@ func (s *Server) CheckAlive(ctx context.Context) error {
 	close(done)
 	return err
 }
+
+// markDied records why the target is gone, once: the first cause stands.
+func (l *liveness) markDied(cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.died == nil {
+		l.died = cause
+		close(l.goneLocked())
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"time"
@@ -213,5 +214,13 @@ func runClient(c *cobra.Command, out io.Writer, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
-	return runSuite(c.Context(), out, &f.suite, s)
+	err = runSuite(c.Context(), out, &f.suite, s)
+	clients := s.env.(*targets.Clients)
+	var ee *exitError
+	if died := clients.Died(); died != nil && (err == nil || errors.As(err, &ee) && ee.code == exitFailures) {
+		// The report of what ran is written; the one line says why the
+		// rest could not.
+		return &exitError{code: exitUnreachable, err: died}
+	}
+	return err
 }

@@ -184,3 +184,29 @@ func TestClientProfileInReport(t *testing.T) {
 		}
 	}
 }
+
+// TestClientWaitWithoutClient: with --client-wait and no client, the first
+// pair waits out --start-timeout and the rest error at once with that
+// cause; the run exits 3 with one line, the report of what ran written.
+func TestClientWaitWithoutClient(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := run(t, "client", "--client-wait", "--listen", closedPort(t), "--listener", "l", "--observer", "none",
+		"--start-timeout", "300ms", "--run", "client/ack/*", "--json", js)
+	require.Equal(t, exitUnreachable, code, stderr)
+	assert.Contains(t, stderr, "no client connected to --listen")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
+	rs := readRun(t, js).Results
+	require.Greater(t, len(rs), 1)
+	waited := 0
+	for _, r := range rs {
+		if r.Outcome == results.Skip {
+			continue
+		}
+		require.Equal(t, results.Error, r.Outcome, r.FullName())
+		assert.Contains(t, r.Message, "no client connected to --listen", r.FullName())
+		if strings.Contains(r.Message, "what this pair saw: the client never connected") {
+			waited++
+		}
+	}
+	assert.Equal(t, 1, waited, "only the first pair waits for the client")
+}
