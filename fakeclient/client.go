@@ -94,7 +94,7 @@ type stream struct {
 	done     chan struct{}
 	expected string // per-type streams: the only type URL they may carry
 	nonces   map[string]map[string]bool
-	asked    map[string]bool // type URLs of the requests sent on the stream, as sent
+	asked    map[string]bool              // type URLs of the requests sent on the stream, as sent
 	held     map[string]map[string]string // type URL -> name -> version last received
 	sendMu   sync.Mutex
 }
