@@ -149,18 +149,22 @@ func TestRing(t *testing.T) {
 	_, _ = r.Write([]byte("ab"))
 	assert.Equal(t, "ab", r.String())
 	_, _ = r.Write([]byte("cdefg"))
-	assert.Equal(t, "cdefg", r.String())
+	assert.Equal(t, "[2 earlier bytes elided]\ncdefg", r.String())
 	_, _ = r.Write([]byte("hi"))
-	assert.Equal(t, "efghi", r.String())
+	assert.Equal(t, "[4 earlier bytes elided]\nefghi", r.String())
 	_, _ = r.Write([]byte("jklmnopq"))
-	assert.Equal(t, "mnopq", r.String())
+	assert.Equal(t, "[12 earlier bytes elided]\nmnopq", r.String())
 	_, _ = r.Write([]byte("r"))
-	assert.Equal(t, "nopqr", r.String())
+	assert.Equal(t, "[13 earlier bytes elided]\nnopqr", r.String())
 
 	r = newRing(4)
 	_, _ = r.Write([]byte("abc"))
 	_, _ = r.Write([]byte("de"))
-	assert.Equal(t, "bcde", r.String())
+	assert.Equal(t, "[1 earlier bytes elided]\nbcde", r.String())
+
+	r = newRing(3)
+	_, _ = r.Write([]byte("xyz"))
+	assert.Equal(t, "xyz", r.String(), "exactly full: nothing elided")
 }
 
 func TestStartErrors(t *testing.T) {

@@ -1,15 +1,19 @@
 package process
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
 // ring keeps the last size bytes written to it. Writes never fail or
 // block, so a process's output is always drained.
 type ring struct {
-	mu   sync.Mutex
-	buf  []byte
-	size int
-	next int  // write position once full
-	full bool // buf has wrapped
+	mu      sync.Mutex
+	buf     []byte
+	size    int
+	next    int   // write position once full
+	full    bool  // buf has wrapped
+	written int64 // bytes written in all, kept or not
 }
 
 func newRing(size int) *ring { return &ring{buf: make([]byte, 0, size), size: size} }
@@ -18,6 +22,7 @@ func (r *ring) Write(b []byte) (int, error) {
 	n := len(b)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.written += int64(n)
 	if len(b) >= r.size {
 		// Only the end can survive.
 		r.buf = append(r.buf[:0], b[len(b)-r.size:]...)
@@ -46,8 +51,10 @@ func (r *ring) Write(b []byte) (int, error) {
 func (r *ring) String() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.full {
-		return string(r.buf)
+	if !r.full || r.written == int64(r.size) {
+		return string(r.buf[r.next:]) + string(r.buf[:r.next])
 	}
-	return string(r.buf[r.next:]) + string(r.buf[:r.next])
+	// Say what is missing, so a reader does not take the tail for the
+	// whole output.
+	return fmt.Sprintf("[%d earlier bytes elided]\n", r.written-int64(r.size)) + string(r.buf[r.next:]) + string(r.buf[:r.next])
 }

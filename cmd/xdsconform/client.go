@@ -47,9 +47,11 @@ Targets:
   --target container:IMAGE     an Envoy image, one container per scenario (needs a
                                Docker engine; observed through /config_dump)
 
-A --client-cmd is run by sh in its own process group and stopped (SIGTERM,
-then SIGKILL) after each scenario. It may use these template variables,
-shell-quoted when substituted:
+A --client-cmd is run by sh in its own process group (and its own cgroup
+where the system allows one) and stopped after each scenario with everything
+it started, detached or not: SIGTERM, then SIGKILL 2 s later. A client that
+had to be killed ends its scenario with an error. It may use these template
+variables, shell-quoted when substituted:
 ` + "{{vars}}" + `
 Clients that wait on their does-not-exist timer (15 s in gRPC) make the
 scenarios client/dne/* take that long; they run concurrently with the rest.
