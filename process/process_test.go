@@ -139,7 +139,9 @@ func TestTailBounded(t *testing.T) {
 	p, err := StartShell(context.Background(), `i=0; while [ $i -lt 200 ]; do echo "line $i" >&2; i=$((i+1)); done`, Options{StderrTail: 64})
 	require.NoError(t, err)
 	waitExited(t, p)
-	tail := p.Tail()
+	note, tail, found := strings.Cut(p.Tail(), "\n")
+	require.True(t, found)
+	assert.Regexp(t, `^\[\d+ earlier bytes elided\]$`, note)
 	assert.LessOrEqual(t, len(tail), 64)
 	assert.True(t, strings.HasSuffix(tail, "line 199\n"), tail)
 }

@@ -166,6 +166,12 @@ func (c *Clients) NeverConnected(err error) {
 // probed, so it is alive until a pair found otherwise (NeverConnected).
 func (c *Clients) CheckAlive(context.Context) error { return c.Died() }
 
+// Gone implements engine.Liveness. It never closes: the only death a
+// client target knows of is found by the pair it happens to, and with
+// --client-wait no other pair is in flight to be cut short (they run one
+// at a time), so the pair that found it keeps its own account of it.
+func (c *Clients) Gone() <-chan struct{} { return nil }
+
 // NewClients validates opts. Errors are configuration errors (exit 2).
 func NewClients(opts ClientOptions) (*Clients, error) {
 	set := 0
