@@ -11,6 +11,11 @@ package hostile_test
 //     unless cliOptions.NoReports, and collect stdout, stderr, both
 //     reports and the child's peak RSS (from wait4's rusage) in a
 //     cliResult.
+//   - Every run is checked, whatever its test, for the bars every hostile
+//     mode must meet (checkEveryRun): peak RSS under maxRSS, each artefact
+//     under maxArtefact, and nothing left behind once it exited: no process
+//     carrying its launch marker, nothing in its TMPDIR (one of its own
+//     unless cliOptions.Env sets one), no cgroup of its.
 //   - registerClientMode registers a hostile xDS client mode under a name,
 //     from an init function of a test file; clientCmd(mode) is the
 //     --client-cmd that re-executes this test binary in that mode, and a
@@ -24,13 +29,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xdsconform/xdsconform/process"
 	"github.com/xdsconform/xdsconform/results"
 )
 
@@ -170,6 +179,7 @@ func (r cliResult) report(t *testing.T) results.Run {
 // cliProc is a running xdsconform subprocess.
 type cliProc struct {
 	t                   *testing.T
+	tmp                 string // its TMPDIR, when the scaffold chose it
 	cmd                 *exec.Cmd
 	stdout, stderr      *bytes.Buffer
 	jsonPath, junitPath string
@@ -195,6 +205,10 @@ func startCLI(t *testing.T, opts cliOptions, args ...string) *cliProc {
 	p.cancel = cancel
 	p.cmd = exec.CommandContext(ctx, xdsconformBin, args...)
 	p.cmd.Env = append(os.Environ(), opts.Env...)
+	if !slices.ContainsFunc(opts.Env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }) {
+		p.tmp = t.TempDir()
+		p.cmd.Env = append(p.cmd.Env, "TMPDIR="+p.tmp)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	// Its own process group, so a timeout kills whatever it started too.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -240,7 +254,54 @@ func (p *cliProc) Wait() cliResult {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		p.t.Fatalf("xdsconform %v was killed: it did not finish within its bound\nstdout: %s\nstderr: %s", p.cmd.Args[1:], r.Stdout, r.Stderr)
 	}
+	p.checkEveryRun(r)
 	return r
+}
+
+// maxArtefact bounds each artefact of a run (console, stderr, JSON, JUnit)
+// against any hostile mode: what a user's CI keeps must stay readable.
+const maxArtefact = 16 << 20
+
+// checkEveryRun asserts the bars every run must meet, whatever the
+// hostile mode: bounded memory and artefacts, and nothing left behind.
+func (p *cliProc) checkEveryRun(r cliResult) {
+	t := p.t
+	t.Helper()
+	assert.Less(t, r.MaxRSS, int64(maxRSS), "peak RSS of xdsconform %v", p.cmd.Args[1:])
+	for name, b := range r.artefacts() {
+		assert.Less(t, len(b), maxArtefact, "%s of xdsconform %v", name, p.cmd.Args[1:])
+	}
+	marker := []byte("\x00" + process.LaunchEnv + "=" + strconv.Itoa(p.cmd.Process.Pid) + "-")
+	var left []string
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), marker) {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		left = append(left, e.Name()+" ("+strings.TrimSpace(string(comm))+")")
+		_ = syscall.Kill(pid, syscall.SIGKILL) // not left to the next test either
+	}
+	assert.Empty(t, left, "processes xdsconform started outlived it")
+	if p.tmp != "" {
+		ents, err := os.ReadDir(p.tmp)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		assert.Empty(t, names, "xdsconform left these in its TMPDIR")
+	}
+	for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		m, _ := filepath.Glob(filepath.Join(root, "xdsconform-"+strconv.Itoa(p.cmd.Process.Pid)+"-*"))
+		assert.Empty(t, m, "xdsconform left cgroups")
+	}
 }
 
 // runCLI runs the binary to the end; see startCLI.
@@ -262,7 +323,6 @@ func TestScaffold(t *testing.T) {
 	run := r.report(t)
 	require.NotEmpty(t, run.Results)
 	require.NotEmpty(t, r.JUnit)
-	require.Less(t, r.MaxRSS, int64(maxRSS))
 
 	r = runCLI(t, cliOptions{}, "client", "--client-cmd", clientCmd("exit-at-once", "bye"), "--run", "client/ack/*",
 		"--start-timeout", "2s")
