@@ -50,7 +50,7 @@ func TestBudgetSharedByTranscripts(t *testing.T) {
 			}
 		}))
 	}
-	rs, _ := run(t, context.Background(), pairsOf(t, ss...), engine.Config{Env: fakeEnv{}, Timeouts: quick, Budget: b})
+	rs, _ := run(t, context.Background(), pairsOf(t, ss...), engine.Config{Env: fakeEnv{}, Timeouts: quick, ReportBudget: b})
 	require.Len(t, rs, 8)
 	var kept int64
 	for _, r := range rs {

@@ -39,10 +39,17 @@ type Config struct {
 	// Salt varies node ids and resource names between runs sharing one
 	// server; empty keeps them stable, so repeated runs are identical.
 	Salt string
-	// Budget bounds the bytes the run's transcripts keep and its fake
-	// peers queue, all pairs together; nil gives each Run its own of
-	// transcript.DefaultBudget.
-	Budget *transcript.Budget
+	// ReportBudget bounds the bytes the run's transcripts keep for the
+	// report, all pairs together; nil gives each Run its own of
+	// transcript.DefaultBudget. What a transcript takes is never given
+	// back.
+	ReportBudget *transcript.Budget
+	// QueueBudget bounds the bytes the run's fake peers queue past their
+	// own floors, all pairs together; nil gives each Run its own of
+	// transcript.DefaultQueueBudget. It is apart from ReportBudget and
+	// only lent, so what the pairs that finished keep for the report
+	// cannot starve the queues of the pairs still to run.
+	QueueBudget *transcript.Budget
 }
 
 // DefaultParallel is how many pairs run at once unless configured: pairs
@@ -64,8 +71,11 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 	if cfg.Timeouts == (Timeouts{}) {
 		cfg.Timeouts = DefaultTimeouts
 	}
-	if cfg.Budget == nil {
-		cfg.Budget = transcript.NewBudget(0)
+	if cfg.ReportBudget == nil {
+		cfg.ReportBudget = transcript.NewBudget(transcript.DefaultBudget)
+	}
+	if cfg.QueueBudget == nil {
+		cfg.QueueBudget = transcript.NewBudget(transcript.DefaultQueueBudget)
 	}
 	sem := make(chan struct{}, cfg.Parallel)
 	var wg sync.WaitGroup

@@ -117,7 +117,7 @@ func newT(ctx context.Context, p Pair, cfg *Config) *T {
 		Variant:    p.Variant,
 		NodeID:     "xdsconform-" + h,
 		Timeouts:   cfg.Timeouts,
-		Transcript: transcript.NewIn(cfg.Budget),
+		Transcript: transcript.NewIn(cfg.ReportBudget, cfg.QueueBudget),
 		Env:        cfg.Env,
 		prefix:     "x" + h + "-",
 		noteAt:     -1,

@@ -23,8 +23,9 @@ const (
 	// it). What the scenario consumes frees its room.
 	QueueBytes = 8 << 20
 	// queueFloor is the part of QueueBytes a client always has; the rest
-	// it takes from the run's budget (Options.Transcript's), so that many
-	// pairs at once cannot each queue QueueBytes.
+	// it borrows from the run's queue budget (Options.Transcript's
+	// QueueBudget), so that many pairs at once cannot each queue
+	// QueueBytes.
 	queueFloor       = 64 << 10
 	responseOverhead = 256
 	// maxNonces bounds the nonces remembered per type and stream for
@@ -60,7 +61,7 @@ func (c *Client) enqueue(st *typeState, r *Response) bool {
 		return false
 	}
 	want := max(0, c.queued+r.size-queueFloor)
-	if c.queued+r.size > QueueBytes || (want > c.borrowed && !c.opts.Transcript.Budget().Take(want-c.borrowed)) {
+	if c.queued+r.size > QueueBytes || (want > c.borrowed && !c.opts.Transcript.QueueBudget().Take(want-c.borrowed)) {
 		if c.queued != 0 {
 			st.unkept++
 			return false
@@ -81,13 +82,13 @@ func (c *Client) release(rs ...*Response) {
 		c.queued -= r.size
 	}
 	if want := max(0, c.queued-queueFloor); want < c.borrowed {
-		c.opts.Transcript.Budget().Give(c.borrowed - want)
+		c.opts.Transcript.QueueBudget().Give(c.borrowed - want)
 		c.borrowed = want
 	}
 }
 
 // Queued is how many bytes of responses the client keeps unconsumed, and
-// how many of them it took from the run's budget.
+// how many of them it borrowed from the run's queue budget.
 func (c *Client) Queued() (bytes, borrowed int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -25,8 +25,8 @@ import (
 // transcript counts the rest; what was consumed frees the run's budget.
 func TestResponseQueueBoundedByBytes(t *testing.T) {
 	ctx := t.Context()
-	b := transcript.NewBudget(64 << 20)
-	tr := transcript.NewIn(b)
+	report, queues := transcript.NewBudget(64<<20), transcript.NewBudget(64<<20)
+	tr := transcript.NewIn(report, queues)
 	srv, err := fakeserver.Start(fakeserver.Options{Variant: wire.SotWADS, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
@@ -74,7 +74,8 @@ func TestResponseQueueBoundedByBytes(t *testing.T) {
 	queued, borrowed := c.Queued()
 	assert.Zero(t, queued, "consumed responses free their room")
 	assert.Zero(t, borrowed)
+	assert.Zero(t, queues.Used(), "consumed responses give back what they borrowed")
 	keptBytes, _, _ := tr.Kept()
-	assert.Equal(t, keptBytes, b.Used(), "only the transcript holds budget now")
+	assert.Equal(t, keptBytes, report.Used(), "the report's budget holds only the transcript")
 	assert.LessOrEqual(t, keptBytes, int64(transcript.HeadBytes+transcript.TailBytes))
 }

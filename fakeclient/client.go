@@ -870,7 +870,7 @@ func (c *Client) Close() {
 	c.streams = map[string]*stream{}
 	// The queues stay readable; what they borrowed goes back to the run
 	// for the pairs still to come.
-	c.opts.Transcript.Budget().Give(c.borrowed)
+	c.opts.Transcript.QueueBudget().Give(c.borrowed)
 	c.borrowed = 0
 	c.mu.Unlock()
 	for _, s := range ss {

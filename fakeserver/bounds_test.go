@@ -115,11 +115,19 @@ func TestRequestQueueBoundedByBytes(t *testing.T) {
 	assert.LessOrEqual(t, kb, int64(transcript.HeadBytes+transcript.TailBytes))
 }
 
-// TestQueueDrawsOnTheRunsBudget: past its floor a server's queue takes
-// from the run's budget, and gives it back on Close.
+// TestQueueDrawsOnTheRunsBudget: past its floor a server's queue borrows
+// from the run's queue budget, and gives it back on Close. The report's
+// budget is spent (by the transcripts of pairs that finished before):
+// that must not starve the queue, or what a pair's peer can queue would
+// depend on which pairs ran before it.
 func TestQueueDrawsOnTheRunsBudget(t *testing.T) {
-	b := transcript.NewBudget(512 << 10)
-	tr := transcript.NewIn(b)
+	report, queues := transcript.NewBudget(64<<10), transcript.NewBudget(512<<10)
+	earlier := transcript.NewIn(report, queues)
+	for range 200 {
+		earlier.Event("s", strings.Repeat("e", 1000))
+	}
+	require.Greater(t, report.Used(), report.Limit()-2000, "the report's budget is spent")
+	tr := transcript.NewIn(report, queues)
 	srv := startServer(t, tr)
 	name := strings.Repeat("m", 50<<10)
 	var reqs []*discovery.DiscoveryRequest
@@ -128,13 +136,17 @@ func TestQueueDrawsOnTheRunsBudget(t *testing.T) {
 	}
 	flood(t, srv, reqs)
 	queued, borrowed := srv.Queued()
+	assert.Greater(t, borrowed, int64(400<<10), "the queue borrows most of its budget, however spent the report's is")
 	assert.LessOrEqual(t, queued, int64(512<<10+64<<10), "the floor plus the whole budget at most")
-	assert.LessOrEqual(t, b.Used(), b.Limit())
+	assert.Equal(t, borrowed, queues.Used())
+	assert.LessOrEqual(t, queues.Used(), queues.Limit())
 	n, _ := tr.UnkeptTotal()
 	assert.Positive(t, n)
 	srv.Close()
+	assert.Zero(t, queues.Used(), "Close gives back the %d bytes the queue borrowed", borrowed)
 	kept, _, _ := tr.Kept()
-	assert.Equal(t, kept, b.Used(), "Close gives back the %d bytes the queue borrowed", borrowed)
+	earlierKept, _, _ := earlier.Kept()
+	assert.Equal(t, kept+earlierKept, report.Used(), "the report's budget holds only transcripts")
 }
 
 // TestStreamsBounded: a client that opens streams in a loop has those

@@ -76,7 +76,7 @@ type Server struct {
 	violations []Violation
 	perRule    map[string]int // violations seen per rule, kept or not
 	queued     int64          // bytes of requests kept (see QueueBytes)
-	borrowed   int64          // the part of queued taken from the run's budget
+	borrowed   int64          // the part of queued borrowed from the run's queue budget
 	closed     bool
 
 	unsupported *unsupported // calls on methods not served (unsupported.go)
@@ -96,8 +96,9 @@ const (
 	// (the receive limit bounds it).
 	QueueBytes = 4 << 20
 	// queueFloor is the part of QueueBytes a server always has; the rest
-	// it takes from the run's budget (Options.Transcript's), so that many
-	// pairs at once cannot each queue QueueBytes.
+	// it borrows from the run's queue budget (Options.Transcript's
+	// QueueBudget), so that many pairs at once cannot each queue
+	// QueueBytes.
 	queueFloor      = 64 << 10
 	requestOverhead = 256
 	// maxStreams bounds the streams one server keeps; a client that
@@ -136,7 +137,7 @@ func (s *Server) reserve(n int64) (ok, closed bool) {
 	}
 	borrow := s.queued + n - max(queueFloor, s.queued)
 	if borrow > 0 {
-		if !s.opts.Transcript.Budget().Take(borrow) {
+		if !s.opts.Transcript.QueueBudget().Take(borrow) {
 			return false, false
 		}
 		s.borrowed += borrow
@@ -146,7 +147,7 @@ func (s *Server) reserve(n int64) (ok, closed bool) {
 }
 
 // Queued is how many bytes of requests the server keeps, and how many of
-// them it took from the run's budget.
+// them it borrowed from the run's queue budget.
 func (s *Server) Queued() (bytes, borrowed int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,7 +197,7 @@ func (s *Server) Close() {
 	// The requests stay readable; what they borrowed goes back to the run
 	// for the pairs still to come.
 	s.mu.Lock()
-	s.opts.Transcript.Budget().Give(s.borrowed)
+	s.opts.Transcript.QueueBudget().Give(s.borrowed)
 	s.borrowed = 0
 	s.mu.Unlock()
 }

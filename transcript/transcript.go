@@ -79,18 +79,32 @@ const (
 // A whole suite against the reference peers keeps under 1 MiB.
 const DefaultBudget = 16 << 20
 
-// Budget is a byte allowance shared by everything one run keeps in
-// memory for its report (every pair's transcript) or while a pair runs
-// (the fake peers' queues), so that 64 or 256 pairs at once cannot
-// multiply the per-pair caps. It is safe for concurrent use; a nil
-// *Budget allows everything (the per-transcript caps still apply).
+// DefaultQueueBudget is the byte budget of one run's fake-peer queues
+// when the run gives none. Unlike DefaultBudget it is only ever lent: a
+// queue gives back what it borrowed as the scenario consumes it and when
+// its peer closes, so it bounds what the pairs running at once hold
+// unconsumed, not what the run has done. Each queue has a floor of its
+// own besides (64 KiB), so a pair is never starved of one message; 16 MiB
+// lets about 256 pairs each hold one typical scenario's worth of
+// messages past its floor, or two floods hold a few megabytes each.
+const DefaultQueueBudget = 16 << 20
+
+// Budget is a byte allowance shared by the pairs of one run, so that 64
+// or 256 pairs at once cannot multiply the per-pair caps. A run has two:
+// one for what its report keeps (every pair's transcript, never given
+// back) and one for what is in flight (the fake peers' queues, given back
+// as they are consumed and closed), so that the transcripts of pairs that
+// finished cannot starve the queues of pairs still to run, and what a
+// pair's peers can queue never depends on which pairs finished before it.
+// It is safe for concurrent use; a nil *Budget allows everything (the
+// per-transcript and per-queue caps still apply).
 type Budget struct {
 	limit int64
 	used  atomic.Int64
 }
 
 // NewBudget returns a budget of limit bytes (DefaultBudget when limit is
-// not positive).
+// not positive; both defaults are 16 MiB).
 func NewBudget(limit int64) *Budget {
 	if limit <= 0 {
 		limit = DefaultBudget
@@ -143,7 +157,8 @@ func (b *Budget) Limit() int64 {
 type Transcript struct {
 	mu         sync.Mutex
 	start      time.Time
-	budget     *Budget
+	budget     *Budget // what the transcript keeps
+	queues     *Budget // what the fake peers queue (see QueueBudget)
 	head       []Entry // the first entries, up to HeadBytes
 	headBytes  int64
 	headClosed bool    // an entry did not fit in the head: the rest go to the tail
@@ -163,20 +178,35 @@ type unkept struct {
 }
 
 // New starts an empty transcript whose clock starts now, bound only by
-// its own caps.
-func New() *Transcript { return NewIn(nil) }
+// its own caps (and its fake peers' queues only by theirs).
+func New() *Transcript { return NewIn(nil, nil) }
 
-// NewIn is New drawing on b (shared with the run's other transcripts) for
-// every entry it keeps.
-func NewIn(b *Budget) *Transcript { return &Transcript{start: time.Now(), budget: b} }
+// NewIn is New drawing on report (shared with the run's other
+// transcripts) for every entry it keeps, and lending queues to the fake
+// peers that record into it (see QueueBudget).
+func NewIn(report, queues *Budget) *Transcript {
+	return &Transcript{start: time.Now(), budget: report, queues: queues}
+}
 
-// Budget is the budget the transcript draws on (nil: none); the fake
-// peers draw on it too for their queues.
-func (t *Transcript) Budget() *Budget {
+// ReportBudget is the budget the transcript's entries draw on (nil:
+// none). What it takes is kept for the report and never given back.
+func (t *Transcript) ReportBudget() *Budget {
 	if t == nil {
 		return nil
 	}
 	return t.budget
+}
+
+// QueueBudget is the budget the fake peers recording into the transcript
+// borrow from for their queues past their own floor (nil: none), and
+// give back as the scenario consumes what they queued and when they
+// close. It is not the report's budget: transcripts kept by finished
+// pairs cannot starve it.
+func (t *Transcript) QueueBudget() *Budget {
+	if t == nil {
+		return nil
+	}
+	return t.queues
 }
 
 // Record appends a message. The message is redacted and rendered at once,

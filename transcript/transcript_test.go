@@ -74,7 +74,7 @@ func fmtInt(n int64) string {
 // more than it between them, and that each still keeps its latest entries.
 func TestSharedBudget(t *testing.T) {
 	b := NewBudget(300 << 10)
-	trs := []*Transcript{NewIn(b), NewIn(b), NewIn(b), NewIn(b)}
+	trs := []*Transcript{NewIn(b, nil), NewIn(b, nil), NewIn(b, nil), NewIn(b, nil)}
 	note := strings.Repeat("z", 2000)
 	for i := range 1000 {
 		for _, tr := range trs {
@@ -92,6 +92,26 @@ func TestSharedBudget(t *testing.T) {
 	}
 	require.LessOrEqual(t, kept, b.Limit())
 	require.Equal(t, b.Used(), kept, "the budget counts exactly what is kept")
+}
+
+// TestQueueBudgetApart: what transcripts keep for the report is not
+// taken from the budget the fake peers borrow for their queues, so a run
+// whose transcripts spent theirs still lends queues all of the other.
+func TestQueueBudgetApart(t *testing.T) {
+	report, queues := NewBudget(64<<10), NewBudget(256<<10)
+	tr := NewIn(report, queues)
+	for range 200 {
+		tr.Event("s", strings.Repeat("q", 1000))
+	}
+	require.Greater(t, report.Used(), report.Limit()-2000, "the transcript spent the report's budget")
+	require.Same(t, report, tr.ReportBudget())
+	require.Same(t, queues, tr.QueueBudget())
+	require.Zero(t, queues.Used(), "keeping entries takes nothing from the queue budget")
+	require.True(t, tr.QueueBudget().Take(queues.Limit()), "the queues can borrow all of theirs")
+	tr.QueueBudget().Give(queues.Limit())
+	var none *Transcript
+	require.Nil(t, none.QueueBudget())
+	require.Nil(t, New().QueueBudget(), "a transcript of its own lends no budget: the queues' caps apply")
 }
 
 // TestLargeMessageRenderedInPart records a response carrying three 2 MiB
