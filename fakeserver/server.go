@@ -37,7 +37,7 @@ type Options struct {
 	// Transcript receives every message; nil records nothing.
 	Transcript *transcript.Transcript
 	// MaxRecvSize is the largest request, in bytes, accepted from the
-	// client (0: DefaultMaxRecvSize).
+	// client (0: wire.DefaultMaxRecvSize).
 	MaxRecvSize int
 }
 
@@ -170,7 +170,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("fake management server: listening on %s: %w", opts.Addr, err)
 	}
 	s := &Server{opts: opts, lis: lis, done: make(chan struct{}), notify: make(chan struct{}), unsupported: newUnsupported()}
-	s.g = grpc.NewServer(grpc.UnknownServiceHandler(s.serveUnknown), grpc.MaxRecvMsgSize(maxRecvSize(opts.MaxRecvSize)))
+	s.g = grpc.NewServer(grpc.UnknownServiceHandler(s.serveUnknown), grpc.MaxRecvMsgSize(wire.MaxRecvSize(opts.MaxRecvSize)))
 	wire.RegisterServices(s.g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
 	go func() {
 		defer close(s.done)

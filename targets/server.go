@@ -133,20 +133,12 @@ type ServerOptions struct {
 }
 
 // DefaultMaxRecvSize is the receive limit of the harness's xDS
-// connections unless configured: well above grpc-go's default of 4 MiB,
-// which real configurations (a Cluster list of a large mesh) exceed, and
-// no larger than the byte budget a whole run keeps for its transcripts
-// (transcript.DefaultBudget): a fake client keeps one response whatever
-// its size, so this limit is what bounds it.
-const DefaultMaxRecvSize = 16 << 20
+// connections unless configured; it is wire.DefaultMaxRecvSize, the one
+// figure the fake server uses too.
+const DefaultMaxRecvSize = wire.DefaultMaxRecvSize
 
 // maxRecvSize is n, or the default for 0.
-func maxRecvSize(n int) int {
-	if n <= 0 {
-		return DefaultMaxRecvSize
-	}
-	return n
-}
+func maxRecvSize(n int) int { return wire.MaxRecvSize(n) }
 
 // recvLimit is the dial option that sets the receive limit n (0: the
 // default) on every call of a connection.
