@@ -2,10 +2,12 @@ package observer
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,15 +49,100 @@ func TestConfigDumpLargeButBounded(t *testing.T) {
 	assert.Zero(t, reading.Load())
 }
 
-// TestReadsShareOneBound: reads in flight together hold at most
-// readingBytes; one that would pass it fails rather than waits.
-func TestReadsShareOneBound(t *testing.T) {
-	reading.Add(readingBytes - 100)
-	defer reading.Add(-(readingBytes - 100))
-	_, err := readBounded(strings.NewReader(strings.Repeat("x", 1000)))
-	require.ErrorIs(t, err, ErrTooLarge)
-	assert.Equal(t, int64(readingBytes-100), reading.Load(), "the failed read holds nothing")
-	b, err := readBounded(strings.NewReader(strings.Repeat("x", 50)))
+// waitingFor sets beforeWait for one test: it returns a channel that
+// receives the tier of every read about to wait for room.
+func waitingFor(t *testing.T) <-chan string {
+	waits := make(chan string, 16)
+	beforeWait = func(tier string) { waits <- tier }
+	t.Cleanup(func() { beforeWait = nil })
+	return waits
+}
+
+// TestReadWaitsForRoom: a read that finds every small reservation taken
+// waits for one instead of failing, and succeeds once room frees, so its
+// outcome does not depend on what ran alongside it.
+func TestReadWaitsForRoom(t *testing.T) {
+	waits := waitingFor(t)
+	require.NoError(t, small.Acquire(t.Context(), readingSmall))
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := readBounded(t.Context(), strings.NewReader(strings.Repeat("x", 1000)))
+		done <- result{b, err}
+	}()
+	require.Equal(t, "small", <-waits)
+	small.Release(readingSmall)
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Len(t, r.b, 1000)
+	assert.Zero(t, reading.Load(), "a read gives back what it held")
+}
+
+// TestLargeReadsTakeTurns: a body over smallReadBytes waits for a large
+// turn while every turn is taken, and then is read whole.
+func TestLargeReadsTakeTurns(t *testing.T) {
+	waits := waitingFor(t)
+	require.NoError(t, large.Acquire(t.Context(), largeReads))
+	done := make(chan error, 1)
+	var got []byte
+	go func() {
+		var err error
+		got, err = readBounded(t.Context(), strings.NewReader(strings.Repeat("y", 3*smallReadBytes)))
+		done <- err
+	}()
+	require.Equal(t, "large", <-waits)
+	large.Release(largeReads)
+	require.NoError(t, <-done)
+	assert.Len(t, got, 3*smallReadBytes)
+	assert.Zero(t, reading.Load())
+	require.True(t, large.TryAcquire(largeReads), "the turn was given back")
+	large.Release(largeReads)
+	require.True(t, small.TryAcquire(readingSmall), "and the small reservation")
+	small.Release(readingSmall)
+}
+
+// TestReadWaitBoundedByContext: a read waiting for room ends with its
+// context, saying what it waited for, and holds nothing.
+func TestReadWaitBoundedByContext(t *testing.T) {
+	waits := waitingFor(t)
+	require.NoError(t, small.Acquire(t.Context(), readingSmall))
+	defer small.Release(readingSmall)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := readBounded(ctx, strings.NewReader("z"))
+		done <- err
+	}()
+	<-waits
+	cancel()
+	err := <-done
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "waiting for room to read a status view")
+	assert.Zero(t, reading.Load())
+}
+
+// TestCSDSReadsTakeTurns: reads of one CSDS observer run one at a time,
+// so a pair's checks polling its client's status view together hold one
+// response in flight, not one each; the wait for a turn is bounded by
+// the read's context.
+func TestCSDSReadsTakeTurns(t *testing.T) {
+	c, err := DialCSDS("127.0.0.1:1")
 	require.NoError(t, err)
-	assert.Len(t, b, 50)
+	t.Cleanup(func() { _ = c.Close() })
+	c.turn <- struct{}{} // a read in flight
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = c.Observe(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "waiting for another read of the status view")
+	<-c.turn
+	ctx, cancel = context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err = c.Observe(ctx)
+	require.Error(t, err, "nothing listens there")
+	assert.NotContains(t, err.Error(), "waiting for another read", "the turn is free again")
+	assert.Empty(t, c.turn, "a read gives its turn back")
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	"golang.org/x/sync/semaphore"
 )
 
 // ConfigDump observes an Envoy through its admin /config_dump endpoint.
@@ -52,7 +53,7 @@ func (c *ConfigDump) Observe(ctx context.Context) ([]Resource, error) {
 		return nil, fmt.Errorf("GET %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()
-	body, err := readBounded(resp.Body)
+	body, err := readBounded(ctx, resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", c.url, err)
 	}
@@ -73,37 +74,90 @@ const (
 	// StatusViewBytes bounds one /config_dump body and one CSDS response.
 	// Envoy's dump of every scenario's resources is a few kilobytes.
 	StatusViewBytes = 8 << 20
+	// smallReadBytes is what a dump read reserves before reading: a dump
+	// no larger is read on that reservation alone. readingSmall bounds
+	// those reservations, all reads of the process together.
+	smallReadBytes = 64 << 10
+	readingSmall   = 8 << 20
+	// largeReads is how many dumps larger than smallReadBytes are read at
+	// once in the process; each may grow to StatusViewBytes.
+	largeReads = 2
 	// readingBytes bounds the dump bytes held by all reads of the process
 	// at once: pairs observe their clients concurrently, and each read
 	// must not be allowed its StatusViewBytes times the pairs running.
-	readingBytes = 24 << 20
+	readingBytes = readingSmall + largeReads*StatusViewBytes
 )
 
-// ErrTooLarge is returned (wrapped) for a status view over StatusViewBytes,
-// or when the reads in flight already hold readingBytes.
+// ErrTooLarge is returned (wrapped) for a status view over StatusViewBytes.
 var ErrTooLarge = errors.New("status view too large")
 
-// reading counts the dump bytes all reads of the process hold now.
-var reading atomic.Int64
+// A read waits for room rather than failing when others hold it, so that
+// whether a read succeeds never depends on how many ran alongside it; its
+// context bounds the wait. Room comes in two tiers so that no read holds
+// room while waiting for more from the same pool (which could deadlock
+// reads against each other until their deadlines): every read first takes
+// smallReadBytes from small, and one whose body is larger then waits for
+// one of the largeReads turns, which lets it grow to StatusViewBytes
+// without waiting on anything else.
+var (
+	small = semaphore.NewWeighted(readingSmall)
+	large = semaphore.NewWeighted(largeReads)
+	// reading counts the dump bytes all reads of the process hold now;
+	// it never exceeds readingBytes.
+	reading atomic.Int64
+	// beforeWait, when set by a test, is called when a read is about to
+	// wait for room.
+	beforeWait func(tier string)
+)
 
-// readBounded reads a dump body of at most StatusViewBytes, holding its
-// bytes against readingBytes until it returns (the parse that follows is
-// bounded by the same figure, so the pool is a fair stand-in for it).
-func readBounded(r io.Reader) ([]byte, error) {
+// acquire takes n of sem, waiting (bounded by ctx) when it is not free.
+func acquire(ctx context.Context, sem *semaphore.Weighted, n int64, tier string) error {
+	if sem.TryAcquire(n) {
+		return nil
+	}
+	if beforeWait != nil {
+		beforeWait(tier)
+	}
+	if err := sem.Acquire(ctx, n); err != nil {
+		return fmt.Errorf("waiting for room to read a status view (other reads hold %d bytes): %w", reading.Load(), err)
+	}
+	return nil
+}
+
+// readBounded reads a dump body of at most StatusViewBytes, waiting for
+// room among the reads of the process (see small, large) and holding it
+// until it returns (the parse that follows is bounded by the same
+// figure, so the room read is a fair stand-in for it).
+func readBounded(ctx context.Context, r io.Reader) ([]byte, error) {
+	if err := acquire(ctx, small, smallReadBytes, "small"); err != nil {
+		return nil, err
+	}
+	defer small.Release(smallReadBytes)
+	limit, turn := int64(smallReadBytes), false
+	defer func() {
+		if turn {
+			large.Release(1)
+		}
+	}()
 	var held int64
 	defer func() { reading.Add(-held) }()
 	var buf bytes.Buffer
-	chunk := make([]byte, 64<<10)
+	chunk := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(chunk)
 		if n > 0 {
 			if int64(buf.Len()+n) > StatusViewBytes {
 				return nil, fmt.Errorf("the body is over %d bytes (the harness reads at most that): %w", StatusViewBytes, ErrTooLarge)
 			}
-			if reading.Add(int64(n)) > readingBytes {
-				reading.Add(-int64(n))
-				return nil, fmt.Errorf("status views being read at once hold over %d bytes: %w", readingBytes, ErrTooLarge)
+			if int64(buf.Len()+n) > limit {
+				// Larger than a small read: wait for a large turn, which
+				// is room for StatusViewBytes.
+				if err := acquire(ctx, large, 1, "large"); err != nil {
+					return nil, err
+				}
+				limit, turn = StatusViewBytes, true
 			}
+			reading.Add(int64(n))
 			held += int64(n)
 			buf.Write(chunk[:n])
 		}

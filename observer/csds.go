@@ -15,10 +15,22 @@ import (
 )
 
 // CSDS observes a client through its Client Status Discovery Service.
+//
+// Its reads are outside the pool that bounds /config_dump reads: a gRPC
+// message is received whole before anything can look at it, so a read's
+// size is not known until it has been paid for, and reserving the most it
+// could cost (StatusViewBytes) would let only a few pairs read at once.
+// Instead each response is bounded by the connection's receive limit
+// (StatusViewBytes, enforced by grpc-go before decoding), and an observer
+// reads one response at a time (turn): a pair's status view costs at most
+// StatusViewBytes in flight, however many of its checks poll it, so the
+// whole run costs at most that times the pairs running at once, the same
+// bound --max-recv-size puts on the xDS connections.
 type CSDS struct {
 	addr   string
 	conn   *grpc.ClientConn
 	client status.ClientStatusDiscoveryServiceClient
+	turn   chan struct{} // holds a token while a read is in flight
 }
 
 var _ Observer = (*CSDS)(nil)
@@ -33,14 +45,21 @@ func DialCSDS(addr string) (*CSDS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("csds client for %s: %w", addr, err)
 	}
-	return &CSDS{addr: addr, conn: conn, client: status.NewClientStatusDiscoveryServiceClient(conn)}, nil
+	return &CSDS{addr: addr, conn: conn, client: status.NewClientStatusDiscoveryServiceClient(conn), turn: make(chan struct{}, 1)}, nil
 }
 
 // Observe fetches the client's status once. It uses the unary
 // FetchClientStatus and, for servers that implement only the streaming
 // method (gRPC C-core's Python CSDS handler), falls back to one round trip
-// on StreamClientStatus.
+// on StreamClientStatus. Reads of one observer take turns (see CSDS);
+// ctx bounds the wait for a turn too.
 func (c *CSDS) Observe(ctx context.Context) ([]Resource, error) {
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("csds %s: waiting for another read of the status view: %w", c.addr, ctx.Err())
+	}
+	defer func() { <-c.turn }()
 	resp, err := c.client.FetchClientStatus(ctx, &status.ClientStatusRequest{})
 	if grpcstatus.Code(err) == codes.Unimplemented {
 		resp, err = c.stream(ctx)
