@@ -20,12 +20,16 @@ type Liveness interface {
 	// CheckAlive re-checks, within ctx, that the target can still be
 	// reached; it returns why not, and from then on Died returns that.
 	// The engine calls it after a pair that errored, since a dead target
-	// shows first as a pair that could not run.
+	// shows first as a pair that could not run, and before and after each
+	// pair that runs alone (Scenario.Alone), to blame a death on the one
+	// pair during which the target went from alive to dead.
 	CheckAlive(ctx context.Context) error
 }
 
-// checkAliveWithin bounds the re-check after a pair errored.
-const checkAliveWithin = 5 * time.Second
+// checkAliveWithin bounds each re-check of the target: long enough for a
+// Liveness to retry a probe that timed out (one slow answer is not a
+// death) within the default connect timeout of 5s each time.
+const checkAliveWithin = 12 * time.Second
 
 // targetDied is the message of a pair that could not run, or ended with an
 // error, because the target died.

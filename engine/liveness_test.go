@@ -159,3 +159,76 @@ func TestRun_DiedAlone(t *testing.T) {
 	assert.Equal(t, results.Error, rs[1].Outcome)
 	assert.Equal(t, "the target died during the run: "+errCrashed.Error(), rs[1].Message)
 }
+
+// TestRun_DiedAloneAfterFailing checks that a pair running alone that
+// fails and kills the target is the one blamed: it keeps its own failure
+// and gets the death as a further failure of its headline rule, while the
+// innocent pair running alone after it errors with the cause, without
+// running and without failing.
+func TestRun_DiedAloneAfterFailing(t *testing.T) {
+	env := newMortalEnv()
+	killer := scenario("server/a/fails-and-kills", func(t *engine.T) {
+		env.kill()
+		t.Failf("ACK-1", "the server answered the malformed request with garbage")
+		t.FailNow()
+	})
+	killer.Alone = true
+	var innocentRan atomic.Bool
+	innocent := scenario("server/a/innocent", func(t *engine.T) {
+		innocentRan.Store(true)
+		t.Abortf("stream lost: connection refused")
+	})
+	innocent.Alone = true
+	rs, _ := run(t, t.Context(), pairsOf(t, killer, innocent), engine.Config{Env: env, Timeouts: quick})
+	require.Len(t, rs, 2)
+
+	assert.Equal(t, results.Fail, rs[0].Outcome)
+	assert.Equal(t, []string{"ACK-1", "NONCE-1"}, rs[0].RulesBroken, "its own failure, then the death under its headline rule")
+	assert.Regexp(t, `(?m)^ACK-1 \(\w+\): the server answered the malformed request with garbage$`, rs[0].Message)
+	assert.Regexp(t, `(?m)^NONCE-1 \(\w+\): the target died while this scenario ran alone against it: `+errCrashed.Error()+`$`, rs[0].Message)
+
+	assert.Equal(t, results.Error, rs[1].Outcome, rs[1].Message)
+	assert.Empty(t, rs[1].RulesBroken)
+	assert.Equal(t, "the target died during the run: "+errCrashed.Error(), rs[1].Message)
+	assert.False(t, innocentRan.Load(), "no pair runs once the target is known dead")
+}
+
+// TestRun_DiedBeforeAlone checks that a pair running alone is not blamed
+// for a death that happened before it started (here during a pair that
+// passed, not alone, so nothing re-checked the target): the check before
+// it starts finds the target dead, and it errors with the cause.
+func TestRun_DiedBeforeAlone(t *testing.T) {
+	env := newMortalEnv()
+	var aloneRan atomic.Bool
+	alone := scenario("server/a/alone", func(t *engine.T) {
+		aloneRan.Store(true)
+		t.Abortf("stream lost: connection refused")
+	})
+	alone.Alone = true
+	ps := pairsOf(t, scenario("server/a/passes-and-kills", func(*engine.T) { env.kill() }), alone)
+	rs, _ := run(t, t.Context(), ps, engine.Config{Env: env, Timeouts: quick, Parallel: 1})
+	require.Len(t, rs, 2)
+	assert.Equal(t, results.Pass, rs[0].Outcome)
+	assert.Equal(t, results.Error, rs[1].Outcome, rs[1].Message)
+	assert.Empty(t, rs[1].RulesBroken)
+	assert.Equal(t, "the target died during the run: "+errCrashed.Error(), rs[1].Message)
+	assert.False(t, aloneRan.Load())
+}
+
+// TestRun_AloneAliveChecked checks that a pair running alone that passes
+// against a target that stays alive keeps its pass, the target checked
+// before and after it, and that one that passes but kills the target
+// fails its headline rule.
+func TestRun_AloneAliveChecked(t *testing.T) {
+	env := newMortalEnv()
+	fine := scenario("server/a/fine", func(*engine.T) {})
+	fine.Alone = true
+	kills := scenario("server/a/passes-and-kills", func(*engine.T) { env.kill() })
+	kills.Alone = true
+	rs, _ := run(t, t.Context(), pairsOf(t, fine, kills), engine.Config{Env: env, Timeouts: quick})
+	require.Len(t, rs, 2)
+	assert.Equal(t, results.Pass, rs[0].Outcome, rs[0].Message)
+	assert.Equal(t, results.Fail, rs[1].Outcome, rs[1].Message)
+	assert.Equal(t, []string{"NONCE-1"}, rs[1].RulesBroken)
+	assert.Equal(t, int32(4), env.checks.Load(), "before and after each pair running alone")
+}

@@ -160,6 +160,16 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 		r.Outcome, r.Message = results.Error, msg
 		return r
 	}
+	// A pair that runs alone is blamed for a death it saw begin (below):
+	// the target must be known alive when it starts, or a death nobody
+	// noticed (after a pair that failed, or between pairs) would be laid
+	// at its door.
+	if s.Alone {
+		if msg, died := diedDuring(parent, cfg.Env); died && parent.Err() == nil {
+			r.Outcome, r.Message = results.Error, msg
+			return r
+		}
+	}
 	ctx, cancel := context.WithTimeout(parent, cfg.Timeouts.Scenario)
 	defer cancel()
 	defer endWhenGone(cfg.Env, cancel)()
@@ -198,27 +208,71 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	// died: then that is its cause, and the rest of the run learns it
 	// (Liveness). A failure stays a failure: the pair saw the target
 	// break a rule, perhaps by dying of what the scenario sent. A pair
-	// that runs alone (Scenario.Alone) and sees the target die killed it:
-	// that fails its headline rule.
-	if r.Outcome == results.Error && panicked == "" && parent.Err() == nil {
+	// that runs alone (Scenario.Alone) is re-checked whatever its
+	// outcome: it started against a live target (checked above) with
+	// nothing else running, so a death now is its doing, and fails its
+	// headline rule, on top of any failure it already saw.
+	cutShort := timedOut && ctx.Err() == context.Canceled
+	switch {
+	case panicked != "" || parent.Err() != nil:
+	case s.Alone:
 		if msg, died := diedDuring(parent, cfg.Env); died {
-			// The death is the cause. What the pair itself saw of it stays
-			// as the evidence, unless the death cut the pair short (its
-			// context ended before its time was up): it saw nothing then.
-			if cutShort := timedOut && ctx.Err() == context.Canceled; cutShort {
-				r.Message = msg
-			} else {
-				r.Message = msg + "\n" + sawPrefix + r.Message
-			}
-			if s.Alone && len(s.Requirements) > 0 {
-				r.RulesBroken, r.BrokenLevel, r.Message = judge([]Failure{{Rule: s.Requirements[0],
-					Message: "the target died while this scenario ran alone against it: " + strings.TrimPrefix(msg, diedPrefix)}}, s.Level)
-				r.Outcome = results.Fail
-			}
+			blameDeath(&r, s, t.failures, msg, cutShort)
+		}
+	case r.Outcome == results.Error:
+		if msg, died := diedDuring(parent, cfg.Env); died {
+			r.Message = diedMessage(msg, r.Message, cutShort)
 		}
 	}
 	cfg.KnownFailing.judge(&r)
 	return r
+}
+
+// diedMessage is the message of a pair that errored because the target
+// died (msg): the death is the cause, and what the pair itself saw of it
+// (saw) stays as the evidence, unless the death cut the pair short (its
+// context ended before its time was up): it saw nothing then.
+func diedMessage(msg, saw string, cutShort bool) string {
+	if cutShort {
+		return msg
+	}
+	return msg + "\n" + sawPrefix + saw
+}
+
+// blameDeath makes r, the result of a pair that ran alone and during which
+// the target went from alive to dead (msg), a failure of its headline rule:
+// added to the failures fs it already recorded when it failed, the only
+// one otherwise (what an error saw of the death is kept in its message).
+// A scenario citing no rule can be blamed under none: it errors with the
+// death as its cause.
+func blameDeath(r *results.Result, s *Scenario, fs []Failure, msg string, cutShort bool) {
+	if len(s.Requirements) == 0 {
+		if r.Outcome == results.Error {
+			r.Message = diedMessage(msg, r.Message, cutShort)
+		} else {
+			r.Message = msg
+		}
+		r.Outcome = results.Error
+		return
+	}
+	death := Failure{Rule: s.Requirements[0],
+		Message: "the target died while this scenario ran alone against it: " + strings.TrimPrefix(msg, diedPrefix)}
+	var all []Failure
+	switch r.Outcome {
+	case results.Fail, results.Unsupported:
+		all = append(slices.Clone(fs), death)
+	case results.Error:
+		if !cutShort {
+			death.Message += "\n" + sawPrefix + r.Message
+		}
+		all = []Failure{death}
+	default:
+		all = []Failure{death}
+	}
+	r.RulesBroken, r.BrokenLevel, r.Message = judge(all, s.Level)
+	// Killing the target is never an optional behaviour not implemented,
+	// whatever the level of the rules broken.
+	r.Outcome = results.Fail
 }
 
 // judge turns the failures of a pair into the rules broken (in the order
