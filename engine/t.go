@@ -330,6 +330,15 @@ func (t *T) Abortf(format string, args ...any) {
 	runtime.Goexit()
 }
 
+// Decided reports whether the pair already has its verdict (a failure,
+// a skip or an abort): a check that could not be carried out then leaves
+// it be, rather than turn a failure the pair saw into an error.
+func (t *T) Decided() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.failures) > 0 || t.skip != "" || t.abort != ""
+}
+
 // AbortReason is what Abortf was given, "" while the pair is not aborted:
 // a check run after the body can add its cause to it rather than hide it.
 func (t *T) AbortReason() string {

@@ -719,29 +719,62 @@ func (c *C) V(version, name string) string {
 // included), that the client's status view never shows resource (t, name)
 // satisfying bad. It is a watch: the view is read on its own goroutine
 // while the body goes on.
+//
+// A read that fails saw nothing, so it is no evidence that the resource
+// was not shown: when no read in the whole window succeeded, the pair
+// aborts (an error outcome, not a pass), unless it already has its
+// verdict; when some failed, the transcript says how many, so a reader
+// knows the check rests on the others.
 func (c *C) Never(t wire.Type, name, what string, bad func(observer.Resource) bool) {
 	rule := c.ruleOr("")
 	o := c.observer()
 	c.watch(func(ctx context.Context) bool {
 		tick := time.NewTicker(pollEvery)
 		defer tick.Stop()
+		var read, failed int
+		var lastErr error
 		for {
 			rctx, cancel := context.WithTimeout(ctx, c.Timeouts.Expect)
 			rs, err := o.Observe(rctx)
 			cancel()
-			if err == nil {
+			switch {
+			case err == nil:
+				read++
 				if r, ok := observer.Find(rs, t.URL, name); ok && bad(r) {
 					c.T.Failf(rule, "the client's status view shows %s %s %s: %s", t.Short, name, what, describe(r))
 					return true
 				}
+			case ctx.Err() == nil:
+				// Not the window closing on a read in flight: the read
+				// itself failed.
+				failed++
+				lastErr = err
 			}
 			select {
 			case <-ctx.Done():
+				c.neverRead(t, name, what, read, failed, lastErr)
 				return false
 			case <-tick.C:
 			}
 		}
 	})
+}
+
+// neverRead reports, as Never's window closes, on the reads of the status
+// view that failed: an abort when none succeeded, a note when some did.
+func (c *C) neverRead(t wire.Type, name, what string, read, failed int, lastErr error) {
+	switch {
+	case read > 0 && failed > 0:
+		c.Logf("%d of %d reads of the client's status view failed while watching that it never shows %s %s %s; the check rests on the %d that succeeded (last failure: %v)",
+			failed, read+failed, t.Short, name, what, read, lastErr)
+	case read == 0 && !c.Decided():
+		why := "no read finished within the window"
+		if lastErr != nil {
+			why = fmt.Sprintf("%d reads failed, the last with: %v", failed, lastErr)
+		}
+		c.Abortf("the client's status view could not be read while watching that it never shows %s %s %s (%s): a must-not-happen check cannot pass on no reading",
+			t.Short, name, what, why)
+	}
 }
 
 // NeverWithin is Never over an explicit window.
