@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -25,7 +24,7 @@ import (
 //     descendants inherit unless they clear it: Stop scans /proc for it;
 //   - under a harness that is a child subreaper (EnableSubreaper), so an
 //     orphan is re-parented to the harness rather than to init, and is
-//     reaped by it once killed.
+//     reaped by it once dead (reapOrphans), killed or not.
 
 // LaunchEnv is the environment variable that marks every process a
 // started program spawns with the program's launch id, so that a
@@ -45,6 +44,7 @@ type Member struct {
 	Program string
 }
 
+// String names the member as failure messages do: by pid and program.
 func (m Member) String() string { return fmt.Sprintf("pid %d (%s)", m.PID, m.Program) }
 
 func describe(ms []Member) string {
@@ -65,6 +65,12 @@ var registry = struct {
 	procs    map[*Process]struct{}
 	dirs     map[string]struct{}
 }{procs: map[*Process]struct{}{}, dirs: map[string]struct{}{}}
+
+// startGate keeps reapOrphans out while a program's leader is started but
+// not yet registered: it would take that leader, should it exit at once,
+// for an orphan, and steal its exit status from its os/exec. Starts hold it
+// shared, reapOrphans exclusively.
+var startGate sync.RWMutex
 
 // launchSeq numbers the launches of this harness process.
 var launchSeq atomic.Uint64
@@ -272,24 +278,6 @@ func scanProc(pgid int, marker string) (live []Member, err error) {
 		}
 	}
 	return live, nil
-}
-
-// reap collects the exit status of those of pids that are zombie children
-// of the harness (orphans re-parented to it as subreaper), so they do not
-// pile up for the rest of the run. A program's leader is left to its
-// os/exec; a zombie cannot be reused as a pid until reaped, so the pid is
-// still the orphan's.
-func reap(pids []int) {
-	self := os.Getpid()
-	for _, pid := range pids {
-		if isLeader(pid) {
-			continue
-		}
-		if state, ppid, ok := procStatParent(pid); ok && state == 'Z' && ppid == self {
-			var ws syscall.WaitStatus
-			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-		}
-	}
 }
 
 // procStatParent reads the state and parent of pid from /proc/PID/stat.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,16 +18,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// subreaper records that EnableSubreaper succeeded.
+// subreaper records that the harness became a child subreaper.
 var subreaper atomic.Bool
 
 // EnableSubreaper makes the harness a child subreaper: a process its
 // programs start and then abandon (a daemon's double fork) is re-parented
 // to the harness instead of to init, so it stays within reach of Stop and
-// is reaped by it. The setting is process-wide and inherited by nothing;
-// call it once, early in main. Where the OS lacks it the error says so and
-// the harness carries on with the process group and the launch marker.
+// is reaped by it. An orphan that exits on its own is reaped too, when the
+// harness is told of it (SIGCHLD) and after every Stop, so that zombies do
+// not pile up for the rest of the run. The setting is process-wide and
+// inherited by nothing; call it once, early in main, in a program that
+// starts children only through this package (a child started otherwise
+// could be reaped before its own Wait). Where the OS lacks it the error
+// says so and the harness carries on with the process group and the launch
+// marker.
 func EnableSubreaper() error {
+	if err := becomeSubreaper(); err != nil {
+		return err
+	}
+	sigchld := make(chan os.Signal, 1) // SIGCHLDs that arrive during a scan coalesce
+	signal.Notify(sigchld, syscall.SIGCHLD)
+	go reapOnSigchld(sigchld)
+	return nil
+}
+
+// becomeSubreaper is EnableSubreaper without the SIGCHLD reaper, so that a
+// test can tell what Stop reaps from what the reaper does.
+func becomeSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("becoming a child subreaper: %w", err)
 	}
@@ -34,31 +52,95 @@ func EnableSubreaper() error {
 	return nil
 }
 
+// reapSpacing is the least time between two scans of /proc by the SIGCHLD
+// reaper: a client that forks and orphans short-lived children in a loop
+// must not keep the harness scanning /proc without pause. Zombies wait at
+// most that long, and a zombie holds only its process table entry.
+const reapSpacing = 100 * time.Millisecond
+
+// reapOnSigchld reaps orphans each time a child of the harness changed
+// state, for the life of the process (the subreaper setting lasts as
+// long).
+func reapOnSigchld(sigchld <-chan os.Signal) {
+	for range sigchld {
+		reapOrphans()
+		// A rate limit, not a synchronisation: a SIGCHLD arriving now
+		// waits in the channel for the next scan.
+		time.Sleep(reapSpacing)
+	}
+}
+
+// reapOrphans reaps every zombie child of the harness that is not the
+// leader of a program it started: orphans re-parented to it as subreaper
+// that have exited, on their own or killed by Stop. It waits for each such
+// pid alone (never wait4(-1), which would steal a leader's exit status
+// from its os/exec) and without blocking. A harness that is no subreaper
+// has no children but leaders, and reaps nothing here.
+func reapOrphans() {
+	if !subreaper.Load() {
+		return
+	}
+	// No leader is between its start and its registration while the gate
+	// is held, so a zombie that is not a registered leader is an orphan.
+	startGate.Lock()
+	defer startGate.Unlock()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		state, ppid, ok := procStatParent(pid)
+		if !ok || state != 'Z' || ppid != self || isLeader(pid) {
+			continue
+		}
+		// A zombie's pid cannot be reused until it is reaped: this is
+		// still the orphan.
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
+
 // cgroups is the cgroup v2 directory under which each program gets a group
 // of its own, found once; off is set when making or using a group failed,
 // and the harness then does without.
 var cgroups struct {
 	once sync.Once
-	base string // "" when there is no usable cgroup v2 hierarchy
-	why  string // why base is "", for Containment
-	off  atomic.Bool
+	base string // "" when there is no usable cgroup v2 hierarchy; set by once
+
+	mu  sync.Mutex // guards why: concurrent Starts may fail to make a group at once
+	why string     // why base is not used, for containment
+
+	off atomic.Bool
+}
+
+// CgroupDir is the cgroup v2 directory of the calling process, found from
+// /proc/self/mountinfo and /proc/self/cgroup as the harness finds the
+// directory under which it makes a group for each program (programs'
+// groups are named xdsconform-PID-N, PID the harness's). It is exported so
+// that a program that starts the harness, which inherits its caller's
+// group, can tell where to look for groups the harness left behind.
+func CgroupDir() (string, error) {
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("finding the cgroup v2 directory: %w", err)
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("finding the cgroup v2 directory: %w", err)
+	}
+	return cgroupV2Dir(mountinfo, self)
 }
 
 func cgroupBase() string {
 	cgroups.once.Do(func() {
-		mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+		base, err := CgroupDir()
 		if err != nil {
-			cgroups.why = err.Error()
-			return
-		}
-		self, err := os.ReadFile("/proc/self/cgroup")
-		if err != nil {
-			cgroups.why = err.Error()
-			return
-		}
-		base, err := cgroupV2Dir(mountinfo, self)
-		if err != nil {
-			cgroups.why = err.Error()
+			setCgroupsWhy(err.Error())
 			return
 		}
 		cgroups.base = base
@@ -69,21 +151,30 @@ func cgroupBase() string {
 	return cgroups.base
 }
 
+func setCgroupsWhy(why string) {
+	cgroups.mu.Lock()
+	cgroups.why = why
+	cgroups.mu.Unlock()
+}
+
 // disableCgroups makes the harness do without cgroups from now on.
 func disableCgroups(why string) {
-	cgroups.why = why
+	setCgroupsWhy(why)
 	cgroups.off.Store(true)
 }
 
-// Containment says how the programs the harness starts are kept from
+// containment says how the programs the harness starts are kept from
 // escaping it: a cgroup (and where), a subreaper, or the process group
-// and the launch marker alone.
-func Containment() string {
+// and the launch marker alone. The tests use it to say why they skip.
+func containment() string {
 	var parts []string
 	if base := cgroupBase(); base != "" {
 		parts = append(parts, "cgroup v2 under "+base)
 	} else {
-		parts = append(parts, "no cgroup ("+cgroups.why+")")
+		cgroups.mu.Lock()
+		why := cgroups.why
+		cgroups.mu.Unlock()
+		parts = append(parts, "no cgroup ("+why+")")
 	}
 	if subreaper.Load() {
 		parts = append(parts, "child subreaper")

@@ -12,9 +12,15 @@ import (
 // launch marker are all there is.
 func EnableSubreaper() error { return errors.New("a child subreaper is Linux only") }
 
-// Containment says how the programs the harness starts are kept from
+// containment says how the programs the harness starts are kept from
 // escaping it.
-func Containment() string { return "process group, " + LaunchEnv + " marker" }
+func containment() string { return "process group, " + LaunchEnv + " marker" }
+
+// CgroupDir is Linux only: elsewhere the harness makes no cgroup.
+func CgroupDir() (string, error) { return "", errors.New("cgroups are Linux only") }
+
+// reapOrphans has nothing to do without a subreaper.
+func reapOrphans() {}
 
 // cgroup is Linux only.
 type cgroup struct{}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -25,8 +27,10 @@ import (
 const helperEnv = "PROCESS_TEST_HELPER"
 
 var helpers = map[string]func() error{
-	"shutdown":  shutdownHelper,
-	"subreaper": subreaperHelper,
+	"shutdown":       shutdownHelper,
+	"subreaper":      subreaperHelper,
+	"orphan-stop":    orphanStopHelper,
+	"orphan-sigchld": orphanSigchldHelper,
 }
 
 func TestMain(m *testing.M) {
@@ -100,7 +104,7 @@ func withoutCgroups(t *testing.T) {
 func mechanisms(t *testing.T, f func(t *testing.T)) {
 	t.Run("cgroup", func(t *testing.T) {
 		if cgroupBase() == "" {
-			t.Skipf("no usable cgroup v2 here: %s", Containment())
+			t.Skipf("no usable cgroup v2 here: %s", containment())
 		}
 		f(t)
 	})
@@ -168,7 +172,7 @@ func TestMembersNameTheProgramOnly(t *testing.T) {
 
 func TestCgroupHoldsTheProgram(t *testing.T) {
 	if cgroupBase() == "" {
-		t.Skipf("no usable cgroup v2 here: %s", Containment())
+		t.Skipf("no usable cgroup v2 here: %s", containment())
 	}
 	p, err := StartShell(context.Background(), `echo ready; exec sleep 300`, Options{})
 	require.NoError(t, err)
@@ -348,8 +352,216 @@ func subreaperHelper() error {
 	if _, err := os.Stat("/proc/" + strconv.Itoa(gc)); !os.IsNotExist(err) {
 		return fmt.Errorf("the orphan %d is still there (a zombie not reaped?): %v", gc, err)
 	}
-	if !strings.Contains(Containment(), "child subreaper") {
-		return fmt.Errorf("Containment() = %q", Containment())
+	if !strings.Contains(containment(), "child subreaper") {
+		return fmt.Errorf("containment() = %q", containment())
 	}
 	return nil
+}
+
+// orphanScript starts a grandchild that leaves the process group and the
+// session (setsid, double fork), so that the harness as subreaper inherits
+// it; it writes its pid to pidFile and exits on its own once the FIFO fifo
+// is opened and closed by a writer. The shell says ready once the pid is
+// written, then runs end.
+func orphanScript(pidFile, fifo, end string) string {
+	return `( setsid sh -c 'echo $$ > ` + Quote(pidFile) + `.tmp; mv ` + Quote(pidFile) + `.tmp ` + Quote(pidFile) + `; read x < ` + Quote(fifo) + `' & ) ;` +
+		` while [ ! -s ` + Quote(pidFile) + ` ]; do sleep 0.01; done; echo ready; ` + end
+}
+
+// startOrphan runs orphanScript in a scratch directory and returns the
+// program, the orphan's pid and a function that makes the orphan exit.
+func startOrphan(dir, end string) (p *Process, orphan int, release func() error, err error) {
+	pidFile, fifo := filepath.Join(dir, "orphan.pid"), filepath.Join(dir, "orphan.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		return nil, 0, nil, fmt.Errorf("mkfifo: %w", err)
+	}
+	p, err = StartShell(context.Background(), orphanScript(pidFile, fifo, end), Options{})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := p.AwaitLine(ctx, "ready"); err != nil {
+		_ = p.Stop(time.Second)
+		return nil, 0, nil, err
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		_ = p.Stop(time.Second)
+		return nil, 0, nil, err
+	}
+	orphan, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	release = func() error {
+		// Opening for writing waits for the orphan's read end, which
+		// it opened before the pid file was there: no wait here.
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("opening the orphan's FIFO: %w", err)
+		}
+		return f.Close()
+	}
+	return p, orphan, release, nil
+}
+
+// awaitProc polls /proc/pid/stat until done says the pid reached the state
+// wanted, or fails after a bound: the kernel gives no event for "became a
+// zombie" or "was reaped" that a non-parent can wait on.
+func awaitProc(pid int, what string, done func(state byte, ppid int, ok bool) bool) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		state, ppid, ok := procStatParent(pid)
+		if done(state, ppid, ok) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pid %d: not %s after 10s (state %q, parent %d, in /proc %v)", pid, what, state, ppid, ok)
+		}
+		time.Sleep(pollTick)
+	}
+}
+
+func zombieOf(self int) func(byte, int, bool) bool {
+	return func(state byte, ppid int, ok bool) bool { return ok && state == 'Z' && ppid == self }
+}
+
+func reaped(_ byte, _ int, ok bool) bool { return !ok }
+
+func TestStopReapsOrphansThatExitedOnTheirOwn(t *testing.T) { runHelper(t, "orphan-stop") }
+
+// orphanStopHelper: an orphan that exits on its own, unseen by any Stop
+// (it was never alive when one looked), is a zombie of the subreaper;
+// the next Stop reaps it.
+func orphanStopHelper() error {
+	if err := becomeSubreaper(); err != nil { // no SIGCHLD reaper: Stop alone
+		return err
+	}
+	dir, err := os.MkdirTemp("", "process-test-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p, orphan, release, err := startOrphan(dir, "exit 0")
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.Exited():
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("the shell did not exit: %s", p.Tail())
+	}
+	if err := release(); err != nil {
+		return err
+	}
+	if err := awaitProc(orphan, "a zombie of the harness", zombieOf(os.Getpid())); err != nil {
+		return err
+	}
+	if err := p.Stop(time.Second); err != nil {
+		return fmt.Errorf("Stop: %w", err)
+	}
+	if state, ppid, ok := procStatParent(orphan); ok {
+		return fmt.Errorf("the orphan %d is left after Stop (state %q, parent %d)", orphan, state, ppid)
+	}
+	return nil
+}
+
+func TestSigchldReapsOrphans(t *testing.T) { runHelper(t, "orphan-sigchld") }
+
+// orphanSigchldHelper: with EnableSubreaper, an orphan that exits on its
+// own while its program still runs is reaped without any Stop, and the
+// leaders' exit statuses still reach their os/exec.
+func orphanSigchldHelper() error {
+	if err := EnableSubreaper(); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "process-test-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p, orphan, release, err := startOrphan(dir, "exec sleep 300")
+	if err != nil {
+		return err
+	}
+	defer p.Stop(time.Second)
+	if _, ppid, _ := procStatParent(orphan); ppid != os.Getpid() {
+		return fmt.Errorf("the orphan %d has parent %d, not the subreaper %d", orphan, ppid, os.Getpid())
+	}
+	// No Stop runs until the orphan is reaped: only the reaper can.
+	if err := release(); err != nil {
+		return err
+	}
+	if err := awaitProc(orphan, "reaped", reaped); err != nil {
+		return fmt.Errorf("the orphan stayed a zombie of the harness: %w", err)
+	}
+	// Leaders that exit at once, each a SIGCHLD and a scan: the reaper
+	// must leave each exit status to its os/exec.
+	const n = 32
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			q, err := StartShell(context.Background(), "exit 3", Options{})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			<-q.Exited()
+			if err := q.Stop(time.Second); err != nil {
+				errs[i] = err
+				return
+			}
+			var ee *exec.ExitError
+			if !errors.As(q.ExitErr(), &ee) || ee.ExitCode() != 3 {
+				errs[i] = fmt.Errorf("leader %d: exit status %v, want exit code 3", q.Pid(), q.ExitErr())
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	select {
+	case <-p.Exited():
+		return fmt.Errorf("the program ended: %v", p.ExitErr())
+	default:
+	}
+	if err := p.Stop(time.Second); err != nil {
+		return fmt.Errorf("Stop: %w", err)
+	}
+	var ee *exec.ExitError
+	if !errors.As(p.ExitErr(), &ee) {
+		return fmt.Errorf("the program's exit status %v is not its own (reaped by someone else?)", p.ExitErr())
+	}
+	return nil
+}
+
+// TestConcurrentCgroupFailures: Starts that fail to make a cgroup at the
+// same time each record why; run under -race.
+func TestConcurrentCgroupFailures(t *testing.T) {
+	cgroupBase() // base is found once, before the test replaces it
+	wasBase, wasOff := cgroups.base, cgroups.off.Load()
+	cgroups.base = filepath.Join(t.TempDir(), "missing") // no group can be made here
+	cgroups.off.Store(false)
+	t.Cleanup(func() {
+		cgroups.base = wasBase
+		cgroups.off.Store(wasOff)
+	})
+	const n = 8
+	var wg sync.WaitGroup
+	procs := make([]*Process, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { procs[i], errs[i] = StartShell(context.Background(), "exit 0", Options{}) })
+		// Also fail without starting anything, so that two failures are
+		// concurrent whatever the timing of the Starts.
+		wg.Go(func() { disableCgroups(fmt.Sprintf("failure %d", i)) })
+		wg.Go(func() { _ = containment() })
+	}
+	wg.Wait()
+	for i, p := range procs {
+		require.NoError(t, errs[i])
+		assert.Nil(t, p.cg)
+		require.NoError(t, p.Stop(time.Second))
+	}
+	assert.Contains(t, containment(), "no cgroup (")
 }

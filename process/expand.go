@@ -50,6 +50,7 @@ type TemplateError struct {
 	Problem string
 }
 
+// Error says where the template is wrong and how, quoting none of it.
 func (e *TemplateError) Error() string {
 	var b strings.Builder
 	b.WriteString("command template")

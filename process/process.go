@@ -46,8 +46,6 @@ type Process struct {
 	cg     *cgroup  // its cgroup; nil without one
 	stdin  *os.File // write end held open for KeepStdin, else nil
 
-	seen map[int]struct{} // members met while stopping, to reap; stop's only
-
 	tail  *ring
 	lines chan string
 
@@ -143,6 +141,7 @@ func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 		return cmd
 	}
 	cg, cgDir := newCgroup(id)
+	startGate.RLock() // until registered: see startGate
 	cmd := command(cgDir)
 	err = cmd.Start()
 	if cgDir != nil {
@@ -161,6 +160,7 @@ func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 		}
 	}
 	if err != nil {
+		startGate.RUnlock()
 		closeAll(outR, outW, errR, errW, inR, inW)
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
@@ -176,9 +176,9 @@ func Start(ctx context.Context, argv []string, opts Options) (*Process, error) {
 		tail:   newRing(tailSize),
 		lines:  make(chan string, lineBuffer),
 		exited: make(chan struct{}),
-		seen:   map[int]struct{}{},
 	}
 	register(p)
+	startGate.RUnlock()
 	p.readers.Add(2)
 	go p.readStdout(outR)
 	go p.readStderr(errR)
@@ -358,14 +358,10 @@ func (p *Process) stop(grace time.Duration) (err error) {
 	return fmt.Errorf("still alive %v after SIGKILL: %s", killWait, describe(p.Members()))
 }
 
-// cleanup reaps the orphans stop killed, removes the cgroup and forgets
-// the program.
+// cleanup reaps the orphans stop killed, and any other that died meanwhile
+// unreaped, removes the cgroup and forgets the program.
 func (p *Process) cleanup() error {
-	pids := make([]int, 0, len(p.seen))
-	for pid := range p.seen {
-		pids = append(pids, pid)
-	}
-	reap(pids)
+	reapOrphans()
 	var err error
 	if p.cg != nil && !p.cg.populated() {
 		err = p.cg.remove()
@@ -429,9 +425,6 @@ func (p *Process) signal(sig syscall.Signal) {
 		_ = signalGroup(p.pgid, sig)
 	}
 	if p.cg != nil {
-		for _, pid := range p.cg.procs() {
-			p.seen[pid] = struct{}{}
-		}
 		p.cg.signal(sig)
 		return
 	}
@@ -439,7 +432,6 @@ func (p *Process) signal(sig syscall.Signal) {
 	for _, m := range live {
 		// Found by group or marker: it is the program's, so its pid is
 		// not someone else's.
-		p.seen[m.PID] = struct{}{}
 		_ = syscall.Kill(m.PID, sig)
 	}
 }
