@@ -298,10 +298,7 @@ func (p *cliProc) checkEveryRun(r cliResult) {
 		}
 		assert.Empty(t, names, "xdsconform left these in its TMPDIR")
 	}
-	for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		m, _ := filepath.Glob(filepath.Join(root, "xdsconform-"+strconv.Itoa(p.cmd.Process.Pid)+"-*"))
-		assert.Empty(t, m, "xdsconform left cgroups")
-	}
+	assert.Empty(t, cgroupsLeft(p.cmd.Process.Pid), "xdsconform left cgroups")
 }
 
 // runCLI runs the binary to the end; see startCLI.

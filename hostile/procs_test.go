@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/process"
 	"github.com/xdsconform/xdsconform/refclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
@@ -36,6 +38,7 @@ func init() {
 	registerClientMode("ref-ignores-sigterm", refMode(true, false))
 	registerClientMode("ref-detaches", refMode(false, true))
 	registerClientMode("ref-detaches-ignores-sigterm", refMode(true, true))
+	registerClientMode("cgroup-probe", cgroupProbeMode)
 }
 
 // Files a client mode writes into its launched.Extra directory.
@@ -183,14 +186,80 @@ func scratchLeft(t *testing.T, tmp string) []string {
 	return out
 }
 
-// cgroupsLeft lists the harness's per-client cgroups left after it exited.
+// cgroupsLeft lists the per-client cgroups the harness process pid left.
+// The harness makes them under the cgroup v2 group it runs in, which it
+// inherits from this test process (on a systemd host a user.slice/...
+// scope, not the root of the hierarchy): process.CgroupDir finds that
+// group as the harness does.
 func cgroupsLeft(pid int) []string {
-	var out []string
-	for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		m, _ := filepath.Glob(filepath.Join(root, "xdsconform-"+strconv.Itoa(pid)+"-*"))
-		out = append(out, m...)
+	dir, err := process.CgroupDir()
+	if err != nil {
+		return nil // no cgroup v2 group: the harness could make none either
 	}
-	return out
+	m, _ := filepath.Glob(filepath.Join(dir, "xdsconform-"+strconv.Itoa(pid)+"-*"))
+	return m
+}
+
+// cgroupProbeMode, run in a cgroup below the test's, starts a program as
+// the harness does and checks that cgroupsLeft sees the group made for it
+// while it runs, and no longer once it is stopped.
+func cgroupProbeMode(launched) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "cgroup probe: "+format+"\n", args...)
+		return 1
+	}
+	dir, err := process.CgroupDir()
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := process.Start(context.Background(), []string{"sleep", "300"}, process.Options{})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer p.Stop(time.Second)
+	left := cgroupsLeft(os.Getpid())
+	if len(left) != 1 || filepath.Dir(left[0]) != dir {
+		return fail("cgroupsLeft found %v, want the one group of the program under %s", left, dir)
+	}
+	procs, err := os.ReadFile(filepath.Join(left[0], "cgroup.procs"))
+	if err != nil || !slices.Contains(strings.Fields(string(procs)), strconv.Itoa(p.Pid())) {
+		return fail("%s does not hold the program %d: %q %v", left[0], p.Pid(), procs, err)
+	}
+	if err := p.Stop(time.Second); err != nil {
+		return fail("Stop: %v", err)
+	}
+	if left := cgroupsLeft(os.Getpid()); len(left) != 0 {
+		return fail("groups left after Stop: %v", left)
+	}
+	return 0
+}
+
+// The check for leftover cgroups looks where the harness makes them, also
+// when the harness does not run in the root of the hierarchy: the probe
+// runs in a group of its own below the test's.
+func TestCgroupsLeftLooksWhereTheHarnessMakesGroups(t *testing.T) {
+	dir, err := process.CgroupDir()
+	if err != nil {
+		t.Skipf("no cgroup v2 group here: %v", err)
+	}
+	nested := filepath.Join(dir, "hostile-probe-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(nested, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Rmdir(nested) })
+	fd, err := os.Open(nested)
+	require.NoError(t, err)
+	defer fd.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), clientModeEnv+"=cgroup-probe")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
+	out, err := cmd.CombinedOutput()
+	if cmd.Process == nil {
+		t.Skipf("cannot start a process into a cgroup here: %v", err)
+	}
+	require.NoError(t, err, "%s", out)
 }
 
 // procsRun is one CLI run of a hostile client mode on one scenario, with
