@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/xdsconform/xdsconform/engine"
 )
@@ -43,7 +44,8 @@ func (l *liveness) goneLocked() chan struct{} {
 
 // CheckAlive implements engine.Liveness: it reaches the xDS address as
 // Preflight's probe does (connect, TLS handshake, HTTP/2 preface), within
-// ctx and the connect timeout, and marks the target dead when it cannot.
+// ctx and the connect timeout, and marks the target dead when it cannot,
+// twice in a row.
 // Callers that come while a check is in progress share its verdict rather
 // than probing again: pairs that error together, as they do when the
 // target dies, cost one probe. A probe cut short by the caller's own
@@ -70,13 +72,13 @@ func (s *Server) CheckAlive(ctx context.Context) error {
 	s.checking = done
 	s.liveness.mu.Unlock()
 
-	pctx := ctx
-	if s.connectTimeout > 0 {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithTimeout(ctx, s.connectTimeout)
-		defer cancel()
+	// One probe that fails is not yet a death: a live target under load
+	// may miss one connect timeout (a dropped SYN, a slow accept). The
+	// probe is retried once, within ctx, before the target is marked dead.
+	err := s.probeWithin(ctx, 2)
+	if err != nil && ctx.Err() == nil {
+		err = s.probeWithin(ctx, 1)
 	}
-	err := s.probe.check(pctx)
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		err = nil // the caller gave up (an interrupt): no verdict
 	}
@@ -89,6 +91,24 @@ func (s *Server) CheckAlive(ctx context.Context) error {
 	}
 	close(done)
 	return err
+}
+
+// probeWithin probes the target once, within the connect timeout and
+// within its share of what is left of ctx when attempts probes (this one
+// included) must fit in it, so that a retry is not left without time.
+func (s *Server) probeWithin(ctx context.Context, attempts int) error {
+	limit := s.connectTimeout
+	if d, ok := ctx.Deadline(); ok {
+		if share := time.Until(d) / time.Duration(attempts); limit <= 0 || share < limit {
+			limit = share
+		}
+	}
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	return s.probe.check(ctx)
 }
 
 // markDied records why the target is gone, once: the first cause stands.

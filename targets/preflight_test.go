@@ -267,5 +267,50 @@ func TestServer_CheckAliveShared(t *testing.T) {
 	for range 5 {
 		assert.Equal(t, want, <-others)
 	}
-	assert.Equal(t, int32(1), dials.Load(), "one probe for every caller")
+	assert.Equal(t, int32(2), dials.Load(), "one check for every caller: a probe and its one retry")
+}
+
+// TestServer_CheckAliveRetries checks that one probe that times out does
+// not declare a live target dead: the probe is retried once, and the
+// target, answering the second time, stays alive.
+func TestServer_CheckAliveRetries(t *testing.T) {
+	addr := xdsServer(t)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = silent.Close() })
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := silent.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case c := <-accepted:
+			_ = c.Close()
+		default:
+		}
+	})
+	var slowOnce atomic.Bool
+	var dials, slow atomic.Int32
+	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
+		dials.Add(1)
+		to := addr
+		if slowOnce.CompareAndSwap(true, false) {
+			slow.Add(1)
+			to = silent.Addr().String() // accepts and never answers
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", to)
+	}
+	s, err := targets.StartServer(t.Context(), targets.ServerOptions{Target: "127.0.0.1:1", Dialer: dialer, ConnectTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	defer s.Close()
+
+	before := dials.Load()
+	slowOnce.Store(true)
+	require.NoError(t, s.CheckAlive(t.Context()), "one probe that timed out is not a death")
+	require.NoError(t, s.Died())
+	assert.Equal(t, int32(1), slow.Load(), "the first probe met the silent port")
+	assert.GreaterOrEqual(t, dials.Load()-before, int32(2), "the probe and its retry")
 }
