@@ -224,6 +224,10 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 			r.Message = diedMessage(msg, r.Message, cutShort)
 		}
 	}
+	// Notes (Notef) follow the verdict's own message, naming no rule.
+	for _, n := range t.notes {
+		r.Message = strings.TrimPrefix(r.Message+"\n"+n, "\n")
+	}
 	cfg.KnownFailing.judge(&r)
 	return r
 }

@@ -72,6 +72,11 @@ type T struct {
 	elidedBytes int
 	noteAt      int
 
+	// notes are added to the pair's message, whatever its outcome (see
+	// Notef); notesBytes is their size, bounded by FailureBytes.
+	notes      []string
+	notesBytes int
+
 	skip       string
 	abort      string
 	lingering  bool
@@ -337,6 +342,31 @@ func (t *T) Decided() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.failures) > 0 || t.skip != "" || t.abort != ""
+}
+
+// Failed reports whether the pair has recorded a failure, so that a check
+// run after the body can tell a verdict it must not replace.
+func (t *T) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.failures) > 0
+}
+
+// Notef adds a line to the pair's message that names no rule and changes
+// neither its outcome nor the rules it broke: a problem the harness met
+// that a report should show beside the verdict. The notes of a pair are
+// bounded by FailureBytes together; past it they are cut.
+func (t *T) Notef(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	room := FailureBytes - t.notesBytes
+	if room <= 0 {
+		return
+	}
+	msg = clipMessage(msg, room, 0)
+	t.notesBytes += len(msg)
+	t.notes = append(t.notes, msg)
 }
 
 // AbortReason is what Abortf was given, "" while the pair is not aborted:
