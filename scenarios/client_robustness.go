@@ -22,17 +22,21 @@ var undecodable = []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01}
 // #how-the-client-specifies-what-resources-to-return
 var clientRobustnessScenarios = []*engine.Scenario{
 	{
+		// The NACK is ACK-7's, as in client/nack/keeps-previous: a client
+		// that ACKs a resource it cannot decode has applied an invalid
+		// update. The ACK after it is ACK-6's, as in client/nack/recovery.
+		// Stopping is ROB-3's, the headline.
 		ID:           "client/robustness/undecodable-resource",
 		Title:        "A resource whose bytes do not decode is NACKed, and the next valid response is ACKed",
-		Requirements: []string{"ROB-3", "ACK-6"},
+		Requirements: []string{"ROB-3", "ACK-7", "ACK-6"},
 		Level:        results.Must,
 		Variants:     allVariants,
 		Alone:        true,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			n := c.RespondRaw(CDS, "2", c.CL, &anypb.Any{TypeUrl: CDS.URL, Value: undecodable}, c.Stream(CDS).NewNonce())
-			c.Checking("ROB-3").requireNack(CDS, n)
-			c.GoesOn(CDS, "3", 3)
+			c.Checking("ACK-7").requireNack(CDS, n)
+			c.Checking("ACK-6").GoesOn(CDS, "3", 3)
 		}),
 	},
 	{
@@ -104,14 +108,24 @@ func (c *C) unknownTypeResponse(t wire.Type) proto.Message {
 }
 
 // requireNack reads the client's answer to the response with nonce, which
-// must NACK it; no answer, or a client that stopped, fails the step's
-// rule (ExpectNack would file a missing answer under ACK-1, and a crash is
-// what the robustness scenarios are about).
+// must NACK it; no answer, or an ACK, fails the step's rule (ExpectNack
+// would file a missing answer under ACK-1), and a client that stopped
+// fails the scenario's headline rule (a crash is what the robustness
+// scenarios are about).
 func (c *C) requireNack(t wire.Type, nonce string) {
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	r, err := c.Stream(t).Next(ctx, t)
 	if err != nil {
+		// A client that crashes usually shows first as a stream that
+		// ended: give its process a moment to be seen gone.
+		grace := time.NewTimer(exitGrace)
+		defer grace.Stop()
+		select {
+		case <-c.Client.Exited():
+			c.Checking(c.Headline()).fail("expected a NACK of the %s response with nonce %q: %v", t.Short, nonce, err)
+		case <-grace.C:
+		}
 		c.fail("expected a NACK of the %s response with nonce %q: %v", t.Short, nonce, err)
 	}
 	if r.Nonce() != nonce || r.ErrorDetail() == nil {
@@ -124,10 +138,12 @@ func (c *C) requireNack(t wire.Type, nonce string) {
 // (the chain's resource at revision rev, at version), on its stream or
 // on the one it reconnected with. Requests before the ACK (the answer to
 // the unusable response, a new stream's first request) are passed over.
-// Failures are the scenario's headline rule's.
+// A client that stopped fails the scenario's headline rule; a missing ACK
+// fails the step's rule (Checking: ACK-6 after a NACK), else the
+// headline's.
 func (c *C) GoesOn(t wire.Type, version string, rev int) {
-	v := c.Checking(c.Headline())
-	v.Alive("a response the client cannot use must not stop it")
+	c.Checking(c.Headline()).Alive("a response the client cannot use must not stop it")
+	v := c.Checking(c.ruleOr(""))
 	n := v.Respond(t, version, v.Hop(t, rev))
 	deadline := time.Now().Add(c.Timeouts.Expect)
 	for {

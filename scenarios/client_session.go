@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -131,21 +132,14 @@ func client(t *engine.T) *C {
 	stopped := make(chan error, 1)
 	t.Cleanup(func() { stopped <- run.Stop() })
 	// A client that ignored SIGTERM and had to be killed, or left a
-	// process behind, makes the pair an error, whatever its verdict; a
-	// pair that already errored keeps its cause first. This is decided
+	// process behind, is judged by judgeStop. This is decided
 	// after the body, where Abortf ends only this check, not the cleanups
 	// still to run. A body abandoned while still stopping the client (its
 	// time was up, or Ctrl-C) keeps the verdict it has.
 	t.AfterRun(func(t *engine.T) {
 		select {
 		case err := <-stopped:
-			switch {
-			case err == nil:
-			case t.AbortReason() != "":
-				t.Abortf("%s\nThen, stopping it: %v", t.AbortReason(), err)
-			default:
-				t.Abortf("%v", err)
-			}
+			judgeStop(t, err)
 		default:
 		}
 	})
@@ -171,6 +165,24 @@ func client(t *engine.T) *C {
 		t.Abortf("the client never connected to the management server at %s within %v: %v\n%v", srv.Addr(), target.Options().StartTimeout, err, run.Err())
 	}
 	return c
+}
+
+// judgeStop judges err, the problem found stopping the launched client (it
+// ignored SIGTERM and had to be killed, or left a process behind), after
+// the body: a pair that broke rules stays a failure of those rules, with
+// the problem as a note that names no rule; one that already errored keeps
+// its cause first; any other (a pass) becomes an error, since the
+// documented outcome of a client that cannot be stopped is an error.
+func judgeStop(t *engine.T, err error) {
+	switch {
+	case err == nil:
+	case t.AbortReason() != "":
+		t.Abortf("%s\nThen, stopping it: %v", t.AbortReason(), err)
+	case t.Failed():
+		t.Notef("Then, stopping the client: %v", err)
+	default:
+		t.Abortf("%v", err)
+	}
 }
 
 // Extra returns the name of a resource beyond the chain (a second cluster,
@@ -226,6 +238,9 @@ func (c *C) fail(format string, args ...any) {
 	}
 	if fakeclient.RecvLimitExceeded(err) {
 		c.Abortf("%s", fakeclient.RecvLimitNote(err))
+	}
+	if errors.Is(err, fakeserver.ErrOverflow) {
+		c.Abortf("%s: %s", queueBoundNote, fmt.Sprintf(format, args...))
 	}
 	// A client that crashes usually shows first as a stream that ended:
 	// give its process a moment to be seen gone, so the report names the

@@ -260,7 +260,7 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/warming/update-waits-for-endpoints":     {{fault: refclient.FaultUpdateSkipsWarming, rule: "WARM-2"}},
 	"client/vhds/never-over-sotw":                   {{fault: refclient.FaultVHDSOverSotW, rule: "STREAM-10", want: "over SotW"}},
 	// Robustness (scenarios/client_robustness.go).
-	"client/robustness/undecodable-resource": {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3"}},
+	"client/robustness/undecodable-resource": {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3"}, {fault: refclient.FaultNackSticky, rule: "ACK-6"}},
 	"client/robustness/unknown-type":         {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
 	"client/robustness/empty-nonce":          {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
 	"client/robustness/long-nonce":           {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},

@@ -97,12 +97,15 @@ func (s *S) Fatalf(format string, args ...any) {
 // closing rule in force when err says the stream ended (after a NACK,
 // closing it breaks ACK-9 whichever step noticed, and so does losing it),
 // else under the step's rule (Checking), else under def. A step the
-// harness cut short (its receive limit, the scenario's deadline) or that
-// lost its connection, with no closing rule in force, ends the pair with
+// harness cut short (its receive limit, its queue bound, the scenario's
+// deadline) or that lost its connection, with no closing rule in force, ends the pair with
 // an error instead: the target broke no rule the step checks.
 func (s *S) failAs(def string, err error, format string, args ...any) {
 	if fakeclient.RecvLimitExceeded(err) {
 		s.Abortf("%s", fakeclient.RecvLimitNote(err))
+	}
+	if errors.Is(err, fakeclient.ErrOverflow) {
+		s.Abortf("%s: %s", queueBoundNote, fmt.Sprintf(format, args...))
 	}
 	if why := cutShort(s.T, err); why != "" {
 		s.Abortf("%s: %s", why, fmt.Sprintf(format, args...))
@@ -121,12 +124,24 @@ func (s *S) failAs(def string, err error, format string, args ...any) {
 	s.FailNow()
 }
 
+// queueBoundNote heads the error of a step whose wait found the harness's
+// own byte-bounded queue full (fakeclient.ErrOverflow,
+// fakeserver.ErrOverflow): what it waited for may have been dropped, so
+// the target broke no rule the step checks.
+const queueBoundNote = "the harness's queue bound was reached, so what the step waited for may have been dropped by the harness"
+
 // cutShort says why a step that ended with err was cut short by the
 // harness — the scenario's deadline, or an interrupt or a dead target
 // ending the run — or "" when it was not: whatever the wait returned then,
 // it returned because the pair's time was up.
 func cutShort(t *engine.T, err error) string {
 	ctxErr := t.Context().Err()
+	if d, ok := t.Context().Deadline(); ok && ctxErr == nil && err != nil && !time.Now().Before(d) {
+		// gRPC reads the deadline itself and may fail a call with
+		// DeadlineExceeded a moment before the context's own timer
+		// fires: the pair's time is up all the same.
+		ctxErr = context.DeadlineExceeded
+	}
 	switch {
 	case err == nil || ctxErr == nil:
 		return ""
