@@ -117,18 +117,31 @@ func TestSoak(t *testing.T) {
 const goroutineSlack = 20
 
 // settledGoroutines counts goroutines once those of the finished run have
-// ended: it polls, bounded, until the count is no higher than want (0: the
-// first run, which has nothing to compare with), and returns the last count.
+// ended: it polls, bounded, until the count is no higher than want, or,
+// for the first run (want 0, nothing to compare with yet), until it has
+// not fallen for settleTicks polls in a row; it returns the last count.
 func settledGoroutines(want int) int {
 	deadline := time.Now().Add(5 * time.Second)
-	n := runtime.NumGoroutine()
-	for want > 0 && n > want && time.Now().Before(deadline) {
-		runtime.Gosched()
+	n, steady := runtime.NumGoroutine(), 0
+	for time.Now().Before(deadline) {
+		if want > 0 && n <= want || want == 0 && steady >= settleTicks {
+			break
+		}
 		time.Sleep(10 * time.Millisecond) // polling a count, not synchronising
-		n = runtime.NumGoroutine()
+		m := runtime.NumGoroutine()
+		if m < n {
+			steady = 0
+		} else {
+			steady++
+		}
+		n = m
 	}
 	return n
 }
+
+// settleTicks is how many polls in a row the first run's goroutine count
+// must not fall before it is taken as the baseline.
+const settleTicks = 20
 
 // peakRSS is this process's peak resident set size in bytes.
 func peakRSS() int64 {

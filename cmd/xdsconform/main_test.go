@@ -116,6 +116,9 @@ func TestExitCodes(t *testing.T) {
 		{"container flag elsewhere", []string{"server", "--target", "builtin:reference", "--container-env", "A=B"}, exitUsage, "--container-env: only apply to --target container:IMAGE"},
 		{"tls key alone", []string{"server", "--target", unreachable, "--tls-key", "key.pem"}, exitUsage, "--tls-cert and --tls-key go together"},
 		{"fixture plaintext alone", []string{"server", "--target", unreachable, "--fixture-plaintext"}, exitUsage, "--fixture-plaintext needs --fixture"},
+		{"tls server name alone", []string{"server", "--target", unreachable, "--tls-server-name", "xds.example.com"}, exitUsage, "--tls-server-name needs TLS"},
+		{"tls off by name", []string{"server", "--target", unreachable, "--tls=false", "--tls-server-name", "x"}, exitUsage, "--tls-server-name needs TLS"},
+		{"plaintext fixture without tls", []string{"server", "--target", unreachable, "--fixture", unreachable, "--fixture-plaintext"}, exitUsage, "only matters when the xDS connection uses TLS"},
 		{"zero connect timeout", []string{"server", "--target", unreachable, "--connect-timeout", "0"}, exitUsage, "--connect-timeout must be positive"},
 		{"port out of range", []string{"server", "--target", "127.0.0.1:99999"}, exitUsage, "port 99999 is out of range"},
 		{"fixture port out of range", []string{"server", "--target", unreachable, "--fixture", "127.0.0.1:0"}, exitUsage, "--fixture \"127.0.0.1:0\": port 0 is out of range"},
@@ -128,19 +131,31 @@ func TestExitCodes(t *testing.T) {
 	})
 }
 
-// TestOldReportRemoved: a run that cannot reach its target leaves no
-// report, never the one a previous run wrote at that path (CI would upload
-// yesterday's green).
+// TestOldReportRemoved: a run that cannot reach its target, or stops at a
+// usage error, leaves no report, never the one a previous run wrote at
+// that path (CI would upload yesterday's green).
 func TestOldReportRemoved(t *testing.T) {
 	dir := t.TempDir()
 	junit, js := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.json")
-	for _, p := range []string{junit, js} {
-		require.NoError(t, os.WriteFile(p, []byte("yesterday's green"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"unreachable", []string{"server", "--target", closedPort(t), "--connect-timeout", "300ms"}, exitUnreachable},
+		{"flag combination", []string{"server", "--target", "builtin:reference", "--tls"}, exitUsage},
+		{"unknown flag after the paths", []string{"server", "--target", "builtin:reference", "--junit", junit, "--json", js, "--bogus"}, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, p := range []string{junit, js} {
+				require.NoError(t, os.WriteFile(p, []byte("yesterday's green"), 0o644))
+			}
+			code, _, stderr := run(t, append(tc.args, "--junit", junit, "--json", js)...)
+			require.Equal(t, tc.code, code, stderr)
+			assert.NoFileExists(t, junit)
+			assert.NoFileExists(t, js)
+		})
 	}
-	code, _, stderr := run(t, "server", "--target", closedPort(t), "--connect-timeout", "300ms", "--junit", junit, "--json", js)
-	require.Equal(t, exitUnreachable, code, stderr)
-	assert.NoFileExists(t, junit)
-	assert.NoFileExists(t, js)
 }
 
 // evilNameFixture is the reference server's fixture under a server name

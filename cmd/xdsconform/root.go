@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/transcript"
 )
 
 const rootLong = `xdsconform checks an xDS implementation against the xDS transport protocol
@@ -53,13 +54,25 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A bad flag ends the run before any command runs: the reports
+		// named before it must not be left from a previous run either.
+		var paths []string
+		for _, name := range []string{"junit", "json"} {
+			if f := c.Flags().Lookup(name); f != nil {
+				paths = append(paths, f.Value.String())
+			}
+		}
+		_ = reports.Prepare(paths...)
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout))
 	if err := root.ExecuteContext(ctx); err != nil {
 		code := codeOf(err)
 		if code != exitFailures && code != exitInterrupted {
-			fmt.Fprintf(stderr, "xdsconform: %s\n", oneLine(err.Error()))
+			// The line may quote what the target said (a status message
+			// echoing call metadata, say): it goes through the run's
+			// secret memory like every other artefact.
+			fmt.Fprintf(stderr, "xdsconform: %s\n", oneLine(transcript.Scrub(err.Error())))
 		}
 		return code
 	}

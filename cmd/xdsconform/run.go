@@ -31,10 +31,10 @@ func newRunCmd(out io.Writer) *cobra.Command {
 		Example: "  xdsconform run\n  xdsconform run --junit report.xml --json report.json",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if _, _, err := f.selection(); err != nil {
+			if err := f.prepareReports(); err != nil {
 				return err
 			}
-			if err := f.prepareReports(); err != nil {
+			if _, _, err := f.selection(); err != nil {
 				return err
 			}
 			known, err := f.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.For(targets.BuiltinGoControlPlane) })

@@ -123,10 +123,10 @@ func startServer(ctx context.Context, opts targets.ServerOptions) (*targets.Serv
 }
 
 func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
-	if err := f.validate(c); err != nil {
+	if err := f.suite.prepareReports(); err != nil {
 		return err
 	}
-	if err := f.suite.prepareReports(); err != nil {
+	if err := f.validate(c); err != nil {
 		return err
 	}
 	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
@@ -209,7 +209,10 @@ func (f *serverFlags) validate(c *cobra.Command) error {
 		}
 		return out
 	}
-	tlsFlags := set("tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "fixture-plaintext")
+	tlsFlags := set("tls-ca", "tls-cert", "tls-key", "tls-server-name", "fixture-plaintext")
+	if f.tls.Enabled {
+		tlsFlags = append([]string{"--tls"}, tlsFlags...) // --tls=false asks for nothing
+	}
 	containerFlags := set("container-xds-port", "container-fixture-port", "container-env")
 	builtin := strings.HasPrefix(f.target, "builtin:")
 	container := strings.HasPrefix(f.target, docker.Prefix)
@@ -227,10 +230,14 @@ func (f *serverFlags) validate(c *cobra.Command) error {
 	case f.fixturePlain && f.fixture == "":
 		return usageError("--fixture-plaintext needs --fixture")
 	}
-	// Any TLS setting means TLS: a server name or a key given without
-	// --tls must not leave the connection in plaintext.
-	if len(tlsFlags) > 0 && !(len(tlsFlags) == 1 && tlsFlags[0] == "--fixture-plaintext") {
-		f.tls.Enabled = true
+	// A CA or a client certificate turns TLS on (targets.TLSOptions); a
+	// server name or a plaintext fixture alone would be ignored in silence.
+	tlsOn := f.tls.Enabled || f.tls.CAFile != "" || f.tls.CertFile != ""
+	switch {
+	case f.tls.ServerName != "" && !tlsOn:
+		return usageError("--tls-server-name needs TLS: add --tls (or --tls-ca)")
+	case f.fixturePlain && !tlsOn:
+		return usageError("--fixture-plaintext only matters when the xDS connection uses TLS (--tls)")
 	}
 	if !builtin && !container {
 		if err := checkHostPort("--target", f.target); err != nil {
