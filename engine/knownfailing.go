@@ -18,6 +18,13 @@ import (
 // entry to the tests that check the shipped lists.
 const TimingDependent = "(timing-dependent)"
 
+// CrashesTarget marks a known-failing reason whose scenario crashes the
+// target (a real peer's bug): a harness that runs a whole catalogue
+// against one start of that peer (the e2e suite) runs such pairs after
+// every other one, and a pair that the crash of an earlier such pair left
+// without a target errors with that cause instead of failing.
+const CrashesTarget = "(crashes the target)"
+
 // ReasonRules returns the rule IDs a known-failing reason starts with, as
 // the shipped lists write them: "DELTA-3: ...", "ACK-5/UPD-1 (timing-
 // dependent): ...". Only IDs of the catalogue count. A listed failure is
