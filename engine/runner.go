@@ -189,11 +189,11 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 		r.Outcome, r.Message = results.Error, "interrupted before the scenario finished"
 	case timedOut && len(t.failures) == 0 && t.skip == "" && t.abort == "":
 		r.Outcome, r.Message = results.Error, fmt.Sprintf("scenario did not finish within %v", cfg.Timeouts.Scenario)
-	case t.abort != "":
-		r.Outcome, r.Message = results.Error, t.abort
-	case t.skip != "":
-		r.Outcome, r.Message = results.Skip, t.skip
 	case len(t.failures) > 0:
+		// A rule the target broke stands even when the pair could not
+		// then go on (a flood that filled the harness's queue, a
+		// connection lost after the violation): what was seen decides,
+		// and why the pair stopped follows as a note.
 		r.RulesBroken, r.BrokenLevel, r.Message = judge(t.failures, s.Level)
 		r.Outcome = results.Fail
 		if r.BrokenLevel == results.May {
@@ -201,6 +201,13 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 			// target does not implement, reported, never a failure.
 			r.Outcome = results.Unsupported
 		}
+		if t.abort != "" {
+			r.Message += "\nThen the pair could not go on: " + t.abort
+		}
+	case t.abort != "":
+		r.Outcome, r.Message = results.Error, t.abort
+	case t.skip != "":
+		r.Outcome, r.Message = results.Skip, t.skip
 	default:
 		r.Outcome = results.Pass
 	}

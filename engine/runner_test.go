@@ -107,10 +107,14 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "abortf", body: func(t *engine.T) {
 			t.Abortf("fixture down: %v", "connection refused")
 		}, want: results.Error, msgContains: []string{"fixture down: connection refused"}},
-		{name: "abort wins over earlier failures", body: func(t *engine.T) {
+		// A rule the target broke stands when the pair then cannot go on
+		// (a hostile client floods invalid requests until the harness's
+		// queue is full): the verdict comes from what was seen, and why
+		// the pair stopped is a note.
+		{name: "earlier failures stand over an abort", body: func(t *engine.T) {
 			t.Errorf("a failure")
 			t.Abortf("then the fixture broke")
-		}, want: results.Error, msgContains: []string{"then the fixture broke"}},
+		}, want: results.Fail, msgContains: []string{"a failure", "Then the pair could not go on: then the fixture broke"}},
 		{name: "panic", body: func(t *engine.T) {
 			panic("boom")
 		}, want: results.Error, msgContains: []string{"harness panic: boom"}},
