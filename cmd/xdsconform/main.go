@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -29,6 +30,11 @@ const (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// memoryLimit is the Go runtime's soft memory limit for a run: under the
+// 256 MiB a harness process must stay within against any target, with
+// room for what the runtime does not count.
+const memoryLimit = 160 << 20
+
 func main() {
 	// The built-in grpc-go client target re-executes this binary: grpc-go
 	// reads its xDS bootstrap once per process.
@@ -37,6 +43,13 @@ func main() {
 	// are re-parented to it, within reach of Stop. Where the OS lacks
 	// this, cgroups and the process group with the launch marker remain.
 	_ = process.EnableSubreaper()
+	// Everything the harness keeps is bounded in bytes, but garbage is
+	// not: at Go's default pace a flood of large messages can leave the
+	// heap at twice what is live. A soft limit makes the collector keep
+	// up near it (GOMEMLIMIT, when set, wins).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
