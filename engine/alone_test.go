@@ -115,3 +115,35 @@ func TestRunAloneDroppedOnInterrupt(t *testing.T) {
 	defer mu.Unlock()
 	assert.False(t, aloneRan, "an Alone pair started after the interrupt")
 }
+
+// freshEnv starts a fresh target for every pair.
+type freshEnv struct{ fakeEnv }
+
+func (freshEnv) FreshTargetPerPair() bool { return true }
+
+// With a fresh target per pair, Alone scenarios run with the rest: a
+// crash harms only the pair that caused it, and running them one at a
+// time after the rest would only make the run longer.
+func TestRunAloneWithFreshTargetsRunsWithTheRest(t *testing.T) {
+	const n = 4
+	var started sync.WaitGroup
+	started.Add(n)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	together := func(t *engine.T) {
+		started.Done()
+		select {
+		case <-all:
+		case <-t.Context().Done():
+			t.Fatalf("the pairs never all ran at once")
+		}
+	}
+	crashy := scenario("client/robustness/crashy", together, wire.SotWADS, wire.DeltaADS)
+	crashy.Alone = true
+	pairs := pairsOf(t, crashy, scenario("client/shared/a", together, wire.SotWADS, wire.DeltaADS))
+	require.Len(t, pairs, n)
+	rs, _ := run(t, context.Background(), pairs, engine.Config{Env: freshEnv{}, Timeouts: quick})
+	for _, r := range rs {
+		assert.Equal(t, results.Pass, r.Outcome, "%s: %s", r.FullName(), r.Message)
+	}
+}

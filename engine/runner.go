@@ -83,8 +83,9 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 	// that started, which are all of them unless interrupted.
 	rs = make([]results.Result, len(pairs))
 	ran := make([]bool, len(pairs))
-	for _, i := range runOrder(pairs) {
-		alone := pairs[i].Scenario.Alone
+	fresh := freshTargets(cfg.Env)
+	for _, i := range runOrder(pairs, fresh) {
+		alone := pairs[i].Scenario.Alone && !fresh
 		if alone {
 			wg.Wait() // everything before it has finished
 		}
@@ -125,16 +126,35 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 // given. A scenario that may crash or wedge the target runs after the
 // rest, by itself: the rest have their verdicts from a healthy target,
 // and a crash is attributed to the one pair running when it happened.
-func runOrder(pairs []Pair) []int {
+//
+// With fresh targets (FreshTargets) there is nothing to protect: a crash
+// takes only the target of the pair that caused it, so pairs start in the
+// order given.
+func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
 	for _, alone := range []bool{false, true} {
 		for i, p := range pairs {
-			if p.Scenario.Alone == alone {
+			if (p.Scenario.Alone && !fresh) == alone {
 				order = append(order, i)
 			}
 		}
 	}
 	return order
+}
+
+// FreshTargets is an optional interface of an Env that starts a fresh
+// target for every pair (a client launched per scenario): a target that a
+// pair crashes is that pair's alone, so scenarios marked Alone need not
+// wait for the rest nor run one at a time.
+type FreshTargets interface {
+	// FreshTargetPerPair reports whether every pair gets a target of its
+	// own.
+	FreshTargetPerPair() bool
+}
+
+func freshTargets(env Env) bool {
+	f, ok := env.(FreshTargets)
+	return ok && f.FreshTargetPerPair()
 }
 
 // sawPrefix heads, in the message of the pair that found the target dead,

@@ -36,7 +36,8 @@ type Scenario struct {
 	// Alone marks a scenario that may crash or wedge the target (the
 	// robustness scenarios): its pairs run after every other pair, one
 	// at a time, so a target that dies or stops answering is seen by the
-	// pair that caused it and by no other.
+	// pair that caused it and by no other. Against an Env that starts a
+	// fresh target for every pair (FreshTargets) they run with the rest.
 	Alone bool
 	// Run is the scenario body.
 	Run func(t *T)

@@ -162,6 +162,13 @@ func (c *Clients) NeverConnected(err error) {
 	}
 }
 
+var _ engine.FreshTargets = (*Clients)(nil)
+
+// FreshTargetPerPair implements engine.FreshTargets: every pair launches
+// a client of its own, except with --client-wait, where one client
+// started elsewhere serves them all.
+func (c *Clients) FreshTargetPerPair() bool { return !c.opts.Wait }
+
 // CheckAlive implements engine.Liveness: a client target cannot be
 // probed, so it is alive until a pair found otherwise (NeverConnected).
 func (c *Clients) CheckAlive(context.Context) error { return c.Died() }
