@@ -34,6 +34,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -159,8 +160,8 @@ type cliResult struct {
 	JSON, JUnit []byte
 	// JSONPath and JUnitPath are where they were asked for.
 	JSONPath, JUnitPath string
-	// MaxRSS is the subprocess's peak resident set size in bytes, as the
-	// kernel reports it on exit (an upper bound: see resetPeakRSS).
+	// MaxRSS is the subprocess's peak resident set size in bytes: its own
+	// VmHWM, sampled every peakSample until it exits (samplePeakRSS).
 	MaxRSS int64
 }
 
@@ -182,7 +183,8 @@ func (r cliResult) report(t *testing.T) results.Run {
 // cliProc is a running xdsconform subprocess.
 type cliProc struct {
 	t                   *testing.T
-	tmp                 string // its TMPDIR, when the scaffold chose it
+	peak                atomic.Int64 // VmHWM sampled from /proc, bytes
+	tmp                 string       // its TMPDIR, when the scaffold chose it
 	cmd                 *exec.Cmd
 	stdout, stderr      *bytes.Buffer
 	jsonPath, junitPath string
@@ -218,6 +220,7 @@ func startCLI(t *testing.T, opts cliOptions, args ...string) *cliProc {
 	p.cmd.Cancel = func() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
 	resetPeakRSS()
 	require.NoError(t, p.cmd.Start())
+	go p.samplePeakRSS()
 	go func() {
 		p.err = p.cmd.Wait()
 		close(p.done)
@@ -248,8 +251,9 @@ func (p *cliProc) Wait() cliResult {
 	st := p.cmd.ProcessState
 	r := cliResult{Code: st.ExitCode(), Stdout: p.stdout.String(), Stderr: p.stderr.String(),
 		JSONPath: p.jsonPath, JUnitPath: p.junitPath}
-	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-		r.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	r.MaxRSS = p.peak.Load()
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok && r.MaxRSS == 0 {
+		r.MaxRSS = ru.Maxrss * 1024 // never sampled: the kernel's upper bound (see resetPeakRSS)
 	}
 	if p.jsonPath != "" {
 		r.JSON, _ = os.ReadFile(p.jsonPath)
@@ -303,6 +307,35 @@ func (p *cliProc) checkEveryRun(r cliResult) {
 		assert.Empty(t, names, "xdsconform left these in its TMPDIR")
 	}
 	assert.Empty(t, cgroupsLeft(p.cmd.Process.Pid), "xdsconform left cgroups")
+}
+
+// peakSample is how often the child's own high-water mark is read.
+const peakSample = 2 * time.Millisecond
+
+// samplePeakRSS reads the child's VmHWM (the high-water mark of its own
+// memory, which the kernel keeps monotonic) from /proc/PID/status until it
+// exits. Unlike the peak wait4 reports, it is the child's alone (see
+// resetPeakRSS); growth in its last sampling interval can be missed.
+func (p *cliProc) samplePeakRSS() {
+	path := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+	tick := time.NewTicker(peakSample)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil && kb*1024 > p.peak.Load() {
+						p.peak.Store(kb * 1024)
+					}
+				}
+			}
+		}
+		select {
+		case <-p.done:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // resetPeakRSS makes the peak RSS the kernel reports for the next child
