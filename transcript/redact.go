@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/cncf/xds/go/udpa/annotations"
@@ -200,7 +201,9 @@ func withhold(m protoreflect.Message, why string) {
 	urlFD, valueFD := anyFields(m)
 	url, size := m.Get(urlFD).String(), len(m.Get(valueFD).Bytes())
 	if len(url) > maxTypeURL {
-		url = url[:maxTypeURL] + "…"
+		// Cut on a character boundary: structpb refuses invalid UTF-8,
+		// which would leave an empty Any and lose the type and size.
+		url = strings.ToValidUTF8(url[:maxTypeURL], "") + "…"
 	}
 	s, err := structpb.NewStruct(map[string]any{
 		"withheld_type_url": url,

@@ -415,3 +415,14 @@ func TestScrubEntriesKeepsJSONValid(t *testing.T) {
 	assert.Contains(t, string(entries[0].Message), "withheld")
 	assert.NotContains(t, entries[0].Note, "MARKER-json")
 }
+
+// A withheld Any whose type URL is cut at its length bound still shows its
+// type and size when the cut falls inside a multi-byte character (structpb
+// refuses invalid UTF-8, which left an empty Any).
+func TestWithheldLongTypeURLCutOnACharacter(t *testing.T) {
+	url := "type.googleapis.com/acme.v1.x" + strings.Repeat("é", 200) // 29 bytes: the cut at 256 splits an é
+	a := &anypb.Any{TypeUrl: url, Value: []byte("0123456789")}
+	out := recorded(&discovery.DiscoveryResponse{Resources: []*anypb.Any{a}})
+	assert.Contains(t, out, `"withheld_bytes":10`)
+	assert.Contains(t, out, "acme.v1.xéé")
+}
