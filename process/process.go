@@ -42,9 +42,13 @@ type Options struct {
 type Process struct {
 	cmd    *exec.Cmd
 	pgid   int
-	marker string   // LaunchEnv=id, in the environment of all it starts
-	cg     *cgroup  // its cgroup; nil without one
-	stdin  *os.File // write end held open for KeepStdin, else nil
+	marker string // LaunchEnv=id, in the environment of all it starts
+	// lastSeen are the members Stop has seen: a process being killed
+	// loses its environment (and so its marker) before it is a zombie,
+	// so a later scan can miss one that still runs.
+	lastSeen []int
+	cg       *cgroup  // its cgroup; nil without one
+	stdin    *os.File // write end held open for KeepStdin, else nil
 
 	tail  *ring
 	lines chan string
@@ -351,6 +355,9 @@ func (p *Process) stop(grace time.Duration) (err error) {
 		return nil
 	}
 	left := p.Members()
+	for _, m := range left {
+		p.lastSeen = append(p.lastSeen, m.PID)
+	}
 	p.signal(syscall.SIGKILL)
 	if p.waitGone(killWait) {
 		return fmt.Errorf("%w: still running %v after SIGTERM: %s", ErrKilled, grace, describe(left))
@@ -414,7 +421,21 @@ func (p *Process) gone() bool {
 	if err != nil {
 		return !groupAlive(p.pgid)
 	}
-	return len(live) == 0
+	if len(live) > 0 {
+		for _, m := range live {
+			if !slices.Contains(p.lastSeen, m.PID) {
+				p.lastSeen = append(p.lastSeen, m.PID)
+			}
+		}
+		return false
+	}
+	// Whatever the last scan saw must be dead now, not only unmarked.
+	for _, pid := range p.lastSeen {
+		if Alive(pid) {
+			return false
+		}
+	}
+	return true
 }
 
 // signal sends sig to the process group, while it has a live member (a
