@@ -238,8 +238,15 @@ func (s *S) sendOn(c *fakeclient.Client, t wire.Type, sotw *discovery.DiscoveryR
 func (s *S) GoesOn(t wire.Type, name string, odd *fakeclient.Client) {
 	v := s.Checking(s.Headline())
 	if odd != s.C {
-		if err := odd.StreamClosed(t); err != nil {
-			v.requireErrorStatus(err)
+		// The server's reaction to the unusual request on a stream of its
+		// own (an answer, or the stream's end) is awaited first, for the
+		// quiet window: checked at once, a server still busy with it
+		// (and about to crash of it) would be judged before it reacted.
+		// A server that ignores it costs the window.
+		if _, err := odd.ExpectWithin(t, s.Timeouts.Quiet); err != nil && !errors.Is(err, fakeclient.ErrTimeout) {
+			if err := odd.StreamClosed(t); err != nil {
+				v.requireErrorStatus(err)
+			}
 		}
 	}
 	if err := s.servedOn(s.C, t, name); err != nil {
