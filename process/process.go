@@ -350,14 +350,13 @@ func (p *Process) stop(grace time.Duration) (err error) {
 	if p.gone() {
 		return nil
 	}
+	p.remember(p.Members())
 	p.signal(syscall.SIGTERM)
 	if p.waitGone(grace) {
 		return nil
 	}
 	left := p.Members()
-	for _, m := range left {
-		p.lastSeen = append(p.lastSeen, m.PID)
-	}
+	p.remember(left)
 	p.signal(syscall.SIGKILL)
 	if p.waitGone(killWait) {
 		return fmt.Errorf("%w: still running %v after SIGTERM: %s", ErrKilled, grace, describe(left))
@@ -422,11 +421,7 @@ func (p *Process) gone() bool {
 		return !groupAlive(p.pgid)
 	}
 	if len(live) > 0 {
-		for _, m := range live {
-			if !slices.Contains(p.lastSeen, m.PID) {
-				p.lastSeen = append(p.lastSeen, m.PID)
-			}
-		}
+		p.remember(live)
 		return false
 	}
 	// Whatever the last scan saw must be dead now, not only unmarked.
@@ -436,6 +431,15 @@ func (p *Process) gone() bool {
 		}
 	}
 	return true
+}
+
+// remember adds ms to the members Stop has seen (lastSeen).
+func (p *Process) remember(ms []Member) {
+	for _, m := range ms {
+		if !slices.Contains(p.lastSeen, m.PID) {
+			p.lastSeen = append(p.lastSeen, m.PID)
+		}
+	}
 }
 
 // signal sends sig to the process group, while it has a live member (a
