@@ -200,10 +200,14 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 		NodeScoped:       true,
 		TypeUrls:         wire.AllTypeURLs(),
 		Variants:         wire.VariantNames(wire.AllVariants),
-		Features:         slices.Clone(fixture.Features),
+		Features:         slices.Clone(features),
 	}
 	return c, nil
 }
+
+// features are the optional features of the fixture API the reference
+// server implements; it claims each one as soon as it honours it.
+var features = []string{fixture.FeatureTTL, fixture.FeatureAliases, fixture.FeatureBatch, fixture.FeatureEnvoyWarming}
 
 // set is a validated SetResource: the entry to store under name, and the
 // response to give.

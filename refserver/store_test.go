@@ -68,7 +68,7 @@ func TestStoreCapabilities(t *testing.T) {
 		assert.True(t, c.Served(), v.String())
 		assert.True(t, c.LegacyWildcard() && c.ExplicitWildcard(), v.String())
 		assert.Len(t, c.Types(), len(wire.AllTypes), v.String())
-		for _, f := range fixture.Features {
+		for _, f := range features {
 			assert.True(t, c.Feature(f), "%s: %s", v, f)
 		}
 	}

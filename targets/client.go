@@ -68,6 +68,60 @@ const NeedGRPCProfile engine.Need = "grpc-profile"
 // (wildcard listeners and clusters, warming, VHDS).
 const NeedEnvoyProfile engine.Need = "envoy-profile"
 
+// Optional features of the protocol a client may implement. A scenario
+// about one needs it (NeedClientFeature); a client that does not claim it
+// (ClientOptions.Features, --client-features) skips the scenario with
+// that reason instead of failing it: most clients implement none of them,
+// and the rules bind only those that do.
+const (
+	// ClientFeatureXdstp: the client takes xdstp:// names and resolves
+	// their authorities through its bootstrap (xRFC TP1, gRFC A47
+	// federation).
+	ClientFeatureXdstp = "xdstp"
+	// ClientFeatureDirectives: the client reads alt and entry directives
+	// in the locators it is given (XDSTP-8, -9, -12).
+	ClientFeatureDirectives = "directives"
+	// ClientFeatureListCollections: the client subscribes to list
+	// collections and follows their entries (COLL-2).
+	ClientFeatureListCollections = "list-collections"
+	// ClientFeatureGlobCollections: the client subscribes to glob
+	// collections (COLL-6).
+	ClientFeatureGlobCollections = "glob-collections"
+	// ClientFeatureRedirects: the client follows redirects (REDIR-1, -3).
+	ClientFeatureRedirects = "redirects"
+	// ClientFeatureDynamicParameters: the client sends dynamic
+	// parameters in resource_locators (xRFC TP2).
+	ClientFeatureDynamicParameters = "dynamic-parameters"
+	// ClientFeatureResourceErrors: the client reads resource_errors
+	// (xRFC TP3, gRFC A88).
+	ClientFeatureResourceErrors = "resource-errors"
+	// ClientFeatureREST: the client can poll over REST-JSON.
+	ClientFeatureREST = "rest"
+	// ClientFeatureFilesystem: the client can load its configuration
+	// from watched files.
+	ClientFeatureFilesystem = "filesystem"
+)
+
+// ClientFeatures lists the optional client features, in the order the
+// docs describe them.
+var ClientFeatures = []string{ClientFeatureXdstp, ClientFeatureDirectives, ClientFeatureListCollections,
+	ClientFeatureGlobCollections, ClientFeatureRedirects, ClientFeatureDynamicParameters,
+	ClientFeatureResourceErrors, ClientFeatureREST, ClientFeatureFilesystem}
+
+// NeedClientFeature is the need of a scenario about optional client
+// feature f (ClientFeatureXdstp, …).
+func NeedClientFeature(f string) engine.Need { return engine.Need(clientFeatureNeedPrefix + f) }
+
+const clientFeatureNeedPrefix = "client-feature:"
+
+// builtinClientFeatures are the features each built-in client implements.
+// The reference client implements them all; what a real client implements
+// is read from its source (COMPATIBILITY.md says where).
+var builtinClientFeatures = map[string][]string{
+	BuiltinReference: ClientFeatures,
+	BuiltinGRPCGo:    nil,
+}
+
 // Client profiles: what the client under test follows, and so which
 // scenarios apply (NeedGRPCProfile, NeedEnvoyProfile).
 const (
@@ -123,6 +177,10 @@ type ClientOptions struct {
 	// ObserverAddr is the status endpoint's address, for Wait only (a
 	// launched client gets a fresh port per scenario).
 	ObserverAddr string
+	// Features are the optional features the client implements
+	// (ClientFeatures). Nil: a built-in client's own list, none for any
+	// other client.
+	Features []string
 	// Faults switch on faults of the reference client.
 	Faults []string
 	// DNETimer is the client's does-not-exist timer the scenarios expect
@@ -228,6 +286,14 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	}
 	if opts.Target == BuiltinReference && c.opts.Observer == ObserveAdmin && c.opts.Profile != ProfileEnvoy {
 		return nil, fmt.Errorf("%s serves /config_dump in the %s profile only (--client-profile %s)", BuiltinReference, ProfileEnvoy, ProfileEnvoy)
+	}
+	for _, f := range c.opts.Features {
+		if !slices.Contains(ClientFeatures, f) {
+			return nil, fmt.Errorf("unknown client feature %q (want some of %s)", f, strings.Join(ClientFeatures, ", "))
+		}
+	}
+	if c.opts.Features == nil {
+		c.opts.Features = builtinClientFeatures[opts.Target]
 	}
 	if len(opts.Faults) > 0 && opts.Target != BuiltinReference {
 		return nil, errors.New("--fault only applies to --target builtin:reference")
@@ -373,6 +439,8 @@ func (c *Clients) Lacks(s *engine.Scenario, v wire.Variant) string {
 			return "needs the client's status view (CSDS or /config_dump), which the target does not offer"
 		case n == NeedFreshClient && c.opts.Wait:
 			return "needs a fresh client, and --client-wait reuses one across scenarios"
+		case strings.HasPrefix(string(n), clientFeatureNeedPrefix) && !slices.Contains(c.opts.Features, strings.TrimPrefix(string(n), clientFeatureNeedPrefix)):
+			return fmt.Sprintf("the client does not claim feature %q (--client-features)", strings.TrimPrefix(string(n), clientFeatureNeedPrefix))
 		case strings.HasPrefix(string(n), statusNeedPrefix) && slices.Contains(c.opts.StatusLacks, observer.State(strings.TrimPrefix(string(n), statusNeedPrefix))):
 			return "the client's status view does not report " + strings.TrimPrefix(string(n), statusNeedPrefix) + ", which the scenario's verdict rests on"
 		}

@@ -68,6 +68,18 @@ const (
 	// NeedEnvoyWarming: the scenario checks the Envoy warming resend of
 	// WARM-4, which only servers claiming "envoy-warming" promise.
 	NeedEnvoyWarming engine.Need = fixture.FeatureEnvoyWarming
+	// NeedXdstp: the scenario sets and subscribes xdstp:// names.
+	NeedXdstp engine.Need = fixture.FeatureXdstp
+	// NeedListCollections: the scenario subscribes a list collection.
+	NeedListCollections engine.Need = fixture.FeatureListCollections
+	// NeedGlobCollections: the scenario subscribes a glob collection.
+	NeedGlobCollections engine.Need = fixture.FeatureGlobCollections
+	// NeedRedirects: the scenario sets a redirect.
+	NeedRedirects engine.Need = fixture.FeatureRedirects
+	// NeedDynamicParameters: the scenario sets variants of a resource.
+	NeedDynamicParameters engine.Need = fixture.FeatureDynamicParameters
+	// NeedResourceErrors: the scenario puts a resource in error.
+	NeedResourceErrors engine.Need = fixture.FeatureResourceErrors
 )
 
 // NeedType says the scenario uses resource type t.

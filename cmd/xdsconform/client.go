@@ -77,6 +77,7 @@ type clientFlags struct {
 	opts     targets.ClientOptions
 	variants []string
 	lacks    []string
+	features []string
 	faults   []string
 	maxRecv  byteSize
 	// redactHeaders are header names whose values are secrets.
@@ -111,6 +112,7 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four)")
 	fs.StringVar(&f.opts.Observer, "observer", "", "how to read the client's status: csds, admin (Envoy /config_dump) or none (default: admin in the envoy profile, csds otherwise)")
 	fs.StringSliceVar(&f.lacks, "status-lacks", nil, "states your client's status view never reports ("+joinNames(targets.StatusStates)+"): scenarios whose verdict rests on one are skipped instead of failing (admin always lacks DOES_NOT_EXIST)")
+	fs.StringSliceVar(&f.features, "client-features", nil, "optional protocol features your client implements ("+strings.Join(targets.ClientFeatures, ", ")+"): scenarios about one it does not claim are skipped with that reason (default: a built-in client's own list, none otherwise)")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refclient.AllFaults)+
 		"; of these, "+joinNames(envoyFaults())+" act in the envoy profile only)")
@@ -168,7 +170,11 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 		}
 		f.opts.Variants = append(f.opts.Variants, v)
 	}
-	// NewClients validates the states; an unknown one is its usage error.
+	if f.features != nil {
+		f.opts.Features = append([]string{}, f.features...) // given, even empty: exactly these
+	}
+	// NewClients validates the states and features; an unknown one is its
+	// usage error.
 	for _, l := range f.lacks {
 		f.opts.StatusLacks = append(f.opts.StatusLacks, observer.State(strings.ToUpper(strings.ReplaceAll(l, "-", "_"))))
 	}
