@@ -27,6 +27,13 @@ var coreFamilies = []string{
 	"MULTI", "HINT", "WARM", "CONS", "TTL", "ADS", "DELTA", "RECONN", "OBS",
 }
 
+// nextFamilies are the areas of the newer half of the specification
+// (xds-transport-next-steps.md and the xRFCs after it, with the REST and
+// filesystem transports): xdstp naming, collections, redirects, dynamic
+// parameters, per-resource errors. Coverage is reported for them apart,
+// since most implementations have none of them yet.
+var nextFamilies = []string{"XDSTP", "COLL", "REDIR", "DYN", "ERR", "REST", "FS"}
+
 // roles are the harness's roles, in report order.
 var roles = []string{requirements.RoleServer, requirements.RoleClient}
 
@@ -43,11 +50,13 @@ type coverageReport struct {
 	Rules []ruleCoverage `json:"rules"`
 }
 
-// roleCoverage is one role's counts, over the core families and over all
-// families.
+// roleCoverage is one role's counts, over the core families, the newer
+// families and all families.
 type roleCoverage struct {
 	// Core counts the rules of the core families (coreFamilies).
 	Core levelCoverage `json:"core"`
+	// Next counts the rules of the newer families (nextFamilies).
+	Next levelCoverage `json:"next"`
 	// All counts the rules of every family.
 	All levelCoverage `json:"all"`
 }
@@ -81,6 +90,8 @@ type ruleCoverage struct {
 	Family string `json:"family"`
 	// Core says whether the family is a core one.
 	Core bool `json:"core"`
+	// Next says whether the family is one of the newer ones.
+	Next bool `json:"next"`
 	// Testable says whether the harness can check the rule in this role.
 	Testable bool `json:"testable"`
 	// Reason says why the rule is not covered: the testability reason
@@ -132,9 +143,9 @@ func computeCoverage() coverageReport {
 	cites := loadCitations()
 	rep := coverageReport{Roles: map[string]roleCoverage{}, Rules: []ruleCoverage{}}
 	for _, role := range roles {
-		rc := roleCoverage{Core: levelCoverage{}, All: levelCoverage{}}
+		rc := roleCoverage{Core: levelCoverage{}, Next: levelCoverage{}, All: levelCoverage{}}
 		for _, l := range results.Levels {
-			rc.Core[string(l)], rc.All[string(l)] = coverageCount{}, coverageCount{}
+			rc.Core[string(l)], rc.Next[string(l)], rc.All[string(l)] = coverageCount{}, coverageCount{}, coverageCount{}
 		}
 		rep.Roles[role] = rc
 	}
@@ -142,7 +153,7 @@ func computeCoverage() coverageReport {
 		for _, role := range requirements.Roles(r.ID) {
 			testable, reason, _ := requirements.Testability(r.ID, role)
 			rc := ruleCoverage{ID: r.ID, Role: role, Level: r.Strength, Family: r.Family,
-				Core: slices.Contains(coreFamilies, r.Family), Testable: testable, Scenarios: []string{}, Invariants: []string{}}
+				Core: slices.Contains(coreFamilies, r.Family), Next: slices.Contains(nextFamilies, r.Family), Testable: testable, Scenarios: []string{}, Invariants: []string{}}
 			for _, s := range cites.scenarios[role][r.ID] {
 				rc.Scenarios = append(rc.Scenarios, s.ID)
 			}
@@ -162,6 +173,9 @@ func computeCoverage() coverageReport {
 			if rc.Core {
 				counts = append(counts, rep.Roles[role].Core)
 			}
+			if rc.Next {
+				counts = append(counts, rep.Roles[role].Next)
+			}
 			for _, lc := range counts {
 				n := lc[r.Strength]
 				n.Rules++
@@ -176,7 +190,7 @@ func computeCoverage() coverageReport {
 		}
 	}
 	for _, rc := range rep.Roles {
-		for _, lc := range []levelCoverage{rc.Core, rc.All} {
+		for _, lc := range []levelCoverage{rc.Core, rc.Next, rc.All} {
 			for l, n := range lc {
 				if n.Testable > 0 {
 					n.Percent = math.Round(1000*float64(n.Covered)/float64(n.Testable)) / 10
@@ -198,9 +212,10 @@ of the requirements catalogue the harness can check in that role (testable),
 and how many of those are covered: cited by a scenario of the role, or checked
 by an invariant the role's fake peer applies to every message of every
 scenario. Counts are given for the core families (the transport protocol
-proper: `+strings.Join(coreFamilies, ", ")+`) and for all families.`, 78) + `
+proper: `+strings.Join(coreFamilies, ", ")+`), for the newer families
+(`+strings.Join(nextFamilies, ", ")+`) and for all families.`, 78) + `
 
-Then the uncovered testable core rules are listed; with -v, every rule in
+Then the uncovered testable core and newer rules are listed; with -v, every rule in
 every role, with the scenarios and invariants covering it, or why nothing
 does. --json prints everything as one JSON document.`,
 		Example: "  xdsconform coverage\n  xdsconform coverage -v\n" +
@@ -226,25 +241,34 @@ func printCoverage(out io.Writer, rep coverageReport, verbose bool) {
 	fmt.Fprintln(out, "Rules covered / testable, by role and level:")
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ROLE\tLEVEL\tCORE\tALL")
+	fmt.Fprintln(tw, "ROLE\tLEVEL\tCORE\tNEWER\tALL")
 	for _, role := range roles {
 		for _, l := range results.Levels {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", role, l, fmtCount(rep.Roles[role].Core[string(l)]), fmtCount(rep.Roles[role].All[string(l)]))
+			rc := rep.Roles[role]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", role, l, fmtCount(rc.Core[string(l)]), fmtCount(rc.Next[string(l)]), fmtCount(rc.All[string(l)]))
 		}
 	}
 	tw.Flush()
 
-	var uncovered []ruleCoverage
-	for _, rc := range rep.Rules {
-		if rc.Core && rc.Testable && !rc.Covered {
-			uncovered = append(uncovered, rc)
+	for _, set := range []struct {
+		words string
+		in    func(ruleCoverage) bool
+	}{
+		{"core", func(rc ruleCoverage) bool { return rc.Core }},
+		{"newer", func(rc ruleCoverage) bool { return rc.Next }},
+	} {
+		var uncovered []ruleCoverage
+		for _, rc := range rep.Rules {
+			if set.in(rc) && rc.Testable && !rc.Covered {
+				uncovered = append(uncovered, rc)
+			}
 		}
-	}
-	fmt.Fprintln(out)
-	if len(uncovered) == 0 {
-		fmt.Fprintln(out, "Every testable core rule is covered.")
-	} else {
-		fmt.Fprintf(out, "Uncovered testable core rules (%d):\n\n", len(uncovered))
+		fmt.Fprintln(out)
+		if len(uncovered) == 0 {
+			fmt.Fprintf(out, "Every testable %s rule is covered.\n", set.words)
+			continue
+		}
+		fmt.Fprintf(out, "Uncovered testable %s rules (%d):\n\n", set.words, len(uncovered))
 		tw = tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 		for _, rc := range uncovered {
 			r, _ := requirements.Lookup(rc.ID)

@@ -51,6 +51,9 @@ func TestCoverageJSON(t *testing.T) {
 			if slices.Contains(coreFamilies, strings.SplitN(r.ID, "-", 2)[0]) {
 				sets = append(sets, "core")
 			}
+			if slices.Contains(nextFamilies, strings.SplitN(r.ID, "-", 2)[0]) {
+				sets = append(sets, "next")
+			}
 			for _, set := range sets {
 				k := key{role, set, r.Strength}
 				n := want[k]
@@ -68,7 +71,7 @@ func TestCoverageJSON(t *testing.T) {
 
 	require.Len(t, rep.Roles, 2)
 	for _, role := range []string{"server", "client"} {
-		for set, lc := range map[string]levelCoverage{"core": rep.Roles[role].Core, "all": rep.Roles[role].All} {
+		for set, lc := range map[string]levelCoverage{"core": rep.Roles[role].Core, "next": rep.Roles[role].Next, "all": rep.Roles[role].All} {
 			assert.Len(t, lc, 3, "%s %s levels", role, set)
 			for _, level := range []string{"MUST", "SHOULD", "MAY"} {
 				got, w := lc[level], want[key{role, set, level}]
@@ -85,6 +88,10 @@ func TestCoverageJSON(t *testing.T) {
 	// untestable there).
 	assert.Equal(t, 41, rep.Roles["server"].Core["MUST"].Rules)
 	assert.Equal(t, 40, rep.Roles["server"].Core["MUST"].Testable)
+	// So are the newer families' MUST rules: 30 testable in the server
+	// role (DYN-12 is not), 24 in the client role.
+	assert.Equal(t, 30, rep.Roles["server"].Next["MUST"].Testable)
+	assert.Equal(t, 24, rep.Roles["client"].Next["MUST"].Testable)
 
 	// One entry per rule and role, catalogue order, server before client.
 	var gotRules []string
