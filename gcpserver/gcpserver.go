@@ -7,6 +7,7 @@ import (
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	rest "github.com/envoyproxy/go-control-plane/pkg/server/rest/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -43,6 +44,9 @@ type Server struct {
 	flavour Flavour
 	xds     *handlers
 	fx      fixturepb.FixtureServer
+	// rest serves REST-JSON polls; nil for the Linear flavour, whose
+	// LinearCache does not implement Fetch (linear.go:572-574).
+	rest rest.Server
 }
 
 // New builds a server of the given flavour. ctx bounds the lifetime of the
@@ -71,7 +75,11 @@ func New(ctx context.Context, flavour Flavour) (*Server, error) {
 	// silences both (the sotw default logger is already a no-op in v0.14.0,
 	// but saying so explicitly keeps it quiet if that default changes).
 	xds := newHandlers(ctx, c, sotw.WithLogger(nopLogger{}))
-	return &Server{flavour: flavour, xds: xds, fx: fx}, nil
+	srv := &Server{flavour: flavour, xds: xds, fx: fx}
+	if flavour == Snapshot {
+		srv.rest = rest.NewServer(c, nil)
+	}
+	return srv, nil
 }
 
 // Register adds go-control-plane's handlers to g: ADS (SotW and delta) and
@@ -124,7 +132,7 @@ func capabilities(flavour Flavour) *fixturepb.Capabilities {
 		ApiVersion:       fixture.APIVersion,
 		Server:           fmt.Sprintf("%s (%s cache)", ServerVersion, flavour),
 		TypeUrls:         wire.AllTypeURLs(),
-		Variants:         wire.VariantNames(wire.AllVariants),
+		Variants:         wire.VariantNames(variants(flavour)),
 		LegacyWildcard:   true,
 		ExplicitWildcard: flavour == Linear,
 		GeneratesNames:   false,

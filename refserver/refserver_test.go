@@ -170,7 +170,7 @@ func TestCapabilities(t *testing.T) {
 	assert.Equal(t, "v1", c.GetApiVersion())
 	assert.Equal(t, "xdsconform reference server", c.GetServer())
 	assert.Len(t, c.GetTypeUrls(), len(wire.AllTypes))
-	assert.Equal(t, []string{"sotw-ads", "sotw-pertype", "delta-ads", "delta-pertype"}, c.GetVariants())
+	assert.Equal(t, []string{"sotw-ads", "sotw-pertype", "delta-ads", "delta-pertype", "rest"}, c.GetVariants())
 	assert.True(t, c.GetLegacyWildcard())
 	assert.True(t, c.GetExplicitWildcard())
 	assert.False(t, c.GetGeneratesNames())

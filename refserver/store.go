@@ -199,7 +199,7 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 		BuildsContent:    f.s.buildsContent,
 		NodeScoped:       true,
 		TypeUrls:         wire.AllTypeURLs(),
-		Variants:         wire.VariantNames(wire.AllVariants),
+		Variants:         wire.VariantNames(wire.KnownVariants), // REST too (rest.go)
 		Features:         slices.Clone(features),
 	}
 	return c, nil

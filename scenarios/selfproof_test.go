@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -237,6 +239,20 @@ func requireTableCovers[F ~string](t *testing.T, catalogue []*engine.Scenario, t
 	}
 }
 
+// selfProofOnly is the regular expression of $XDSCONFORM_SELFPROOF, nil
+// when unset: it restricts the self-proof runs to the scenarios whose IDs
+// it matches, since a -run pattern selects among the subtests only after
+// every run went (they all go at once).
+func selfProofOnly(t *testing.T) *regexp.Regexp {
+	expr := os.Getenv("XDSCONFORM_SELFPROOF")
+	if expr == "" {
+		return nil
+	}
+	re, err := regexp.Compile(expr)
+	require.NoError(t, err, "$XDSCONFORM_SELFPROOF")
+	return re
+}
+
 // proveCatches runs every catch of table at once, with run, and judges
 // each: all its results fail (or are unsupported, for a MAY rule), name
 // its rule among the rules broken, and carry its words.
@@ -248,7 +264,11 @@ func proveCatches[F ~string](t *testing.T, table map[string][]catch[F], run func
 		err error
 	}
 	var jobs []*job
+	only := selfProofOnly(t)
 	for id, catches := range table {
+		if only != nil && !only.MatchString(id) {
+			continue
+		}
 		for _, c := range catches {
 			jobs = append(jobs, &job{id: id, c: c})
 		}

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -110,6 +112,11 @@ type ServerOptions struct {
 	// Fixture is "HOST:PORT" of the fixture API; empty means none (ignored
 	// for built-ins, which bring their own).
 	Fixture string
+	// REST is the base URL of the server's REST-JSON endpoints
+	// ("http://host:port", or https with the TLS settings), for the REST
+	// variant; empty means none (ignored for built-ins, which bring their
+	// own when they have one).
+	REST string
 	// TLS configures the xDS connection (and the fixture's).
 	TLS TLSOptions
 	// Metadata is sent on every xDS stream.
@@ -181,6 +188,9 @@ type Server struct {
 	Fixture fixture.Fixture
 	// Caps are the fixture's capabilities; nil without a fixture.
 	Caps *fixturepb.Capabilities
+	// REST is the server's REST-JSON endpoint (the REST variant); nil
+	// when it has none or none was named (--rest-target).
+	REST *RESTEndpoint
 	// MaxRecvSize is the receive limit, in bytes, of the connections Dial
 	// makes (see ServerOptions.MaxRecvSize).
 	MaxRecvSize int
@@ -258,6 +268,13 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		connectTimeout: opts.ConnectTimeout}
 	if err := s.Preflight(ctx, opts.ConnectTimeout); err != nil {
 		return nil, err
+	}
+	if opts.REST != "" {
+		rest, err := restEndpoint(opts.REST, tlsCfg)
+		if err != nil {
+			return nil, err
+		}
+		s.REST = rest
 	}
 	if opts.Fixture != "" {
 		fixtureCreds := creds
@@ -356,6 +373,57 @@ type InProcess interface {
 	FixtureServer() fixturepb.FixtureServer
 }
 
+// RESTServer is an InProcess server that also serves REST-JSON polling
+// (when RESTHandler is not nil).
+type RESTServer interface {
+	RESTHandler() http.Handler
+}
+
+// RESTEndpoint is where and how to reach a server's REST-JSON polling
+// endpoints: POST URL + "/v3/discovery:<type>".
+type RESTEndpoint struct {
+	// URL is the base URL, "http://host:port" or "https://host:port".
+	URL string
+	// HTTP sends the polls, with the target's TLS settings.
+	HTTP *http.Client
+}
+
+// restEndpoint checks a --rest-target URL and returns its endpoint,
+// speaking TLS with cfg (the xDS connection's settings) for https.
+func restEndpoint(raw string, cfg *tls.Config) (*RESTEndpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("--rest-target %q: want http://HOST:PORT or https://HOST:PORT", raw)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if u.Scheme == "https" {
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		tr.TLSClientConfig = cfg
+	}
+	return &RESTEndpoint{URL: u.Scheme + "://" + u.Host, HTTP: &http.Client{Transport: tr}}, nil
+}
+
+// serveREST serves h on a fresh loopback port and adds its endpoint and
+// its shutdown to s.
+func (s *Server) serveREST(h http.Handler) error {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("REST endpoint: %w", err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = hs.Serve(lis)
+	}()
+	// Close, not Shutdown: held long polls would keep Shutdown waiting.
+	s.closers = append(s.closers, func() { _ = hs.Close(); <-served })
+	s.REST = &RESTEndpoint{URL: "http://" + lis.Addr().String(), HTTP: &http.Client{}}
+	return nil
+}
+
 // ServeInProcess serves impl's xDS services on a fresh loopback port,
 // with opts (a stream interceptor, say, for tests that disturb the
 // streams), and returns it as a target named name whose fixture calls
@@ -388,6 +456,12 @@ func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv in
 		MaxRecvSize:    maxRecvSize(maxRecv),
 		probe:          newProbe(lis.Addr().String(), nil, nil),
 		connectTimeout: 5 * time.Second,
+	}
+	if rs, ok := impl.(RESTServer); ok && rs.RESTHandler() != nil {
+		if err := s.serveREST(rs.RESTHandler()); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
 	}
 	caps, err := s.Fixture.Capabilities(ctx)
 	if err != nil {
@@ -533,6 +607,9 @@ func (s *Server) Lacks(sc *engine.Scenario, v wire.Variant) string {
 			return fmt.Sprintf("target does not serve %s", v)
 		}
 	}
+	if v.IsREST() && s.REST == nil {
+		return noREST
+	}
 	for _, n := range sc.Needs {
 		name := string(n)
 		// lacking is the reason to give when the claims lack name.
@@ -582,6 +659,10 @@ func (s *Server) Lacks(sc *engine.Scenario, v wire.Variant) string {
 	}
 	return ""
 }
+
+// noREST is the reason to skip a REST pair on a target without a REST
+// endpoint.
+const noREST = "target has no REST-JSON endpoint (give it with --rest-target URL)"
 
 // noFixture is the reason to skip a scenario that needs the fixture API on
 // a target started without one.

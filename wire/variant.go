@@ -32,17 +32,24 @@ const (
 	ADS Transport = iota
 	// PerType opens one stream per resource type on that type's service.
 	PerType
+	// RESTPoll is REST-JSON polling: one HTTP POST per poll to
+	// /v3/discovery:<type> (REST-5), SotW only and never aggregated.
+	RESTPoll
 )
 
-// String returns "ads" or "pertype".
+// String returns "ads", "pertype" or "rest".
 func (t Transport) String() string {
-	if t == PerType {
+	switch t {
+	case PerType:
 		return "pertype"
+	case RESTPoll:
+		return "rest"
 	}
 	return "ads"
 }
 
-// Variant is one of the four gRPC variants of the protocol.
+// Variant is one of the four gRPC variants of the protocol, or REST-JSON
+// polling (REST).
 type Variant struct {
 	Protocol  Protocol
 	Transport Transport
@@ -59,9 +66,27 @@ var (
 // AllVariants lists the four gRPC variants.
 var AllVariants = []Variant{SotWADS, SotWPerType, DeltaADS, DeltaPerType}
 
-// String returns the variant's stable name, e.g. "sotw-ads"; reports, IDs
-// and --run patterns use it.
-func (v Variant) String() string { return v.Protocol.String() + "-" + v.Transport.String() }
+// REST is REST-JSON polling (the REST family of rules): state of the world
+// over HTTP, one type per URL. It is not among AllVariants: it needs a
+// transport of its own, so only the scenarios written for it run in it,
+// and a server serves it only when it says so (a fixture's variants list
+// "rest", or --rest-target names its endpoint).
+var REST = Variant{SotW, RESTPoll}
+
+// KnownVariants lists every variant, the gRPC ones and REST.
+var KnownVariants = []Variant{SotWADS, SotWPerType, DeltaADS, DeltaPerType, REST}
+
+// String returns the variant's stable name, e.g. "sotw-ads", or "rest";
+// reports, IDs and --run patterns use it.
+func (v Variant) String() string {
+	if v.Transport == RESTPoll {
+		return "rest"
+	}
+	return v.Protocol.String() + "-" + v.Transport.String()
+}
+
+// IsREST reports whether the variant is REST-JSON polling.
+func (v Variant) IsREST() bool { return v.Transport == RESTPoll }
 
 // IsDelta reports whether the variant speaks the incremental protocol.
 func (v Variant) IsDelta() bool { return v.Protocol == Delta }
@@ -71,12 +96,12 @@ func (v Variant) IsADS() bool { return v.Transport == ADS }
 
 // ParseVariant reads a variant name as printed by String.
 func ParseVariant(s string) (Variant, error) {
-	for _, v := range AllVariants {
+	for _, v := range KnownVariants {
 		if strings.EqualFold(s, v.String()) {
 			return v, nil
 		}
 	}
-	return Variant{}, fmt.Errorf("unknown variant %q (want one of sotw-ads, sotw-pertype, delta-ads, delta-pertype)", s)
+	return Variant{}, fmt.Errorf("unknown variant %q (want one of sotw-ads, sotw-pertype, delta-ads, delta-pertype, rest)", s)
 }
 
 // Filter returns the variants of vs for which keep is true.

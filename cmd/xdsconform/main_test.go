@@ -104,7 +104,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad level", []string{"server", "--target", "builtin:reference", "--level", "OFTEN"}, exitUsage, "unknown level"},
 		{"bad container env", []string{"server", "--target", "container:example/cp", "--container-env", "NOVALUE"}, exitUsage, "--container-env"},
 		{"bad node cluster", []string{"server", "--target", "builtin:reference", "--node-cluster", "gw/{{.Cluster}}"}, exitUsage, "--node-cluster"},
-		{"bad variant", []string{"server", "--target", "builtin:reference", "--variant", "rest"}, exitUsage, "unknown variant"},
+		{"bad variant", []string{"server", "--target", "builtin:reference", "--variant", "grpc"}, exitUsage, "unknown variant"},
 		{"unknown fault", []string{"server", "--target", "builtin:reference", "--fault", "nope"}, exitUsage, "--fault"},
 		{"broken known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", broken}, exitUsage, "has no reason"},
 		{"missing known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", filepath.Join(dir, "absent")}, exitUsage, "known-failing"},

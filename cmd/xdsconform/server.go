@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,7 @@ type serverFlags struct {
 	suite          suiteFlags
 	target         string
 	fixture        string
+	rest           string
 	tls            targets.TLSOptions
 	metadata       []string
 	redactHeaders  []string
@@ -81,6 +83,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&f.target, "target", "", "xDS address HOST:PORT, or builtin:reference, builtin:go-control-plane, builtin:go-control-plane-linear, or container:IMAGE (needs a Docker engine)")
 	fs.StringVar(&f.fixture, "fixture", "", "fixture API address HOST:PORT (see docs/fixture-api.md)")
+	fs.StringVar(&f.rest, "rest-target", "", "base URL of the server's REST-JSON endpoints, http://HOST:PORT or https://HOST:PORT (runs the rest variant)")
 	fs.BoolVar(&f.tls.Enabled, "tls", false, "connect with TLS (verified against the system roots unless --tls-ca)")
 	fs.StringVar(&f.tls.CAFile, "tls-ca", "", "PEM file of the CA that signed the server certificate")
 	fs.StringVar(&f.tls.CertFile, "tls-cert", "", "PEM client certificate for mutual TLS")
@@ -129,7 +132,7 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 	if err := f.validate(c); err != nil {
 		return err
 	}
-	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
 		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
 		MaxRecvSize: int(f.maxRecv)}
 	for _, kv := range f.metadata {
@@ -221,6 +224,8 @@ func (f *serverFlags) validate(c *cobra.Command) error {
 		return usageError("%s: %s is served in-process without TLS; TLS flags apply to HOST:PORT and container targets", strings.Join(tlsFlags, ", "), f.target)
 	case builtin && f.fixture != "":
 		return usageError("--fixture: %s brings its own fixture", f.target)
+	case (builtin || container) && f.rest != "":
+		return usageError("--rest-target applies to HOST:PORT targets (%s brings its own REST endpoint, if any)", f.target)
 	case !container && len(containerFlags) > 0:
 		return usageError("%s: only apply to --target container:IMAGE", strings.Join(containerFlags, ", "))
 	case f.connectTimeout <= 0:
@@ -247,6 +252,12 @@ func (f *serverFlags) validate(c *cobra.Command) error {
 	if f.fixture != "" {
 		if err := checkHostPort("--fixture", f.fixture); err != nil {
 			return err
+		}
+	}
+	if f.rest != "" {
+		u, err := url.Parse(f.rest)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return usageError("--rest-target %q: want http://HOST:PORT or https://HOST:PORT", f.rest)
 		}
 	}
 	return nil

@@ -39,7 +39,7 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.DurationVar(&f.scenarioTimeout, "scenario-timeout", engine.DefaultTimeouts.Scenario, "upper bound for one scenario in one variant")
 	fs.StringSliceVar(&f.run, "run", nil, "run only scenarios matching these glob patterns (ID or ID[variant]; * matches anything)")
 	fs.StringSliceVar(&f.skip, "skip", nil, "skip scenarios matching these glob patterns")
-	fs.StringSliceVar(&f.variants, "variant", nil, "run only these variants: sotw-ads, sotw-pertype, delta-ads, delta-pertype")
+	fs.StringSliceVar(&f.variants, "variant", nil, "run only these variants: sotw-ads, sotw-pertype, delta-ads, delta-pertype, rest (server: REST-JSON polling)")
 	fs.StringVar(&f.level, "level", "", "run only these levels, comma-separated: MUST,SHOULD,MAY")
 	fs.StringVar(&f.failOn, "fail-on", "should", "which failures fail the run: must (MUST only) or should (MUST and SHOULD); MAY behaviours are only reported as supported or not")
 	fs.StringVar(&f.knownFailing, "known-failing", "", "file of expected failures, one 'PATTERN REASON' per line")

@@ -1,0 +1,227 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// REST returns the scenario's REST-JSON poller (the rest variant): the
+// same node as its gRPC fake client, the target's endpoint and TLS, and
+// the pair's transcript.
+func (s *S) REST() *fakeclient.RESTClient {
+	if s.target.REST == nil {
+		s.Abortf("a REST scenario run on a target without a REST endpoint")
+	}
+	return fakeclient.NewREST(s.target.REST.URL, fakeclient.RESTOptions{
+		HTTP: s.target.REST.HTTP, Node: s.C.Node(), MaxBody: int64(s.target.MaxRecvSize), Transcript: s.Transcript,
+	})
+}
+
+// Poll POSTs one poll for type t at version, naming names, and returns
+// the DiscoveryResponse it gets; written as opts say (UseProtoNames for
+// the original field names). A reply that is not 200 with canonical proto3
+// JSON fails the current step.
+func (s *S) Poll(t wire.Type, version string, opts protojson.MarshalOptions, names ...string) *discovery.DiscoveryResponse {
+	ctx, cancel := context.WithTimeout(s.Context(), s.Timeouts.Expect)
+	defer cancel()
+	p, err := s.REST().PostWith(ctx, t, &discovery.DiscoveryRequest{VersionInfo: version, ResourceNames: names}, opts)
+	if err != nil {
+		s.Fatalf("%s poll at version %q: no reply within %v: %v", t.Short, version, s.Timeouts.Expect, err)
+	}
+	return s.mustDecode(t, p)
+}
+
+// mustDecode is the DiscoveryResponse of a poll's reply, failing the step
+// when there is none: not 200, or not canonical proto3 JSON (REST-3).
+func (s *S) mustDecode(t wire.Type, p *fakeclient.Poll) *discovery.DiscoveryResponse {
+	switch {
+	case p.Status != http.StatusOK:
+		s.Fatalf("%s poll answered HTTP %d, not a DiscoveryResponse: %s", t.Short, p.Status, p.Body)
+	case p.DecodeErr != nil:
+		s.Checking("REST-3").Fatalf("%s poll's reply is not a DiscoveryResponse in canonical proto3 JSON: %v; body: %s", t.Short, p.DecodeErr, p.Body)
+	case p.Response.GetTypeUrl() != t.URL:
+		s.Checking("REST-5").Fatalf("%s poll's reply has type_url %q, want %q", t.Short, p.Response.GetTypeUrl(), t.URL)
+	}
+	return p.Response
+}
+
+// requirePolled fails unless resp holds name at revision rev.
+func (s *S) requirePolled(t wire.Type, resp *discovery.DiscoveryResponse, name string, rev int) {
+	for _, a := range resp.GetResources() {
+		if n, err := wire.AnyName(a); err == nil && n == name {
+			m, err := wire.Unpack(a)
+			if err != nil {
+				s.Fatalf("%s poll's reply holds %q, which does not decode: %v", t.Short, name, err)
+			}
+			if ok, why := s.isRevision(t, name, rev, m); !ok {
+				s.Fatalf("%s poll's reply (version %q) holds %q, but not at revision %d: %s", t.Short, resp.GetVersionInfo(), name, rev, why)
+			}
+			return
+		}
+	}
+	s.Fatalf("%s poll's reply (version %q) does not hold %q", t.Short, resp.GetVersionInfo(), name)
+}
+
+// restTypes are the types the REST scenarios poll: those a gRPC client
+// follows from a listener, all of which have REST endpoints.
+var restTypes = []wire.Type{LDS, RDS, CDS, EDS}
+
+// held is the outcome of a poll left running.
+type held struct {
+	poll *fakeclient.Poll
+	err  error
+}
+
+// holdPoll starts a poll for t at version naming names and returns where
+// its outcome will arrive; the poll is bounded by the quiet window plus
+// the expect timeout, enough to be held through the one and answered
+// within the other.
+func (s *S) holdPoll(t wire.Type, version string, names ...string) <-chan held {
+	out := make(chan held, 1)
+	rest := s.REST()
+	go func() {
+		ctx, cancel := context.WithTimeout(s.Context(), s.Timeouts.Quiet+s.Timeouts.Expect)
+		defer cancel()
+		p, err := rest.Post(ctx, t, &discovery.DiscoveryRequest{VersionInfo: version, ResourceNames: names})
+		out <- held{p, err}
+	}()
+	return out
+}
+
+// xds_protocol#rest-json-polling-subscriptions
+var restScenarios = []*engine.Scenario{
+	{
+		ID:           "server/rest/endpoints",
+		Title:        "Each type is served at POST /v3/discovery:<type> with a DiscoveryResponse of that type",
+		Requirements: []string{"REST-5"},
+		Level:        results.Must,
+		Variants:     []wire.Variant{wire.REST},
+		Needs:        fx(restTypes...),
+		Run: srv(func(s *S) {
+			for _, t := range restTypes {
+				a := s.Set(t, "a", 1)
+				s.requirePolled(t, s.Poll(t, "", protojson.MarshalOptions{}, a), a, 1)
+			}
+		}),
+	},
+	{
+		ID:           "server/rest/canonical-json",
+		Title:        "Polls in either spelling of proto3 JSON are understood and answered in canonical proto3 JSON",
+		Requirements: []string{"REST-3"},
+		Level:        results.Must,
+		Variants:     []wire.Variant{wire.REST},
+		Needs:        fx(CDS),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			// The reply is parsed strictly: "@type" in every Any, no
+			// unknown field (mustDecode).
+			s.requirePolled(CDS, s.Poll(CDS, "", protojson.MarshalOptions{}, a), a, 1)
+			// Parsers accept the original field names as well as the
+			// lowerCamelCase ones.
+			s.requirePolled(CDS, s.Poll(CDS, "", protojson.MarshalOptions{UseProtoNames: true}, a), a, 1)
+		}),
+	},
+	{
+		ID:           "server/rest/long-poll",
+		Title:        "A poll at the current version gets no DiscoveryResponse until the resource changes, then the new version",
+		Requirements: []string{"REST-4"},
+		Level:        results.Must,
+		Variants:     []wire.Variant{wire.REST},
+		Needs:        fx(CDS),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			first := s.Poll(CDS, "", protojson.MarshalOptions{}, a)
+			s.requirePolled(CDS, first, a, 1)
+			s.Checking("REST-4").mustHoldUnchanged(CDS, first.GetVersionInfo(), a)
+			s.Set(CDS, "a", 2)
+			s.Checking("REST-4").requirePolled(CDS, s.pollPastVersion(CDS, first.GetVersionInfo(), a), a, 2)
+		}),
+	},
+}
+
+// mustHoldUnchanged polls t at the current version for the quiet window
+// and fails at the first DiscoveryResponse: none may come without a
+// change (REST-4). A poll the server ends without one (how an idle long
+// poll ends is not specified: 304, say) is polled again.
+func (s *S) mustHoldUnchanged(t wire.Type, version string, names ...string) {
+	window := time.NewTimer(s.Timeouts.Quiet)
+	defer window.Stop()
+	for {
+		h := s.holdPoll(t, version, names...)
+		select {
+		case <-window.C:
+			return // the poll left running ends with the pair's context
+		case r := <-h:
+			if r.err != nil {
+				s.Fatalf("%s poll at the current version %q failed: %v", t.Short, version, r.err)
+			}
+			if r.poll.Status == http.StatusOK {
+				s.Errorf("%s poll at the current version %q was answered within %v with a DiscoveryResponse (version %q) although nothing changed: %s",
+					t.Short, version, s.Timeouts.Quiet, versionOf(r.poll), r.poll.Body)
+				return
+			}
+			if !s.pollAgainAfter(window.C) {
+				return
+			}
+		}
+	}
+}
+
+// repollDelay paces polls after one the server ended without a
+// DiscoveryResponse, as a REST client's refresh delay does, so a server
+// that ends idle polls at once is not polled in a tight loop.
+const repollDelay = 100 * time.Millisecond
+
+// pollAgainAfter waits repollDelay and says whether to poll again: not
+// when done fires first.
+func (s *S) pollAgainAfter(done <-chan time.Time) bool {
+	pace := time.NewTimer(repollDelay)
+	defer pace.Stop()
+	select {
+	case <-pace.C:
+		return true
+	case <-done:
+		return false
+	case <-s.Context().Done():
+		return false
+	}
+}
+
+// pollPastVersion polls t at version until a DiscoveryResponse comes,
+// within the expect timeout: the held poll answered when the type
+// changed, or, when the server ended it idle, the next one.
+func (s *S) pollPastVersion(t wire.Type, version string, names ...string) *discovery.DiscoveryResponse {
+	deadline := time.Now().Add(s.Timeouts.Expect)
+	for {
+		ctx, cancel := context.WithDeadline(s.Context(), deadline)
+		p, err := s.REST().Post(ctx, t, &discovery.DiscoveryRequest{VersionInfo: version, ResourceNames: names})
+		cancel()
+		if err != nil {
+			s.Fatalf("%s poll at version %q: no DiscoveryResponse within %v of the change: %v", t.Short, version, s.Timeouts.Expect, err)
+		}
+		if p.Status == http.StatusOK {
+			return s.mustDecode(t, p)
+		}
+		if !time.Now().Before(deadline) || !s.pollAgainAfter(nil) {
+			s.Fatalf("%s poll at version %q: no DiscoveryResponse within %v of the change (last reply HTTP %d)", t.Short, version, s.Timeouts.Expect, p.Status)
+		}
+	}
+}
+
+// versionOf is the version_info of a poll's reply, if it decoded.
+func versionOf(p *fakeclient.Poll) string {
+	if p.Response == nil {
+		return fmt.Sprintf("<HTTP %d>", p.Status)
+	}
+	return p.Response.GetVersionInfo()
+}
