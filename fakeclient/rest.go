@@ -165,4 +165,3 @@ func evidence(raw []byte) string {
 	}
 	return transcript.Scrub(string(raw))
 }
-
