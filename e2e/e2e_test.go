@@ -291,17 +291,20 @@ func clientEnv(opts targets.ClientOptions) func() (engine.Env, string, func(), e
 }
 
 // serverProcess starts a control plane from its own binary, which prints
-// "xds=HOST:PORT" once it serves xDS and the fixture API there, and
+// "xds=HOST:PORT" once it serves xDS and the fixture API there (followed
+// by " rest=URL" when it serves REST-JSON polling too), and
 // returns it as a server target reached over the network, as a vendor's
 // server would be.
 func serverProcess(argv ...string) func() (engine.Env, string, func(), error) {
 	return func() (engine.Env, string, func(), error) {
-		proc, addr, err := startAnnouncing(argv, "xds=")
+		proc, line, err := startAnnouncing(argv, "xds=")
 		if err != nil {
 			return nil, "", nil, err
 		}
+		// "HOST:PORT[ rest=URL]": the REST-JSON endpoint, when served.
+		addr, rest, _ := strings.Cut(line, " rest=")
 		stop := func() { _ = proc.Stop(2 * time.Second) }
-		s, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: addr, Fixture: addr})
+		s, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: addr, Fixture: addr, REST: rest})
 		if err != nil {
 			stop()
 			return nil, "", nil, fmt.Errorf("%s: %w; output: %s", argv[0], err, proc.Tail())

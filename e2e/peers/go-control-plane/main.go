@@ -5,7 +5,9 @@
 //
 //	gcp-server -flavour snapshot|linear [-addr 127.0.0.1:0]
 //
-// It prints "xds=HOST:PORT" on stdout once it serves, and exits on SIGTERM
+// It prints "xds=HOST:PORT" on stdout once it serves, followed on the same
+// line by " rest=http://HOST:PORT" when the flavour serves REST-JSON
+// polling (snapshot) on a port of its own, and exits on SIGTERM
 // or SIGINT (or when stdin, if a pipe, reaches EOF: the harness is gone).
 package main
 
@@ -15,9 +17,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -52,7 +56,19 @@ func run(flavour gcpserver.Flavour, addr string) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- g.Serve(lis) }()
 	defer g.Stop()
-	fmt.Printf("xds=%s\n", lis.Addr())
+	announce := fmt.Sprintf("xds=%s", lis.Addr())
+	if h := srv.RESTHandler(); h != nil {
+		host, _, _ := net.SplitHostPort(lis.Addr().String())
+		rlis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return fmt.Errorf("listen for REST: %w", err)
+		}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() { serveErr <- hs.Serve(rlis) }()
+		defer hs.Close()
+		announce += fmt.Sprintf(" rest=http://%s", rlis.Addr())
+	}
+	fmt.Println(announce)
 
 	gone := make(chan struct{})
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
