@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,6 +164,7 @@ func render(runs []results.Run) string {
 		if len(notes) > 0 {
 			b.WriteString("\nHow they ran:\n\n" + strings.Join(notes, ""))
 		}
+		b.WriteString(families(rs))
 		b.WriteString("\n| scenario |")
 		for _, r := range rs {
 			b.WriteString(" " + r.Options["peer"] + " |")
@@ -219,6 +221,75 @@ func render(runs []results.Run) string {
 				fmt.Fprintf(&b, "- %s: %d × %s\n", r.Options["peer"], reasons[k], k)
 			}
 		}
+	}
+	return b.String()
+}
+
+// newerFamilies are the rule families of the newer half of the spec
+// (xds-transport-next-steps.md and the REST and filesystem transports),
+// which most implementations have not built yet: their summary says at a
+// glance which of them a peer implements.
+var newerFamilies = []struct{ prefix, title string }{
+	{"XDSTP-", "xdstp:// names, authorities (XDSTP)"},
+	{"COLL-", "collections (COLL)"},
+	{"REDIR-", "redirects (REDIR)"},
+	{"DYN-", "dynamic parameters (DYN)"},
+	{"ERR-", "per-resource errors (ERR)"},
+	{"REST-", "REST-JSON polling (REST)"},
+	{"FS-", "filesystem subscriptions (FS)"},
+}
+
+// families summarises, per peer, the pairs of the scenarios citing a rule
+// of each newer family, with the reasons of the skipped ones: a peer that
+// does not implement a feature is skipped with that capability as the
+// reason, not failed.
+func families(rs []results.Run) string {
+	var b strings.Builder
+	b.WriteString("\nThe newer half of the spec, pairs per family (✓ pass, ✗ fail, ○ MAY not supported, – skipped):\n\n| family |")
+	for _, r := range rs {
+		b.WriteString(" " + r.Options["peer"] + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(rs)) + "\n")
+	for _, f := range newerFamilies {
+		b.WriteString("| " + f.title + " |")
+		for _, r := range rs {
+			var pass, fail, unsup, skip int
+			reasons := map[string]bool{}
+			for _, res := range r.Results {
+				if !slices.ContainsFunc(res.Requirements, func(id string) bool { return strings.HasPrefix(id, f.prefix) }) {
+					continue
+				}
+				switch res.Outcome {
+				case results.Pass:
+					pass++
+				case results.Skip:
+					skip++
+					reasons[firstLine(res.Message)] = true
+				case results.Unsupported:
+					unsup++
+				default:
+					fail++
+				}
+			}
+			var parts []string
+			for _, p := range []struct {
+				mark string
+				n    int
+			}{{"✓", pass}, {"✗", fail}, {"○", unsup}, {"–", skip}} {
+				if p.n > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d", p.mark, p.n))
+				}
+			}
+			if pass+fail+unsup == 0 && len(reasons) > 0 {
+				why := slices.Sorted(maps.Keys(reasons))
+				parts = append(parts, "("+strings.Join(why, "; ")+")")
+			}
+			if len(parts) == 0 {
+				parts = []string{"no scenario"}
+			}
+			b.WriteString(" " + strings.Join(parts, " ") + " |")
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
