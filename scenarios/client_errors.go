@@ -71,7 +71,7 @@ func (c *C) keepsThroughErrors(rule string, codes ...codes.Code) {
 	v1 := c.V("1", c.CL)
 	for i, code := range codes {
 		c.errorFor(fmt.Sprint(i+2), code)
-		c.Checking(rule).NeverWithin(c.Timeouts.Quiet, CDS, c.CL, fmt.Sprintf("no longer at version %s after a %s error", v1, code), func(r observer.Resource) bool {
+		c.Checking(rule).NeverWithin(c.Timeouts.Quiet, CDS, c.CL, fmt.Sprintf("no longer at version %s after an error with code %s", v1, code), func(r observer.Resource) bool {
 			return r.Version != v1
 		})
 	}
