@@ -84,6 +84,10 @@ type Config struct {
 	// Profile is the client profile followed: ProfileGRPC (also "") or
 	// ProfileEnvoy.
 	Profile string
+	// DynamicParameters, when not nil, are sent with every subscription,
+	// which then goes in resource_locators instead of resource_names
+	// (xRFC TP2, DYN-11); variants are checked against them (DYN-10).
+	DynamicParameters map[string]string
 }
 
 // The client profiles.

@@ -63,6 +63,17 @@ func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 			if c.fault(FaultStatusShowsFirstConfig) && s.firstAny != nil {
 				g.XdsConfig = s.firstAny // OBS-1 broken
 			}
+			if status == statusReceivedError {
+				// ERR-12: the error, with the last accepted version, if any.
+				if c.fault(FaultErrorsNotShown) {
+					g.ClientStatus = statusRequested // ERR-12 broken
+					if use != nil {
+						g.ClientStatus = statusAcked
+					}
+				} else {
+					g.ErrorState = &admin.UpdateFailureState{Details: s.errDetails, VersionInfo: s.errVersion}
+				}
+			}
 			if status == statusNacked {
 				switch {
 				case c.fault(FaultNoErrorState):

@@ -723,6 +723,9 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		}, "route NACKed", "[R/L]"},
 	}
 
+	for _, tc := range extraFaultCases { // the faults of other files
+		cases = append(cases, tc)
+	}
 	covered := map[Fault]bool{}
 	for _, tc := range cases {
 		covered[tc.fault] = true

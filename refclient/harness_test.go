@@ -34,17 +34,20 @@ type treq struct {
 	Node           *core.Node
 	IRV            map[string]string
 	Seq            int // position on its stream, 0 for the first request
+	// Locators are resource_locators (Delta: resource_locators_subscribe)
+	// as "name map[k:v]" (xRFC TP2).
+	Locators []string
 }
 
 func fromSotW(r *discovery.DiscoveryRequest) treq {
 	return treq{TypeURL: r.GetTypeUrl(), Names: nilIfEmpty(r.GetResourceNames()), Version: r.GetVersionInfo(),
-		Nonce: r.GetResponseNonce(), Err: r.GetErrorDetail(), Node: r.GetNode()}
+		Nonce: r.GetResponseNonce(), Err: r.GetErrorDetail(), Node: r.GetNode(), Locators: locatorStrings(r.GetResourceLocators())}
 }
 
 func fromDelta(r *discovery.DeltaDiscoveryRequest) treq {
 	q := treq{TypeURL: r.GetTypeUrl(), Names: nilIfEmpty(r.GetResourceNamesSubscribe()),
 		Unsub: nilIfEmpty(r.GetResourceNamesUnsubscribe()), Nonce: r.GetResponseNonce(),
-		Err: r.GetErrorDetail(), Node: r.GetNode()}
+		Err: r.GetErrorDetail(), Node: r.GetNode(), Locators: locatorStrings(r.GetResourceLocatorsSubscribe())}
 	if len(r.GetInitialResourceVersions()) > 0 {
 		q.IRV = r.GetInitialResourceVersions()
 	}

@@ -28,6 +28,11 @@ type raw struct {
 	// heartbeat marks a wrapper without a body naming a resource held at
 	// that version: it only restarts the TTL (TTL-4).
 	heartbeat bool
+	// constraints are the variant's dynamic parameter constraints
+	// (Resource.resource_name, xRFC TP2), nil when it has none.
+	constraints *discovery.DynamicParameterConstraints
+	// bad says why the wrapper is rejected as it is, "" when it is not.
+	bad string
 }
 
 // item is a resource that decoded and has a name; refs is nil when the
@@ -126,13 +131,15 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	if len(probs) > 0 {
 		switch {
 		case c.fault(FaultApplyRejected):
-			c.applySotW(u, items) // ACK-7 broken
+			c.applySotW(u, items, errorNames(r.GetResourceErrors())) // ACK-7 broken
 		case c.fault(FaultApplyDuplicates) && onlyDuplicates(probs):
-			c.applySotW(u, items) // DUP-2 broken: the last copy is used
+			c.applySotW(u, items, errorNames(r.GetResourceErrors())) // DUP-2 broken: the last copy is used
 		default:
 			c.applyValid(u, items, probs) // ACK-8: the valid ones are used
 		}
 		msg := c.reject(u, func(string) string { return r.GetVersionInfo() }, probs)
+		// The errors are about other resources than the rejected ones.
+		c.applyErrors(u, r.GetVersionInfo(), r.GetResourceErrors(), itemNames(items), false)
 		if !c.replies(u) {
 			return
 		}
@@ -154,7 +161,8 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 		c.enqueueReply(st, req)
 		return
 	}
-	c.applySotW(u, items)
+	c.applySotW(u, items, errorNames(r.GetResourceErrors()))
+	c.applyErrors(u, r.GetVersionInfo(), r.GetResourceErrors(), itemNames(items), false)
 	c.versions[u] = r.GetVersionInfo()
 	st.lastVersion = r.GetVersionInfo()
 	if !c.replies(u) {
@@ -236,13 +244,21 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	raws := make([]raw, len(r.GetResources()))
 	versions := map[string]string{}
 	for i, res := range r.GetResources() {
-		raws[i] = raw{any: res.GetResource(), version: res.GetVersion(), name: res.GetName(), ttl: res.GetTtl()}
-		if res.GetResource() == nil {
+		name, bad := c.wrapperName(res)
+		raws[i] = raw{any: res.GetResource(), version: res.GetVersion(), name: name, ttl: res.GetTtl(),
+			constraints: res.GetResourceName().GetDynamicParameterConstraints(), bad: bad}
+		if res.GetResource() == nil && bad == "" {
 			if hb, ok := c.heartbeat(u, res); ok {
 				raws[i] = hb
 			}
 		}
-		versions[res.GetName()] = res.GetVersion()
+		versions[name] = res.GetVersion()
+	}
+	// Variants sent with constraints are removed by removed_resource_names
+	// (DYN-5): the name is what the client watches.
+	removed := r.GetRemovedResources()
+	for _, rn := range r.GetRemovedResourceNames() {
+		removed = append(removed, rn.GetName())
 	}
 	items, probs, crash := c.decode(st, u, raws)
 	if crash != nil {
@@ -272,7 +288,7 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	if len(probs) > 0 {
 		switch {
 		case c.fault(FaultApplyRejected):
-			c.applyDelta(u, items, r.GetRemovedResources()) // ACK-7 broken
+			c.applyDelta(u, items, removed) // ACK-7 broken
 		case c.fault(FaultApplyDuplicates) && onlyDuplicates(probs):
 			c.applyDelta(u, items, nil) // DUP-2 broken: the last copy is used
 		default:
@@ -287,8 +303,10 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 		if !c.fault(FaultNackWithoutErrorDetail) { // else DELTA-1, ACK-4 broken
 			req.ErrorDetail = &status.Status{Code: c.nackCode(), Message: c.nackMessage(msg)}
 		}
+		c.applyErrors(u, sv, r.GetResourceErrors(), itemNames(items), true)
 	} else {
-		c.applyDelta(u, items, r.GetRemovedResources())
+		c.applyDelta(u, items, removed)
+		c.applyErrors(u, sv, r.GetResourceErrors(), itemNames(items), true)
 		c.sysVersions[u] = sv
 		if c.fault(FaultDeltaAckWithoutNonce) {
 			req.ResponseNonce = "" // DELTA-1 broken
@@ -337,6 +355,10 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 	}
 	seen := map[string]int{}
 	for i, r := range raws {
+		if r.bad != "" {
+			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: %s", i, r.bad)})
+			continue
+		}
 		if r.any == nil {
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d (%q) has no body", i, r.name)})
 			continue
@@ -371,6 +393,9 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 		refs, err := c.validate(m)
 		if err != nil {
 			probs = append(probs, problem{name, err.Error()})
+		}
+		if msg := c.checkVariant(u, r.constraints); msg != "" {
+			probs = append(probs, problem{name, msg}) // DYN-10
 		}
 		it := item{name: name, any: r.any, version: r.version, refs: refs, ttl: r.ttl, heartbeat: r.heartbeat}
 		if j, dup := seen[name]; dup {
@@ -420,10 +445,12 @@ func (c *Client) reject(u string, versionOf func(name string) string, probs []pr
 
 // applySotW stores the watched resources of an accepted SotW response.
 // Resources not watched are ignored (RES-3). A held Listener or Cluster
-// missing from the response is deleted (DEL-4); a missing resource of
-// another type stays (DEL-5, GRP-3); a name never received stays
-// REQUESTED, since the response may answer an older request (DNE-2).
-func (c *Client) applySotW(u string, items []item) {
+// missing from the response is deleted (DEL-4), unless the response names
+// it in resource_errors (spared): the error says why it is missing, and
+// decides what becomes of it (ERR-7); a missing resource of another type
+// stays (DEL-5, GRP-3); a name never received stays REQUESTED, since the
+// response may answer an older request (DNE-2).
+func (c *Client) applySotW(u string, items []item, spared map[string]bool) {
 	in := map[string]bool{}
 	t, _ := wire.TypeByURL(u)
 	for _, it := range items {
@@ -453,7 +480,7 @@ func (c *Client) applySotW(u string, items []item) {
 	for _, name := range slices.Sorted(maps.Keys(c.res[u])) {
 		s := c.res[u][name]
 		switch {
-		case in[name]:
+		case in[name], spared[name]:
 		case s.any != nil:
 			c.remove(s)
 		case !t.Wildcard:
@@ -568,13 +595,18 @@ func (c *Client) unwrap(u string, a *anypb.Any, version string) raw {
 	if err := a.UnmarshalTo(w); err != nil {
 		return raw{any: a, version: version} // decode reports it
 	}
+	name, bad := c.wrapperName(w)
+	if bad != "" {
+		return raw{name: name, version: version, bad: bad}
+	}
 	if w.GetResource() == nil {
 		if hb, ok := c.heartbeat(u, w); ok {
 			return hb
 		}
-		return raw{name: w.GetName(), version: version} // not a heartbeat of anything held: no body
+		return raw{name: name, version: version} // not a heartbeat of anything held: no body
 	}
-	return raw{any: w.GetResource(), version: version, name: w.GetName(), ttl: w.GetTtl()}
+	return raw{any: w.GetResource(), version: version, name: name, ttl: w.GetTtl(),
+		constraints: w.GetResourceName().GetDynamicParameterConstraints()}
 }
 
 // heartbeat reads a Resource without a body, in a delta response or a

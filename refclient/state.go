@@ -336,6 +336,10 @@ func (c *Client) sotwRequest(st *stream, u string, names []string, reply bool) *
 	if c.fault(FaultStreamWideVersion) && st.lastVersion != "" {
 		req.VersionInfo = st.lastVersion // VER-2, ADS-1 broken on ADS
 	}
+	if c.locating() {
+		// xRFC TP2: the names go as locators with the parameters.
+		req.ResourceLocators, req.ResourceNames = c.locators(u, req.ResourceNames), nil
+	}
 	resent := st.gen > 1 && !st.sent[u]
 	st.sent[u] = true
 	st.sentNames[u] = setOf(names)
@@ -373,6 +377,11 @@ func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discov
 	}
 	if c.fault(FaultStreamWideNonce) {
 		req.ResponseNonce = st.lastNonce // NONCE-3, NONCE-11 broken
+	}
+	if c.locating() {
+		// xRFC TP2: the names go as locators with the parameters.
+		req.ResourceLocatorsSubscribe, req.ResourceNamesSubscribe = c.locators(u, sub), nil
+		req.ResourceLocatorsUnsubscribe, req.ResourceNamesUnsubscribe = c.locators(u, unsub), nil
 	}
 	st.sent[u] = true
 	if st.sentNames[u] == nil {

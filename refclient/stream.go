@@ -340,6 +340,8 @@ func (c *Client) fireTimers(now time.Time) {
 				s.status = statusDoesNotExist
 			case s != nil && s.any != nil && c.fault(FaultDNEAfterReconnect):
 				c.remove(s) // DNE-7 broken: a resource held is given up
+			case s != nil && s.any == nil && s.status == statusReceivedError && c.fault(FaultErrorKeepsTimer):
+				s.status = statusDoesNotExist // ERR-6 broken: the timer outlived the error
 			}
 		case silenceTimer:
 			if k.st.slot.cur == k.st {

@@ -458,6 +458,11 @@ type LaunchSpec struct {
 	Listener string
 	// Variant is the variant under test.
 	Variant wire.Variant
+	// DynamicParameters, when not nil, are the dynamic parameters the
+	// client is asked to send with its subscriptions (xRFC TP2). Only the
+	// reference client is configured with them; another client claiming
+	// the dynamic-parameters feature sends those it was configured with.
+	DynamicParameters map[string]string
 }
 
 // Running is one launched client.
@@ -481,7 +486,7 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 		rc, err := refclient.Start(ctx, refclient.Config{
 			ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster,
 			Variant: spec.Variant, Listener: spec.Listener, DNETimeout: c.opts.DNETimer, Faults: c.faults,
-			Profile: c.opts.Profile,
+			Profile: c.opts.Profile, DynamicParameters: spec.DynamicParameters,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("starting the reference client: %w", err)

@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/require"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Per-resource errors (xRFC TP3, gRFC A88): the harness, as the server,
+// tells the client why it cannot send a resource in resource_errors, and
+// reads what the client made of it from its status view. Only clients
+// that claim the resource-errors feature are held to these rules; the
+// others skip them.
+
+// takesErrors is the need of every scenario here.
+var takesErrors = targets.NeedClientFeature(targets.ClientFeatureResourceErrors)
+
+// showsErrors says the scenario's verdict rests on the status view
+// reporting RECEIVED_ERROR (ERR-12).
+var showsErrors = with(observed, takesErrors, targets.NeedStatus(observer.ReceivedError))
+
+// resourceError is the error code for name, as a TP3 server sends it.
+func resourceError(name string, code codes.Code) *discovery.ResourceError {
+	return &discovery.ResourceError{
+		ResourceName: &discovery.ResourceName{Name: name},
+		ErrorDetail:  &rpcstatus.Status{Code: int32(code), Message: "xdsconform: the server reports " + code.String()},
+	}
+}
+
+// RespondErrors sends a response of type t at version carrying no
+// resources and the errors errs, and returns its nonce.
+func (c *C) RespondErrors(t wire.Type, version string, errs ...*discovery.ResourceError) string {
+	n, err := c.Stream(t).RespondWrapped(c.Context(), t, version, nil, errs)
+	if err != nil {
+		c.fail("sending a %s response with resource_errors: %v", t.Short, err)
+	}
+	return n
+}
+
+// errorFor sends a response of CDS at version whose only content is an
+// error code for the chain's cluster, and expects the ACK: the response
+// is valid, whatever the client makes of the error.
+func (c *C) errorFor(version string, code codes.Code) {
+	c.ExpectAck(CDS, c.RespondErrors(CDS, version, resourceError(c.CL, code)), version)
+}
+
+// awaitClusterSubscribed serves the chain up to the route and waits for
+// the cluster's subscription, which it returns.
+func (c *C) awaitClusterSubscribed() time.Time {
+	c.Chain(RDS)
+	return c.AwaitSubscribed(CDS, c.CL).Arrived
+}
+
+// keepsThroughErrors serves the chain's cluster, then an error of each
+// code for it, and checks, under rule, that the cluster at version 1
+// stays in use after each (ERR-7, ERR-9). In SotW the responses leave
+// the cluster out, as they must (ERR-2): a client that reads the error
+// reads the absence as not a deletion.
+func (c *C) keepsThroughErrors(rule string, codes ...codes.Code) {
+	c.Chain(CDS)
+	v1 := c.V("1", c.CL)
+	for i, code := range codes {
+		c.errorFor(fmt.Sprint(i+2), code)
+		c.Checking(rule).NeverWithin(c.Timeouts.Quiet, CDS, c.CL, fmt.Sprintf("no longer at version %s after an error with code %s", v1, code), func(r observer.Resource) bool {
+			return r.Version != v1
+		})
+	}
+}
+
+// TP3 §Protocol Behavior; gRFC A88; DiscoveryResponse.resource_errors.
+var clientErrorScenarios = []*engine.Scenario{
+	{
+		ID:           "client/errors/remembered",
+		Title:        "An error for a resource is remembered across responses that do not repeat it, until the resource comes",
+		Requirements: []string{"ERR-5", "ERR-12"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        showsErrors,
+		Run: cli(func(c *C) {
+			c.awaitClusterSubscribed()
+			c.errorFor("1", codes.Unavailable)
+			c.Checking("ERR-12").AwaitState(CDS, c.CL, observer.ReceivedError)
+			// Two responses that say nothing of the cluster: the server
+			// need send an error only once (ERR-4).
+			for _, version := range []string{"2", "3"} {
+				c.ExpectAck(CDS, c.RespondErrors(CDS, version), version)
+			}
+			c.Checking("ERR-5").NeverWithin(c.Timeouts.Quiet, CDS, c.CL, "without the error it was sent", func(r observer.Resource) bool {
+				return r.State != observer.ReceivedError
+			})
+			c.ExpectAck(CDS, c.Respond(CDS, "4", c.Hop(CDS, 1)), "4")
+			c.Checking("ERR-5").AwaitAcked(CDS, c.CL, "4")
+		}),
+	},
+	{
+		ID:           "client/errors/timer-cancelled",
+		Title:        "An error for a resource not yet received ends its does-not-exist timer",
+		Requirements: []string{"ERR-6"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(showsMissing, takesErrors),
+		Run: cli(func(c *C) {
+			c.awaitClusterSubscribed()
+			c.errorFor("1", codes.Unavailable)
+			// Past the whole timer, as if it had started only now.
+			timer := c.target.Options().DNETimer
+			c.Checking("ERR-6").NeverWithin(timer+c.Timeouts.Quiet, CDS, c.CL, "as not existing when its timer ran out, though the server sent an error for it", isMissing)
+		}),
+	},
+	{
+		ID:           "client/errors/transient-keeps-cache",
+		Title:        "After UNAVAILABLE, INTERNAL or UNKNOWN the cached resource stays in use",
+		Requirements: []string{"ERR-7"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(observed, takesErrors),
+		Run: cli(func(c *C) {
+			c.keepsThroughErrors("ERR-7", codes.Unavailable, codes.Internal, codes.Unknown)
+		}),
+	},
+	{
+		ID:           "client/errors/not-found-is-missing",
+		Title:        "NOT_FOUND for a resource not yet received is taken as not existing at once, without waiting for the timer",
+		Requirements: []string{"ERR-8"},
+		Level:        results.May,
+		Variants:     allVariants,
+		Needs:        with(showsMissing, takesErrors),
+		Run: cli(func(c *C) {
+			asked := c.awaitClusterSubscribed()
+			c.errorFor("1", codes.NotFound)
+			v := c.Checking("ERR-8")
+			v.Await(CDS, c.CL, "as not existing", 0, isMissing)
+			// Shown only once the timer could have run, it proves nothing.
+			if took, timer := time.Since(asked), c.target.Options().DNETimer; took >= timer/2 {
+				v.Fatalf("the client showed %s %s as not existing only %v after asking for it, with a does-not-exist timer of %v: NOT_FOUND is handled like the timer firing, at once", CDS.Short, c.CL, took.Round(time.Millisecond), timer)
+			}
+		}),
+	},
+	{
+		ID:           "client/errors/unknown-code-transient",
+		Title:        "After an error code TP3 does not name (FAILED_PRECONDITION, ABORTED) the cached resource stays in use",
+		Requirements: []string{"ERR-9"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(observed, takesErrors),
+		Run: cli(func(c *C) {
+			c.keepsThroughErrors("ERR-9", codes.FailedPrecondition, codes.Aborted)
+		}),
+	},
+	{
+		ID:           "client/errors/delta-not-found-removes",
+		Title:        "In delta, NOT_FOUND for a held resource removes it, as removed_resources does",
+		Requirements: []string{"ERR-10"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(observed, takesErrors),
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.AwaitAcked(CDS, c.CL, "1")
+			c.errorFor("2", codes.NotFound)
+			c.Checking("ERR-10").AwaitGone(CDS, c.CL)
+		}),
+	},
+	{
+		ID:           "client/errors/shown-in-status",
+		Title:        "The status view shows a resource with a server error as RECEIVED_ERROR, with the error and the version in use",
+		Requirements: []string{"ERR-12"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        showsErrors,
+		Run: cli(func(c *C) {
+			c.Chain(CDS)
+			c.errorFor("2", codes.Unavailable)
+			v := c.Checking("ERR-12")
+			r := v.AwaitState(CDS, c.CL, observer.ReceivedError)
+			require.NotEmpty(v, r.Error, "the RECEIVED_ERROR cluster should come with the server's error (error_state.details)")
+			require.Equal(v, c.V("1", c.CL), r.Version, "the RECEIVED_ERROR cluster should still show the version last accepted")
+		}),
+	},
+}
