@@ -123,7 +123,7 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	if apply {
 		c.applyNames(ts, req.GetResourceNames())
 	}
-	snap := c.s.snapshot(c.node, t.URL)
+	snap := c.xview(t, c.s.snapshot(c.node, t.URL), true, ts.names, nil) // XDSTP-18: xdstp names on SotW too
 	if ts.wildcard && !prevWildcard {
 		ts.frozen = snap.names() // FaultWildcardFrozen's memory
 	}
@@ -290,6 +290,9 @@ func (c *sotwConn) wants(ts *sotwType, name string) bool {
 	if ts.names[name] && !ts.forgotten[name] {
 		return true
 	}
+	if c.s.has(FaultGlobInSotW) && c.s.inAnyGlob(ts.t, ts.names, name) {
+		return true // breaks COLL-6: over SotW a glob is only a name
+	}
 	if ts.covers(c.s, name) {
 		return true
 	}
@@ -360,7 +363,7 @@ func (c *sotwConn) onWake() error {
 		if !ts.started || ts.stalled {
 			continue
 		}
-		snap := c.s.snapshot(c.node, url)
+		snap := c.xview(ts.t, c.s.snapshot(c.node, url), true, ts.names, nil)
 		var changed []string
 		for _, n := range sortedNames(snap.resources) {
 			// MULTI-2: only the streams subscribed to a resource get it.
