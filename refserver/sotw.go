@@ -476,6 +476,13 @@ func (c *conn) pushOrder(subscribed []string) []string {
 			out = append(out, t.URL)
 		}
 	}
+	// Types outside the eight (a list collection, COLL-1) refer to
+	// nothing a client must have first: they go last.
+	for _, u := range subscribed {
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
 	return out
 }
 
@@ -496,6 +503,11 @@ func inRemovalOrder[P any](ps []P, typeOf func(P) string) []P {
 			if typeOf(p) == t.URL {
 				out = append(out, p)
 			}
+		}
+	}
+	for _, p := range ps { // a list collection (COLL-1): last
+		if !slices.ContainsFunc(removalOrder, func(t wire.Type) bool { return t.URL == typeOf(p) }) {
+			out = append(out, p)
 		}
 	}
 	return out

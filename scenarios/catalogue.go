@@ -17,7 +17,7 @@ func Server() []*engine.Scenario {
 		resourceScenarios, wildcardScenarios, deletionScenarios,
 		missingScenarios, unsubscribeScenarios, deltaScenarios, adsScenarios,
 		warmingScenarios, consistencyScenarios, ttlScenarios,
-		robustnessScenarios,
+		robustnessScenarios, xdstpScenarios, collectionScenarios,
 	} {
 		all = append(all, area...)
 	}
