@@ -25,12 +25,18 @@ func init() {
 		"server/xdstp/same-content-for-every-node": {{fault: refserver.FaultNodeTailoredContent, rule: "XDSTP-17"}},
 		"server/redirect/locator":                  {{fault: refserver.FaultRedirectLosesAuthority, rule: "REDIR-1"}},
 		"server/redirect/directives":               {{fault: refserver.FaultDirectiveTwice, rule: "XDSTP-9"}},
-		"server/collections/list":                  {{fault: refserver.FaultCollectionOfAllPaths, rule: "COLL-1"}},
+		"server/collections/list": {
+			{fault: refserver.FaultCollectionOfAllPaths, rule: "COLL-1"},
+			{fault: refserver.FaultDropContextParams, rule: "XDSTP-4"},
+		},
 		"server/collections/list-inline-entries": {
 			{fault: refserver.FaultInlineBadNames, rule: "XDSTP-11"},
 			{fault: refserver.FaultInlineNoVersion, rule: "COLL-3"},
 		},
-		"server/collections/glob-members":            {{fault: refserver.FaultGlobNoRemovals, rule: "COLL-4"}},
+		"server/collections/glob-members": {
+			{fault: refserver.FaultGlobNoRemovals, rule: "COLL-4"},
+			{fault: refserver.FaultDropContextParams, rule: "XDSTP-4"},
+		},
 		"server/collections/empty-glob-removed":      {{fault: refserver.FaultEmptyGlobSilent, rule: "COLL-5"}},
 		"server/collections/several-globs-any-depth": {{fault: refserver.FaultShallowGlobs, rule: "COLL-7"}},
 		"server/collections/no-glob-over-sotw":       {{fault: refserver.FaultGlobInSotW, rule: "COLL-6"}},

@@ -85,7 +85,8 @@ func (s *S) awaitCollection(coll xdstp.Name) (*fakeclient.Response, string) {
 // awaitMembers reads delta responses of LDS until every one of members
 // has come, checking the names delivered (checkDelivered) and, with
 // check, each response; a glob among globs reported removed while it
-// has members ends the wait.
+// has members ends the wait, and so does a member delivered without the
+// glob's context parameters (XDSTP-4).
 func (s *S) awaitMembers(globs, members []string, check func(*fakeclient.Response)) *fakeclient.Response {
 	missing := map[string]bool{}
 	for _, m := range members {
@@ -105,8 +106,11 @@ func (s *S) awaitMembers(globs, members []string, check func(*fakeclient.Respons
 		}
 		for _, n := range r.Names() {
 			for m := range missing {
-				if xdstp.Same(n, m) {
+				switch {
+				case xdstp.Same(n, m):
 					delete(missing, m)
+				case sameResource(n, xdstp.MustParse(m)):
+					s.Checking("XDSTP-4").Fatalf("LDS response (nonce %q) delivers the member %q as %q: the glob's context parameters must be echoed", r.Nonce, m, n)
 				}
 			}
 		}
@@ -189,26 +193,29 @@ var collectionScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "server/collections/glob-members",
-		Title:        "A glob delivers each member under its path, pushes new ones and reports deleted ones removed",
-		Requirements: []string{"COLL-4"},
+		Title:        "A glob delivers each member under its path with its context parameters, pushes new ones and reports deleted ones removed",
+		Requirements: []string{"COLL-4", "XDSTP-4", "XDSTP-5"},
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
 		Run: srv(func(s *S) {
-			a, b := s.XName(LDS, "pool/a").String(), s.XName(LDS, "pool/b").String()
-			out := s.XName(LDS, "elsewhere/x").String()
-			for _, n := range []string{a, b, out} {
+			a, b := s.XName(LDS, "pool/a", "env", "prod").String(), s.XName(LDS, "pool/b", "env", "prod").String()
+			out := s.XName(LDS, "elsewhere/x", "env", "prod").String() // another path
+			dev := s.XName(LDS, "pool/z", "env", "dev").String()       // other parameters
+			for _, n := range []string{a, b, out, dev} {
 				s.SetX(LDS, n, 1)
 			}
-			glob := s.XName(LDS, "pool/*").String()
+			glob := s.XName(LDS, "pool/*", "env", "prod").String()
 			s.forbidOn(s.C, fakeclient.Watch{Rule: "COLL-4", Why: out + " is not under the glob's path", Types: []wire.Type{LDS},
 				Match: func(r *fakeclient.Response) bool { return r.Has(out) }})
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "XDSTP-5", Why: dev + " has other context parameters than the glob", Types: []wire.Type{LDS},
+				Match: func(r *fakeclient.Response) bool { return r.Has(dev) }})
 			s.Subscribe(LDS, glob)
 			v := s.Checking("COLL-4")
 			v.awaitMembers([]string{glob}, []string{a, b}, nil)
 			s.Delete(LDS, b)
-			v.AwaitRemoved(LDS, b)
-			c := s.SetX(LDS, s.XName(LDS, "pool/c").String(), 1)
+			s.Ack(LDS, v.AwaitRemoved(LDS, b)) // a server may hold the next push until then
+			c := s.SetX(LDS, s.XName(LDS, "pool/c", "env", "prod").String(), 1)
 			v.awaitMembers(nil, []string{c}, nil)
 		}),
 	},
