@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	xdscore "github.com/cncf/xds/go/xds/core/v3"
 	"google.golang.org/protobuf/proto"
@@ -211,7 +212,10 @@ var xdstpScenarios = []*engine.Scenario{
 			s.Subscribe(CDS, wrong, bar)
 			v := s.Checking("XDSTP-2")
 			r := v.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
-				if !v.checkDelivered(r) || r.Has(wrong) {
+				if !v.checkDelivered(r) {
+					v.FailNow()
+				}
+				if r.Has(wrong) {
 					v.Fatalf("CDS response (nonce %q) serves %q, an xdstp name of type Listener", r.Nonce, wrong)
 				}
 				return r.Has(bar)
@@ -362,21 +366,16 @@ var xdstpScenarios = []*engine.Scenario{
 			other := connectWith(s.T, s.target, []string{"xdsconform.test.other-node"})
 			s.must(CDS, other.Subscribe(CDS, name))
 			v := s.Checking("XDSTP-17")
-			r2, err := other.Expect(CDS)
-			for err == nil && !r2.Has(name) {
-				s.must(CDS, other.Ack(CDS, r2))
-				r2, err = other.Expect(CDS)
-			}
-			if err != nil {
-				v.failAs("XDSTP-17", err, "the second client expected a CDS response carrying %q: %v", name, err)
-			}
-			s.must(CDS, other.Ack(CDS, r2))
-			same := r1.Version == r2.Version
+			r2 := v.awaitOn(other, CDS, name)
+			// The version of the resource: its own in delta (VER-7), the
+			// type's in SotW.
+			v1, v2 := r1.Version, r2.Version
 			if s.Variant.IsDelta() {
-				same = r1.ResourceVersion(name) == r2.ResourceVersion(name)
+				v1, v2 = r1.ResourceVersion(name), r2.ResourceVersion(name)
 			}
+			same := v1 == v2
 			if same && !proto.Equal(r1.Get(name), r2.Get(name)) {
-				v.Errorf("%q at version %q differs between two clients of different nodes (responses %q and %q): a name at a version has one content", name, r1.Version+r1.ResourceVersion(name), r1.Nonce, r2.Nonce)
+				v.Errorf("%q at version %q differs between two clients of different nodes (responses %q and %q): a name at a version has one content", name, v1, r1.Nonce, r2.Nonce)
 			}
 			if !same {
 				s.Logf("the two clients got %q at different versions; nothing to compare", name)
@@ -444,4 +443,21 @@ func (s *S) awaitRedirect(t wire.Type, name string) xdstp.Name {
 		s.Checking("XDSTP-9").Fatalf("%s response (nonce %q) redirects %q with a bad locator: %v", t.Short, r.Nonce, name, err)
 	}
 	return n
+}
+
+// awaitOn reads responses of t on client c, another client than the
+// scenario's own, until one carries name, ACKing each, within one expect
+// timeout, and returns it.
+func (s *S) awaitOn(c *fakeclient.Client, t wire.Type, name string) *fakeclient.Response {
+	deadline := time.Now().Add(s.Timeouts.Expect)
+	for {
+		r, err := c.ExpectWithin(t, max(time.Until(deadline), 0))
+		if err != nil {
+			s.failAs(s.awaitRule(t), err, "the second client expected a %s response carrying %q within %v: %v", t.Short, name, s.Timeouts.Expect, err)
+		}
+		s.must(t, c.Ack(t, r))
+		if r.Has(name) {
+			return r
+		}
+	}
 }
