@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // Violation is a breach of a rule that must hold on every response of every
@@ -76,7 +77,10 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 				// TTL-5: wrappers only for clients that advertise the feature.
 				bad("TTL-5", "resource #%d is wrapped in envoy.service.discovery.v3.Resource but the client did not advertise xds.config.resource-in-sotw", i)
 			}
-			if inner := wire.InnerTypeURL(res.Any); inner != r.TypeURL {
+			if inner := wire.InnerTypeURL(res.Any); inner == xdstp.LocatorTypeURL {
+				// REDIR-1: a ResourceLocator payload is a redirect to the
+				// resource it locates, not a resource of another type.
+			} else if inner != r.TypeURL {
 				bad("STREAM-7", "resource #%d (%q) has type %q in a %s response", i, res.Name, inner, r.TypeURL)
 			} else if res.Message == nil {
 				bad("STREAM-7", "resource #%d (%q) of type %s does not decode", i, res.Name, inner)

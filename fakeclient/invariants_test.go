@@ -3,6 +3,7 @@ package fakeclient
 import (
 	"testing"
 
+	xdscore "github.com/cncf/xds/go/xds/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -21,6 +22,12 @@ func TestGlobalInvariants(t *testing.T) {
 			t.Fatal(err)
 		}
 		return a
+	}
+	// REDIR-1: a ResourceLocator payload is a redirect, not a resource
+	// of another type.
+	redirect, err := anypb.New(&xdscore.ResourceLocator{Authority: "b", ResourceType: "envoy.config.endpoint.v3.ClusterLoadAssignment", Id: "x"})
+	if err != nil {
+		t.Fatal(err)
 	}
 	sotw := func(nonce string, res ...*anypb.Any) *Response {
 		return decodeSotW("ads#1", &discovery.DiscoveryResponse{TypeUrl: wire.Endpoint.URL, Nonce: nonce, VersionInfo: "1", Resources: res})
@@ -44,6 +51,7 @@ func TestGlobalInvariants(t *testing.T) {
 		{"wrong stream type", []*Response{sotw("1", cla("a"))}, wire.Cluster.URL, false, []string{"STREAM-7"}, false},
 		{"resource of another type", []*Response{sotw("1", wire.BuildAny(wire.Cluster, "c", 1))}, "", false, []string{"STREAM-7"}, false},
 		{"undecodable resource", []*Response{sotw("1", &anypb.Any{TypeUrl: wire.Endpoint.URL, Value: []byte{0xff, 0xff}})}, "", false, []string{"STREAM-7"}, false},
+		{"redirect", []*Response{delta("1", nil, &discovery.Resource{Name: "a", Version: "1", Resource: redirect})}, "", false, nil, false},
 		{"updated and removed", []*Response{delta("1", []string{"a"}, &discovery.Resource{Name: "a", Version: "1", Resource: cla("a")})}, "", false, []string{"DUP-3"}, false},
 		{"unnamed delta resource", []*Response{delta("1", nil, &discovery.Resource{Version: "1", Resource: cla("a")})}, "", false, []string{"DELTA-9"}, false},
 		{"wrapper not asked for", []*Response{sotw("1", wrapped("a"))}, "", false, []string{"TTL-5"}, false},

@@ -127,6 +127,13 @@ func (s *Server) FixtureServer() fixturepb.FixtureServer { return s.fx }
 //     carrying the current version and no new name is not answered,
 //     simple.go:426-452);
 //   - names are the caller's; resources are per node only for Snapshot.
+//   - none of "xdstp", "list-collections", "glob-collections" and
+//     "redirects": names are opaque strings, matched only when identical
+//     (SotW simple.go:516-521, a set of the requested names; delta
+//     delta.go:64-66, a map lookup by name), so context parameters in
+//     another order do not match (XDSTP-3), a glob is a literal name and
+//     no list collection is ever built; nothing in pkg/ knows xdstp or a
+//     ResourceLocator. Their scenarios skip with the capability reason.
 func capabilities(flavour Flavour) *fixturepb.Capabilities {
 	c := &fixturepb.Capabilities{
 		ApiVersion:       fixture.APIVersion,

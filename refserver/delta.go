@@ -16,6 +16,7 @@ type deltaType struct {
 	typeBase
 
 	subscribed nameSet // explicitly subscribed names
+	globs      nameSet // subscribed glob collections (COLL-4), not in subscribed
 	// known maps the names the client holds, as far as the server knows, to
 	// their versions: what was sent, plus initial_resource_versions.
 	known map[string]string
@@ -40,7 +41,7 @@ func (s *Server) serveDelta(st deltaStream, service *wire.Type) error {
 func (c *deltaConn) typeState(t wire.Type) *deltaType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &deltaType{typeBase: newTypeBase(t), subscribed: nameSet{}, known: map[string]string{}, everSent: map[string]string{}, firstSent: map[string]string{}}
+		ts = &deltaType{typeBase: newTypeBase(t), subscribed: nameSet{}, globs: nameSet{}, known: map[string]string{}, everSent: map[string]string{}, firstSent: map[string]string{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -84,7 +85,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		})
 	}
 
-	snap := c.s.snapshot(c.node, t.URL)
+	// XDSTP-3, -4: xdstp names, subscribed or being subscribed, see
+	// what they match under the name they were written as.
+	snap := c.xview(t, c.s.snapshot(c.node, t.URL), false, ts.subscribed, req.GetResourceNamesSubscribe())
 	first := !ts.started
 	ts.started = true
 	wasWildcard := ts.wildcard
@@ -124,6 +127,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		if t.Wildcard && c.s.has(FaultWildcardOnlyLdsCds) {
 			continue // breaks WILD-8: the name is dropped
 		}
+		if c.subscribeGlob(ts, snap, n, send, remove) {
+			continue // COLL-4, COLL-5, COLL-7
+		}
 		n = c.resolveAlias(snap, n)
 		ts.subscribed[n] = true
 		ts.everSubscribed[n] = true
@@ -159,6 +165,10 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	}
 
 	for _, n := range unsub {
+		if ts.globs[n] {
+			c.unsubscribeGlob(ts, n)
+			continue
+		}
 		n = c.resolveAlias(snap, n)
 		if n == "*" && !c.s.has(FaultStarIsLiteral) {
 			if !c.s.has(FaultStickyWildcard) { // breaks WILD-4 when set
@@ -283,7 +293,7 @@ func (c *deltaConn) resolveAlias(snap snapshot, n string) string {
 // wants reports whether the stream subscribes to name: explicitly or through
 // the wildcard, which covers every resource of the type for the node.
 func (c *deltaConn) wants(ts *deltaType, name string) bool {
-	if ts.subscribed[name] {
+	if ts.subscribed[name] || c.s.inAnyGlob(ts.t, ts.globs, name) { // COLL-4: glob members too
 		return true
 	}
 	if ts.covers(c.s, name) {
@@ -313,7 +323,7 @@ func (c *deltaConn) onWake() error {
 		if !ts.started || ts.stalled {
 			continue
 		}
-		snap := c.s.snapshot(c.node, url)
+		snap := c.xview(ts.t, c.s.snapshot(c.node, url), false, ts.subscribed, nil)
 		send, remove := nameSet{}, nameSet{}
 		for n, e := range snap.resources {
 			// MULTI-2: only the streams subscribed to a resource get it.
@@ -332,7 +342,9 @@ func (c *deltaConn) onWake() error {
 			if _, ok := snap.resources[n]; ok {
 				continue
 			}
-			if c.s.has(FaultNeverReportDeletions) || (c.s.has(FaultNoRemovalUnderWildcard) && !ts.subscribed[n]) {
+			globOnly := !ts.subscribed[n] && c.s.inAnyGlob(ts.t, ts.globs, n)
+			if c.s.has(FaultNeverReportDeletions) || (c.s.has(FaultNoRemovalUnderWildcard) && !ts.subscribed[n]) ||
+				(globOnly && c.s.has(FaultGlobNoRemovals)) { // breaks COLL-4 when set
 				delete(ts.known, n) // breaks DEL-1: forgotten silently
 				continue
 			}

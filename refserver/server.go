@@ -36,6 +36,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // Server is the reference management server. Create it with New, expose the
@@ -262,6 +263,9 @@ func (c *conn) pack(t wire.Type, e *entry) *anypb.Any {
 // servedName is the name a resource is served under: its own (RES-7), or,
 // with FaultListenerNameWithoutPort, a "host:port" listener name cut to host.
 func (c *conn) servedName(t wire.Type, name string) string {
+	if xdstp.Is(name) {
+		return c.deliveredName(name) // XDSTP-4: as subscribed
+	}
 	if t.URL == wire.Listener.URL && c.s.has(FaultListenerNameWithoutPort) {
 		if host, _, ok := strings.Cut(name, ":"); ok {
 			return host

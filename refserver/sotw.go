@@ -123,7 +123,7 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	if apply {
 		c.applyNames(ts, req.GetResourceNames())
 	}
-	snap := c.s.snapshot(c.node, t.URL)
+	snap := c.xview(t, c.s.snapshot(c.node, t.URL), true, ts.names, nil) // XDSTP-18: xdstp names on SotW too
 	if ts.wildcard && !prevWildcard {
 		ts.frozen = snap.names() // FaultWildcardFrozen's memory
 	}
@@ -290,6 +290,9 @@ func (c *sotwConn) wants(ts *sotwType, name string) bool {
 	if ts.names[name] && !ts.forgotten[name] {
 		return true
 	}
+	if c.s.has(FaultGlobInSotW) && c.s.inAnyGlob(ts.t, ts.names, name) {
+		return true // breaks COLL-6: over SotW a glob is only a name
+	}
 	if ts.covers(c.s, name) {
 		return true
 	}
@@ -360,7 +363,7 @@ func (c *sotwConn) onWake() error {
 		if !ts.started || ts.stalled {
 			continue
 		}
-		snap := c.s.snapshot(c.node, url)
+		snap := c.xview(ts.t, c.s.snapshot(c.node, url), true, ts.names, nil)
 		var changed []string
 		for _, n := range sortedNames(snap.resources) {
 			// MULTI-2: only the streams subscribed to a resource get it.
@@ -473,6 +476,13 @@ func (c *conn) pushOrder(subscribed []string) []string {
 			out = append(out, t.URL)
 		}
 	}
+	// Types outside the eight (a list collection, COLL-1) refer to
+	// nothing a client must have first: they go last.
+	for _, u := range subscribed {
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
 	return out
 }
 
@@ -493,6 +503,11 @@ func inRemovalOrder[P any](ps []P, typeOf func(P) string) []P {
 			if typeOf(p) == t.URL {
 				out = append(out, p)
 			}
+		}
+	}
+	for _, p := range ps { // a list collection (COLL-1): last
+		if !slices.ContainsFunc(removalOrder, func(t wire.Type) bool { return t.URL == typeOf(p) }) {
+			out = append(out, p)
 		}
 	}
 	return out

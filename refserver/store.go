@@ -123,6 +123,11 @@ func (s *Server) typeStoreLocked(node, typeURL string) *typeStore {
 func (s *Server) snapshot(node, typeURL string) snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if t, ok := wire.TypeByExactURL(typeURL); ok {
+		if member, ok := wire.MemberOf(t); ok {
+			return s.collectionSnapshotLocked(node, t, member) // COLL-1: built, not stored
+		}
+	}
 	ts := s.typeStoreLocked(node, typeURL)
 	cp := make(map[string]*entry, len(ts.resources))
 	for k, v := range ts.resources {
@@ -207,7 +212,8 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 
 // features are the optional features of the fixture API the reference
 // server implements; it claims each one as soon as it honours it.
-var features = []string{fixture.FeatureTTL, fixture.FeatureAliases, fixture.FeatureBatch, fixture.FeatureEnvoyWarming}
+var features = []string{fixture.FeatureTTL, fixture.FeatureAliases, fixture.FeatureBatch, fixture.FeatureEnvoyWarming,
+	fixture.FeatureXdstp, fixture.FeatureListCollections, fixture.FeatureGlobCollections, fixture.FeatureRedirects}
 
 // set is a validated SetResource: the entry to store under name, and the
 // response to give.
@@ -228,6 +234,21 @@ func (f fixtureServer) prepareSet(r *fixturepb.SetResourceRequest) (set, error) 
 	}
 	if r.GetName() == "" {
 		return set{}, status.Error(codes.InvalidArgument, "name is empty")
+	}
+	if err := checkXdstpName(t, r.GetName()); err != nil {
+		return set{}, err
+	}
+	if _, ok := wire.MemberOf(t); ok {
+		return set{}, status.Errorf(codes.InvalidArgument, "%s is a list collection, built from its members: set those", t.URL)
+	}
+	if r.GetRedirect() != "" {
+		// REDIR-1: a redirect is stored as the resource it is served as.
+		res, err := f.s.redirectEntry(r)
+		if err != nil {
+			return set{}, err
+		}
+		e := &entry{res: res, version: contentVersion(res)}
+		return set{t: t, name: r.GetName(), e: e, resp: &fixturepb.SetResourceResponse{Name: r.GetName()}}, nil
 	}
 	if r.GetResource().GetTypeUrl() != t.URL {
 		// Storing it would make the server send resources that do not match

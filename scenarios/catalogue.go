@@ -17,7 +17,7 @@ func Server() []*engine.Scenario {
 		resourceScenarios, wildcardScenarios, deletionScenarios,
 		missingScenarios, unsubscribeScenarios, deltaScenarios, adsScenarios,
 		warmingScenarios, consistencyScenarios, ttlScenarios,
-		robustnessScenarios, restScenarios,
+		robustnessScenarios, xdstpScenarios, collectionScenarios, restScenarios,
 	} {
 		all = append(all, area...)
 	}

@@ -3,10 +3,14 @@ package wire
 import (
 	"fmt"
 
+	xdscore "github.com/cncf/xds/go/xds/core/v3"
+
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // named is implemented by every v3 resource message except the
@@ -40,6 +44,14 @@ func Unpack(a *anypb.Any) (proto.Message, error) {
 			return nil, nil
 		}
 		return Unpack(r.GetResource())
+	}
+	if a.GetTypeUrl() == xdstp.LocatorTypeURL {
+		// A redirect (REDIR-1): the payload locates the resource.
+		l := &xdscore.ResourceLocator{}
+		if err := a.UnmarshalTo(l); err != nil {
+			return nil, fmt.Errorf("decode redirect ResourceLocator: %w", err)
+		}
+		return l, nil
 	}
 	t, ok := TypeByExactURL(a.GetTypeUrl())
 	if !ok {

@@ -126,6 +126,13 @@ func TypeByURL(url string) (Type, bool) {
 			return t, true
 		}
 	}
+	// The list collection types (COLL-1) are found too, so a response of
+	// one decodes and is of a known type.
+	for _, c := range collections {
+		if c.collection.URL == full {
+			return c.collection, true
+		}
+	}
 	return Type{}, false
 }
 

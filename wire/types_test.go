@@ -24,3 +24,20 @@ func TestTypeByExactURL(t *testing.T) {
 		}
 	}
 }
+
+// The list collection types are found by type URL, so their responses
+// decode, but are none of the eight types (COLL-1).
+func TestCollectionTypes(t *testing.T) {
+	c, ok := TypeByExactURL(ListenerCollection.URL)
+	assert.True(t, ok)
+	assert.Equal(t, ListenerCollection.URL, c.URL)
+	assert.NotContains(t, AllTypeURLs(), ListenerCollection.URL)
+	m, ok := MemberOf(ListenerCollection)
+	assert.True(t, ok)
+	assert.Equal(t, Listener.URL, m.URL)
+	back, ok := CollectionOf(Listener)
+	assert.True(t, ok)
+	assert.Equal(t, ListenerCollection.URL, back.URL)
+	_, ok = CollectionOf(Cluster)
+	assert.False(t, ok)
+}

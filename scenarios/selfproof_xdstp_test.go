@@ -1,0 +1,47 @@
+package scenarios
+
+import (
+	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// The self-proof of the xdstp, collection and redirect scenarios (issue
+// 12): each step fails against the reference-server fault that breaks
+// it, naming its rule.
+func init() {
+	for id, catches := range map[string][]serverCatch{
+		"server/xdstp/singleton-served": {
+			{fault: refserver.FaultUdpaScheme, rule: "XDSTP-1"},
+			{fault: refserver.FaultDropContextParams, rule: "XDSTP-4"},
+			{fault: refserver.FaultXdsParamAdded, rule: "XDSTP-6"},
+			{fault: refserver.FaultDirectiveInName, rule: "XDSTP-10"},
+			{fault: refserver.FaultXdstpDeltaOnly, rule: "XDSTP-18", variants: wire.SotWOnly},
+		},
+		"server/xdstp/type-segment-matches":        {{fault: refserver.FaultWrongTypeSegment, rule: "XDSTP-2"}},
+		"server/xdstp/context-parameter-order":     {{fault: refserver.FaultXdstpVerbatim, rule: "XDSTP-3"}},
+		"server/xdstp/context-parameters-exact":    {{fault: refserver.FaultLooseContextParams, rule: "XDSTP-5"}},
+		"server/xdstp/no-reserved-values":          {{fault: refserver.FaultReservedParamValue, rule: "XDSTP-7"}},
+		"server/xdstp/opaque-names-beside":         {{fault: refserver.FaultOpaqueBesideXdstpIgnored, rule: "XDSTP-19"}},
+		"server/xdstp/same-content-for-every-node": {{fault: refserver.FaultNodeTailoredContent, rule: "XDSTP-17"}},
+		"server/redirect/locator":                  {{fault: refserver.FaultRedirectLosesAuthority, rule: "REDIR-1"}},
+		"server/redirect/directives":               {{fault: refserver.FaultDirectiveTwice, rule: "XDSTP-9"}},
+		"server/collections/list": {
+			{fault: refserver.FaultCollectionOfAllPaths, rule: "COLL-1"},
+			{fault: refserver.FaultDropContextParams, rule: "XDSTP-4"},
+		},
+		"server/collections/list-inline-entries": {
+			{fault: refserver.FaultInlineBadNames, rule: "XDSTP-11"},
+			{fault: refserver.FaultInlineNoVersion, rule: "COLL-3"},
+		},
+		"server/collections/glob-members": {
+			{fault: refserver.FaultGlobNoRemovals, rule: "COLL-4"},
+			{fault: refserver.FaultDropContextParams, rule: "XDSTP-4"},
+		},
+		"server/collections/empty-glob-removed":      {{fault: refserver.FaultEmptyGlobSilent, rule: "COLL-5"}},
+		"server/collections/several-globs-any-depth": {{fault: refserver.FaultShallowGlobs, rule: "COLL-7"}},
+		"server/collections/no-glob-over-sotw":       {{fault: refserver.FaultGlobInSotW, rule: "COLL-6"}},
+		"server/redirect/glob-not-redirected":        {{fault: refserver.FaultRedirectGlob, rule: "REDIR-2"}},
+	} {
+		mustCatch[id] = catches
+	}
+}

@@ -1,0 +1,298 @@
+package scenarios
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	xdscore "github.com/cncf/xds/go/xds/core/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/xdstp"
+)
+
+// LCOLL is the list collection of listeners (COLL-1).
+var LCOLL = wire.ListenerCollection
+
+// collectionVariants are the variants the list collection scenarios run
+// in: delta ADS, where a stream carries any type URL (a collection type
+// has no per-type service of its own).
+var collectionVariants = []wire.Variant{wire.DeltaADS}
+
+// inlineEntryName is the pattern of InlineEntry.name (XDSTP-11; the
+// entry directive also allows '/', see the catalogue's ambiguities).
+var inlineEntryName = regexp.MustCompile(`^[0-9a-zA-Z_\-\.~:]+$`)
+
+// collectionOf is the list collection of listeners at path, with params.
+func (s *S) collectionOf(path string, params ...string) xdstp.Name {
+	n := s.XName(LDS, path, params...)
+	n.Type = strings.TrimPrefix(LCOLL.URL, xdstp.TypePrefix)
+	return n
+}
+
+// entries reads the list collection r carries as name: the leaf of every
+// member, as its locator or its inline entry names it. A locator must
+// name a listener one level below the collection's path (COLL-1).
+func (s *S) entries(r *fakeclient.Response, name string, coll xdstp.Name) ([]string, []*xdscore.CollectionEntry_InlineEntry) {
+	v := s.Checking("COLL-1")
+	lc, ok := r.Get(name).(*listener.ListenerCollection)
+	if !ok {
+		v.Fatalf("%s response (nonce %q) carries %q as %T, not as a %s", LCOLL.Short, r.Nonce, name, r.Get(name), LCOLL.URL)
+	}
+	var leaves []string
+	var inline []*xdscore.CollectionEntry_InlineEntry
+	for i, e := range lc.GetEntries() {
+		switch {
+		case e.GetLocator() != nil:
+			n, err := xdstp.FromLocator(e.GetLocator())
+			if err != nil {
+				v.Fatalf("entry #%d of %q is a bad locator: %v", i, name, err)
+			}
+			dir, leaf, _ := strings.Cut(n.ID, "/")
+			if i := strings.LastIndexByte(n.ID, '/'); i >= 0 {
+				dir, leaf = n.ID[:i], n.ID[i+1:]
+			}
+			if n.TypeURL() != LDS.URL || n.Authority != coll.Authority || dir != coll.ID {
+				v.Errorf("entry #%d of %q locates %q, which is no listener of the collection's path", i, name, n.String())
+			}
+			leaves = append(leaves, leaf)
+		case e.GetInlineEntry() != nil:
+			inline = append(inline, e.GetInlineEntry())
+			leaves = append(leaves, e.GetInlineEntry().GetName())
+		default:
+			v.Errorf("entry #%d of %q is neither a locator nor an inline entry", i, name)
+		}
+	}
+	slices.Sort(leaves)
+	return leaves, inline
+}
+
+// awaitCollection subscribes to the list collection coll and returns the
+// response carrying it and the name it came under.
+func (s *S) awaitCollection(coll xdstp.Name) (*fakeclient.Response, string) {
+	s.Subscribe(LCOLL, coll.String())
+	r, got := s.Checking("COLL-1").AwaitX(LCOLL, coll.String())
+	s.Ack(LCOLL, r)
+	return r, got
+}
+
+// awaitMembers reads delta responses of LDS until every one of members
+// has come, checking the names delivered (checkDelivered) and, with
+// check, each response; a glob among globs reported removed while it
+// has members ends the wait, and so does a member delivered without the
+// glob's context parameters (XDSTP-4).
+func (s *S) awaitMembers(globs, members []string, check func(*fakeclient.Response)) *fakeclient.Response {
+	missing := map[string]bool{}
+	for _, m := range members {
+		missing[m] = true
+	}
+	r := s.awaitWhere(LDS, fmt.Sprintf("LDS responses carrying the members %q", members), func(r *fakeclient.Response) bool {
+		if check != nil {
+			check(r)
+		}
+		if !s.checkDelivered(r) {
+			s.FailNow()
+		}
+		for _, g := range globs {
+			if r.HasRemoved(g) {
+				s.Fatalf("LDS response (nonce %q) reports the glob %q removed, but it has members %q", r.Nonce, g, members)
+			}
+		}
+		for _, n := range r.Names() {
+			for m := range missing {
+				switch {
+				case xdstp.Same(n, m):
+					delete(missing, m)
+				case sameResource(n, xdstp.MustParse(m)):
+					s.Checking("XDSTP-4").Fatalf("LDS response (nonce %q) delivers the member %q as %q: the glob's context parameters must be echoed", r.Nonce, m, n)
+				}
+			}
+		}
+		return len(missing) == 0
+	})
+	s.Ack(LDS, r)
+	return r
+}
+
+// TP1 §Collections (list, glob), §Server redirects
+var collectionScenarios = []*engine.Scenario{
+	{
+		ID:           "server/collections/list",
+		Title:        "A list collection lists the listeners under its path with its context parameters, and follows them",
+		Requirements: []string{"COLL-1", "XDSTP-4"},
+		Level:        results.Must,
+		Variants:     collectionVariants,
+		Needs:        with(xneeds(LDS), targets.NeedListCollections),
+		Run: srv(func(s *S) {
+			for _, m := range []xdstp.Name{
+				s.XName(LDS, "team-a/a", "env", "prod"),
+				s.XName(LDS, "team-a/b", "env", "prod"),
+				s.XName(LDS, "team-b/c", "env", "prod"), // another path
+				s.XName(LDS, "team-a/d", "env", "dev"),  // other parameters
+			} {
+				s.SetX(LDS, m.String(), 1)
+			}
+			coll := s.collectionOf("team-a", "env", "prod")
+			r, got := s.awaitCollection(coll)
+			v := s.Checking("COLL-1")
+			if leaves, _ := s.entries(r, got, coll); !slices.Equal(leaves, []string{"a", "b"}) {
+				v.Fatalf("%q lists %q; the listeners under its path with its parameters are [a b]", got, leaves)
+			}
+			s.SetX(LDS, s.XName(LDS, "team-a/e", "env", "prod").String(), 1)
+			var leaves []string
+			v.awaitWhere(LCOLL, fmt.Sprintf("%q listing a, b and e", got), func(r *fakeclient.Response) bool {
+				if !r.Has(got) {
+					return false
+				}
+				leaves, _ = s.entries(r, got, coll)
+				return slices.Equal(leaves, []string{"a", "b", "e"})
+			})
+		}),
+	},
+	{
+		ID:           "server/collections/list-inline-entries",
+		Title:        "Inline entries of a list collection have a version, a listener, and unique names of the allowed characters",
+		Requirements: []string{"COLL-3", "XDSTP-11"},
+		Level:        results.May,
+		Variants:     collectionVariants,
+		Needs:        with(xneeds(LDS), targets.NeedListCollections),
+		Run: srv(func(s *S) {
+			for _, leaf := range []string{"a", "b", "c"} {
+				s.SetX(LDS, s.XName(LDS, "inline/"+leaf).String(), 1)
+			}
+			coll := s.collectionOf("inline")
+			r, got := s.awaitCollection(coll)
+			_, inline := s.entries(r, got, coll)
+			if len(inline) == 0 {
+				s.Checking("COLL-3").Fatalf("%q (response %q) has no inline entries: the server sends locators only", got, r.Nonce)
+			}
+			names := map[string]bool{}
+			for i, e := range inline {
+				if n := e.GetName(); n != "" {
+					if !inlineEntryName.MatchString(n) || names[n] {
+						s.Checking("XDSTP-11").Errorf("inline entry #%d of %q is named %q: want a unique name matching %s", i, got, n, inlineEntryName)
+					}
+					names[n] = true
+				}
+				if e.GetVersion() == "" {
+					s.Checking("COLL-3").Errorf("inline entry #%d (%q) of %q has no version", i, e.GetName(), got)
+				}
+				if e.GetResource().GetTypeUrl() != LDS.URL {
+					s.Checking("COLL-3").Errorf("inline entry #%d (%q) of %q holds a %q, not a listener", i, e.GetName(), got, e.GetResource().GetTypeUrl())
+				} else if _, err := e.GetResource().UnmarshalNew(); err != nil {
+					s.Checking("COLL-3").Errorf("inline entry #%d (%q) of %q does not decode: %v", i, e.GetName(), got, err)
+				}
+			}
+		}),
+	},
+	{
+		ID:           "server/collections/glob-members",
+		Title:        "A glob delivers each member under its path with its context parameters, pushes new ones and reports deleted ones removed",
+		Requirements: []string{"COLL-4", "XDSTP-4", "XDSTP-5"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
+		Run: srv(func(s *S) {
+			a, b := s.XName(LDS, "pool/a", "env", "prod").String(), s.XName(LDS, "pool/b", "env", "prod").String()
+			out := s.XName(LDS, "elsewhere/x", "env", "prod").String() // another path
+			dev := s.XName(LDS, "pool/z", "env", "dev").String()       // other parameters
+			for _, n := range []string{a, b, out, dev} {
+				s.SetX(LDS, n, 1)
+			}
+			glob := s.XName(LDS, "pool/*", "env", "prod").String()
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "COLL-4", Why: out + " is not under the glob's path", Types: []wire.Type{LDS},
+				Match: func(r *fakeclient.Response) bool { return r.Has(out) }})
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "XDSTP-5", Why: dev + " has other context parameters than the glob", Types: []wire.Type{LDS},
+				Match: func(r *fakeclient.Response) bool { return r.Has(dev) }})
+			s.Subscribe(LDS, glob)
+			v := s.Checking("COLL-4")
+			v.awaitMembers([]string{glob}, []string{a, b}, nil)
+			s.Delete(LDS, b)
+			s.Ack(LDS, v.AwaitRemoved(LDS, b)) // a server may hold the next push until then
+			c := s.SetX(LDS, s.XName(LDS, "pool/c", "env", "prod").String(), 1)
+			v.awaitMembers(nil, []string{c}, nil)
+		}),
+	},
+	{
+		ID:           "server/collections/empty-glob-removed",
+		Title:        "A glob with no members is reported in removed_resources",
+		Requirements: []string{"COLL-5"},
+		Level:        results.Should,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
+		Run: srv(func(s *S) {
+			s.SetX(LDS, s.XName(LDS, "elsewhere/x").String(), 1)
+			glob := s.XName(LDS, "empty/*").String()
+			s.Subscribe(LDS, glob)
+			s.Checking("COLL-5").AwaitRemoved(LDS, glob)
+		}),
+	},
+	{
+		ID:           "server/collections/several-globs-any-depth",
+		Title:        "One request may subscribe several globs, at any path depth",
+		Requirements: []string{"COLL-7", "COLL-4"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
+		Run: srv(func(s *S) {
+			a := s.SetX(LDS, s.XName(LDS, "x/a").String(), 1)
+			b := s.SetX(LDS, s.XName(LDS, "some/longer/path/b").String(), 1)
+			globs := []string{s.XName(LDS, "x/*").String(), s.XName(LDS, "some/longer/path/*").String()}
+			s.Subscribe(LDS, globs...)
+			s.Checking("COLL-7").awaitMembers(globs, []string{a, b}, nil)
+		}),
+	},
+	{
+		ID:           "server/collections/no-glob-over-sotw",
+		Title:        "SotW: a name ending in /* is no glob collection",
+		Requirements: []string{"COLL-6"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
+		Run: srv(func(s *S) {
+			member := s.SetX(LDS, s.XName(LDS, "pool/a").String(), 1)
+			bar := s.Set(LDS, "barrier", 1)
+			glob := s.XName(LDS, "pool/*").String()
+			s.Subscribe(LDS, glob, bar)
+			v := s.Checking("COLL-6")
+			why := "globs are collections on delta streams only; over SotW " + glob + " names no resource"
+			r := v.awaitWhere(LDS, fmt.Sprintf("an LDS response carrying %q", bar), func(r *fakeclient.Response) bool {
+				if r.Has(member) {
+					v.Fatalf("%s: LDS response (nonce %q) carries the member %q", why, r.Nonce, member)
+				}
+				return r.Has(bar)
+			})
+			s.Ack(LDS, r)
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "COLL-6", Why: why, Types: []wire.Type{LDS},
+				Match: func(r *fakeclient.Response) bool { return r.Has(member) }})
+		}),
+	},
+	{
+		ID:           "server/redirect/glob-not-redirected",
+		Title:        "A glob collection as a whole is never redirected",
+		Requirements: []string{"REDIR-2"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
+		Run: srv(func(s *S) {
+			a := s.SetX(LDS, s.XName(LDS, "moving/a").String(), 1)
+			b := s.SetX(LDS, s.XName(LDS, "moving/b").String(), 1)
+			glob := s.XName(LDS, "moving/*").String()
+			s.Subscribe(LDS, glob)
+			v := s.Checking("REDIR-2")
+			v.awaitMembers([]string{glob}, []string{a, b}, func(r *fakeclient.Response) {
+				for _, res := range r.Resources {
+					if _, redirect := res.Message.(*xdscore.ResourceLocator); redirect && (res.Name == glob || xdstp.Same(res.Name, glob)) {
+						v.Fatalf("LDS response (nonce %q) redirects the glob %q as a whole", r.Nonce, glob)
+					}
+				}
+			})
+		}),
+	},
+}

@@ -1,0 +1,463 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	xdscore "github.com/cncf/xds/go/xds/core/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/xdstp"
+)
+
+// xAuthority is the authority of the xdstp names the scenarios set; the
+// server is that authority's management server.
+const xAuthority = "xdsconform.test"
+
+// xneeds are the needs of a scenario that sets and subscribes xdstp
+// names of types: the names must be served as chosen (a server that
+// generates names serves its own, not xdstp ones).
+func xneeds(types ...wire.Type) []engine.Need {
+	return with(fx(types...), targets.NeedChosenNames, targets.NeedXdstp)
+}
+
+// XName is the xdstp name of type t for this pair: authority xAuthority,
+// id path made unique to the pair, and the context parameters given as
+// key, value pairs. Its String is canonical (parameters sorted).
+func (s *S) XName(t wire.Type, path string, params ...string) xdstp.Name {
+	n := xdstp.Name{Authority: xAuthority, Type: strings.TrimPrefix(t.URL, xdstp.TypePrefix), ID: s.Name(path)}
+	if len(params) > 0 {
+		n.Params = map[string]string{}
+		for i := 0; i+1 < len(params); i += 2 {
+			n.Params[params[i]] = params[i+1]
+		}
+	}
+	return n
+}
+
+// SetX sets revision rev of a resource of type t under the xdstp name
+// name, exactly as written, and returns it.
+func (s *S) SetX(t wire.Type, name string, rev int) string {
+	return s.setX(fixture.SetRequest{Type: t, Name: name, Resource: wire.BuildAny(t, name, rev)}, rev)
+}
+
+// setX sets r (its Type and Name filled in) and notes it; rev is the
+// revision its content is, 0 for a redirect.
+func (s *S) setX(r fixture.SetRequest, rev int) string {
+	ctx, cancel := s.fixtureContext()
+	defer cancel()
+	var served fixture.Served
+	var err error
+	if r.Redirect == "" {
+		served, err = s.target.Fixture.Set(ctx, s.NodeID, r.Type, r.Name, r.Resource)
+	} else {
+		served, err = s.target.Fixture.SetWith(ctx, s.NodeID, r)
+	}
+	if err != nil {
+		s.Abortf("%v", err)
+	}
+	s.changed(r.Type, false)
+	if rev > 0 {
+		s.record(r.Type, r.Name, rev, served)
+	}
+	s.served[served.Name] = true
+	return served.Name
+}
+
+// checkDelivered checks every name r delivers as a resource against the
+// rules for delivered names: the xdstp scheme, never udpa (XDSTP-1); the
+// type segment of r's type (XDSTP-2); no context parameter in xds.*
+// (XDSTP-6); a name, not a locator: no directive, no glob (XDSTP-10).
+// Each failure is filed under its rule; it reports whether all held.
+func (s *S) checkDelivered(r *fakeclient.Response) bool {
+	ok := true
+	bad := func(rule, format string, args ...any) {
+		s.Checking(rule).Errorf(format, args...)
+		ok = false
+	}
+	for _, name := range r.Names() {
+		if strings.HasPrefix(name, "udpa:") {
+			bad("XDSTP-1", "%s response (nonce %q) names a resource %q: the udpa:// scheme was renamed xdstp://", shortType(r.TypeURL), r.Nonce, name)
+			continue
+		}
+		if !xdstp.Is(name) {
+			continue
+		}
+		n, err := xdstp.Parse(name)
+		if err != nil {
+			bad("XDSTP-1", "%s response (nonce %q) names a resource %q, which is no xdstp name: %v", shortType(r.TypeURL), r.Nonce, name, err)
+			continue
+		}
+		if n.TypeURL() != r.TypeURL {
+			bad("XDSTP-2", "%s response (nonce %q) carries %q, whose type segment %q is not the response's type", shortType(r.TypeURL), r.Nonce, name, n.Type)
+		}
+		if keys := n.ReservedParams(); len(keys) > 0 {
+			bad("XDSTP-6", "%s response (nonce %q) carries %q, with context parameters %q in the xds.* namespace reserved for clients", shortType(r.TypeURL), r.Nonce, name, keys)
+		}
+		if !n.IsURN() {
+			bad("XDSTP-10", "%s response (nonce %q) carries %q: a delivered name has no directive and no glob", shortType(r.TypeURL), r.Nonce, name)
+		}
+	}
+	return ok
+}
+
+// sameResource reports whether name has the authority, type and id of n,
+// whatever its context parameters.
+func sameResource(name string, n xdstp.Name) bool {
+	got, err := xdstp.Parse(name)
+	return err == nil && got.Authority == n.Authority && got.Type == n.Type && got.ID == n.ID
+}
+
+// AwaitX reads responses of t, checking the names each delivers
+// (checkDelivered), until one carries the resource subscribed as sub,
+// and returns it with the name it came under, which must be sub's:
+// the same context parameters, in any order (XDSTP-4). A delta
+// response reporting sub removed ends the wait: the server does not
+// have what was set.
+func (s *S) AwaitX(t wire.Type, sub string) (*fakeclient.Response, string) {
+	want := xdstp.MustParse(sub)
+	var got string
+	r := s.awaitWhere(t, fmt.Sprintf("a %s response carrying %s", t.Short, sub), func(r *fakeclient.Response) bool {
+		if !s.checkDelivered(r) {
+			s.FailNow()
+		}
+		if r.HasRemoved(sub) {
+			s.Fatalf("%s response (nonce %q) reports %q removed, but the fixture set it", t.Short, r.Nonce, sub)
+		}
+		for _, n := range r.Names() {
+			if sameResource(n, want) {
+				got = n
+				return true
+			}
+		}
+		return false
+	})
+	if !xdstp.Same(got, sub) {
+		s.Checking("XDSTP-4").Fatalf("%s response (nonce %q) delivers %q as %q: the context parameters subscribed must be echoed", t.Short, r.Nonce, sub, got)
+	}
+	return r, got
+}
+
+// requireXRevision fails unless r carries, under name, revision rev of
+// the resource set as set: the same content, its name aside, since the
+// server names it as subscribed.
+func (s *S) requireXRevision(t wire.Type, r *fakeclient.Response, name, set string, rev int) {
+	got := r.Get(name)
+	if fields, ok := s.revisions[revisionKey{t.URL, set, rev}]; ok {
+		if why := revisionMismatch(got, fields); why != "" {
+			s.Fatalf("%s %q is not revision %d of %q: %s", t.Short, name, rev, set, why)
+		}
+		return
+	}
+	a, err := anypb.New(got)
+	if err == nil {
+		a, err = wire.Renamed(a, set)
+	}
+	var m proto.Message
+	if err == nil {
+		m, err = a.UnmarshalNew()
+	}
+	if err != nil {
+		s.Fatalf("%s response (nonce %q) carries %q, which does not decode as a %s: %v", t.Short, r.Nonce, name, t.Short, err)
+	}
+	requireSameMessage(s, wire.Build(t, set, rev), m, "%s %q is not revision %d of %q", t.Short, name, rev, set)
+}
+
+// xTypes are the types the xdstp scenarios name resources of: one
+// wildcard type, whose SotW responses are full states, and two that are
+// not.
+var xTypes = []wire.Type{LDS, CDS, EDS}
+
+// TP1 §URI-based xDS resource names, §Discovery request and responses
+var xdstpScenarios = []*engine.Scenario{
+	{
+		ID:           "server/xdstp/singleton-served",
+		Title:        "An xdstp name is served on SotW and delta, under the name subscribed",
+		Requirements: []string{"XDSTP-18", "XDSTP-1", "XDSTP-4", "XDSTP-6", "XDSTP-10"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        xneeds(),
+		Run: srv(func(s *S) {
+			for _, t := range s.TypesOf(xTypes...) {
+				name := s.XName(t, "team-a/web", "env", "prod").String()
+				s.SetX(t, name, 1)
+				s.Subscribe(t, name)
+				r, got := s.Checking("XDSTP-18").AwaitX(t, name)
+				s.requireXRevision(t, r, got, name, 1)
+				s.Ack(t, r)
+			}
+		}),
+	},
+	{
+		ID:           "server/xdstp/type-segment-matches",
+		Title:        "An xdstp name whose type segment is another type's is not served on this type's stream",
+		Requirements: []string{"XDSTP-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        xneeds(CDS),
+		Run: srv(func(s *S) {
+			bar := s.Set(CDS, "barrier", 1)
+			s.SetX(CDS, s.XName(CDS, "svc").String(), 1)
+			// The same authority, id and parameters, typed Listener.
+			wrong := s.XName(LDS, "svc").String()
+			s.Subscribe(CDS, wrong, bar)
+			v := s.Checking("XDSTP-2")
+			r := v.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
+				if !v.checkDelivered(r) {
+					v.FailNow()
+				}
+				if r.Has(wrong) {
+					v.Fatalf("CDS response (nonce %q) serves %q, an xdstp name of type Listener", r.Nonce, wrong)
+				}
+				return r.Has(bar)
+			})
+			s.Ack(CDS, r)
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "XDSTP-2", Why: "a Listener-typed xdstp name is served on a Cluster stream", Types: []wire.Type{CDS},
+				Match: func(r *fakeclient.Response) bool { return r.Has(wrong) }})
+		}),
+	},
+	{
+		ID:           "server/xdstp/context-parameter-order",
+		Title:        "Context parameters in another order than set name the same resource",
+		Requirements: []string{"XDSTP-3", "XDSTP-4"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        xneeds(CDS),
+		Run: srv(func(s *S) {
+			for _, tc := range []struct{ set, sub string }{
+				{"?a=1&b=2", "?b=2&a=1"},
+				{"?z=9&y=8&x=7", "?x=7&z=9&y=8"},
+			} {
+				base := s.XName(CDS, "ordered"+strings.NewReplacer("?", "-", "&", "-", "=", "").Replace(tc.set))
+				set, sub := base.String()+tc.set, base.String()+tc.sub
+				s.SetX(CDS, set, 1)
+				s.Subscribe(CDS, sub)
+				r, got := s.Checking("XDSTP-3").AwaitX(CDS, sub)
+				s.requireXRevision(CDS, r, got, set, 1)
+				s.Ack(CDS, r)
+			}
+		}),
+	},
+	{
+		ID:           "server/xdstp/context-parameters-exact",
+		Title:        "A resource matches only a subscription with exactly its context parameters",
+		Requirements: []string{"XDSTP-5"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        xneeds(CDS),
+		Run: srv(func(s *S) {
+			bar := s.Set(CDS, "barrier", 1)
+			set := s.XName(CDS, "exact", "some", "thing")
+			s.SetX(CDS, set.String(), 1)
+			// What the fixture holds is none of these.
+			var others []string
+			for _, params := range []map[string]string{
+				nil,                             // fewer parameters
+				{"some": "thing", "extra": "1"}, // more
+				{"some": "other"},               // another value
+				{"Some": "thing"},               // another key
+			} {
+				others = append(others, set.WithParams(params).String())
+			}
+			s.Subscribe(CDS, append(others, bar)...)
+			v := s.Checking("XDSTP-5")
+			exact := func(r *fakeclient.Response) bool {
+				for _, o := range others {
+					if r.Has(o) {
+						v.Errorf("%s response (nonce %q) serves %q, but the fixture set only %q", CDS.Short, r.Nonce, o, set.String())
+						return true
+					}
+				}
+				return false
+			}
+			r := v.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
+				if exact(r) {
+					v.FailNow()
+				}
+				return r.Has(bar)
+			})
+			s.Ack(CDS, r)
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "XDSTP-5", Why: "only " + set.String() + " exists", Types: []wire.Type{CDS},
+				Match: func(r *fakeclient.Response) bool {
+					for _, o := range others {
+						if r.Has(o) {
+							return true
+						}
+					}
+					return false
+				}})
+		}),
+	},
+	{
+		ID:           "server/xdstp/no-reserved-values",
+		Title:        "Delivered xdstp names have no context-parameter value starting with a non-alphanumeric character",
+		Requirements: []string{"XDSTP-7"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        xneeds(CDS),
+		Run: srv(func(s *S) {
+			name := s.XName(CDS, "values", "env", "prod").String()
+			s.SetX(CDS, name, 1)
+			s.Subscribe(CDS, name)
+			v := s.Checking("XDSTP-7")
+			r := v.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %s", name), func(r *fakeclient.Response) bool {
+				for _, n := range r.Names() {
+					if p, err := xdstp.Parse(n); err == nil && len(p.ReservedValues()) > 0 {
+						v.Fatalf("CDS response (nonce %q) carries %q: the values of %q start with a character TP1 reserves", r.Nonce, n, p.ReservedValues())
+					}
+				}
+				return slices.ContainsFunc(r.Names(), func(n string) bool { return xdstp.Same(n, name) })
+			})
+			s.Ack(CDS, r)
+		}),
+	},
+	{
+		ID:           "server/xdstp/opaque-names-beside",
+		Title:        "Opaque names keep working next to xdstp names, on one stream and in one request",
+		Requirements: []string{"XDSTP-19"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        xneeds(EDS),
+		Run: srv(func(s *S) {
+			opaque := s.Set(EDS, "legacy", 1)
+			x := s.XName(EDS, "federated").String()
+			s.SetX(EDS, x, 1)
+			s.Subscribe(EDS, opaque, x)
+			seen := map[string]bool{}
+			v := s.Checking("XDSTP-19")
+			r := v.awaitWhere(EDS, fmt.Sprintf("EDS responses carrying %q and %q", opaque, x), func(r *fakeclient.Response) bool {
+				for _, n := range []string{opaque, x} {
+					if r.HasRemoved(n) {
+						v.Fatalf("EDS response (nonce %q) reports %q removed, but the fixture set it", r.Nonce, n)
+					}
+					if r.Has(n) {
+						seen[n] = true
+					}
+				}
+				return len(seen) == 2
+			})
+			s.Ack(EDS, r)
+		}),
+	},
+	{
+		ID:           "server/xdstp/same-content-for-every-node",
+		Title:        "An xdstp name at one version has the same content for clients of different nodes",
+		Requirements: []string{"XDSTP-17"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        xneeds(CDS),
+		Run: srv(func(s *S) {
+			name := s.XName(CDS, "shared", "env", "prod").String()
+			s.SetX(CDS, name, 1)
+			s.Subscribe(CDS, name)
+			r1, _ := s.AwaitX(CDS, name)
+			s.Ack(CDS, r1)
+			// A second client whose node differs: it advertises a client
+			// feature the first does not.
+			other := connectWith(s.T, s.target, []string{"xdsconform.test.other-node"})
+			s.must(CDS, other.Subscribe(CDS, name))
+			v := s.Checking("XDSTP-17")
+			r2 := v.awaitOn(other, CDS, name)
+			// The version of the resource: its own in delta (VER-7), the
+			// type's in SotW.
+			v1, v2 := r1.Version, r2.Version
+			if s.Variant.IsDelta() {
+				v1, v2 = r1.ResourceVersion(name), r2.ResourceVersion(name)
+			}
+			same := v1 == v2
+			if same && !proto.Equal(r1.Get(name), r2.Get(name)) {
+				v.Errorf("%q at version %q differs between two clients of different nodes (responses %q and %q): a name at a version has one content", name, v1, r1.Nonce, r2.Nonce)
+			}
+			if !same {
+				s.Logf("the two clients got %q at different versions; nothing to compare", name)
+			}
+		}),
+	},
+	{
+		ID:           "server/redirect/locator",
+		Title:        "A redirect is a resource whose payload is the ResourceLocator of its target",
+		Requirements: []string{"REDIR-1"},
+		Level:        results.May,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedRedirects),
+		Run: srv(func(s *S) {
+			name := s.XName(LDS, "moved").String()
+			target := "xdstp://elsewhere.test/envoy.config.listener.v3.Listener/" + s.Name("new-home") + "?env=prod"
+			s.setX(fixture.SetRequest{Type: LDS, Name: name, Redirect: target}, 0)
+			s.Subscribe(LDS, name)
+			got := s.Checking("REDIR-1").awaitRedirect(LDS, name)
+			if got.Resource() != xdstp.MustParse(target).Resource() {
+				s.Checking("REDIR-1").Errorf("%q redirects to %q, but the fixture set a redirect to %q", name, got.String(), target)
+			}
+		}),
+	},
+	{
+		ID:           "server/redirect/directives",
+		Title:        "A redirect's locator keeps its directives, each once, their values decoded",
+		Requirements: []string{"XDSTP-9", "REDIR-1"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedRedirects),
+		Run: srv(func(s *S) {
+			name := s.XName(LDS, "moved-alt").String()
+			alt := "xdstp://third.test/envoy.config.listener.v3.Listener/" + s.Name("a,b")
+			target := "xdstp://elsewhere.test/envoy.config.listener.v3.Listener/" + s.Name("new-home") + "#alt=" + strings.ReplaceAll(alt, ",", "%2C")
+			s.setX(fixture.SetRequest{Type: LDS, Name: name, Redirect: target}, 0)
+			s.Subscribe(LDS, name)
+			got := s.Checking("XDSTP-9").awaitRedirect(LDS, name)
+			if v, ok := got.Directive(xdstp.DirectiveAlt); !ok || !xdstp.Same(v, alt) {
+				s.Checking("XDSTP-9").Errorf("%q redirects to %q: want the alt directive %q, decoded", name, got.String(), alt)
+			}
+		}),
+	},
+}
+
+// awaitRedirect reads delta responses of t until one carries name, which
+// must be a redirect: its payload a ResourceLocator that reads as an
+// xdstp locator, each directive at most once (XDSTP-9). It returns the
+// locator.
+func (s *S) awaitRedirect(t wire.Type, name string) xdstp.Name {
+	r := s.awaitWhere(t, fmt.Sprintf("a %s response carrying the redirect %q", t.Short, name), func(r *fakeclient.Response) bool {
+		if r.HasRemoved(name) {
+			s.Fatalf("%s response (nonce %q) reports %q removed, but the fixture set a redirect", t.Short, r.Nonce, name)
+		}
+		return r.Has(name)
+	})
+	s.Ack(t, r)
+	res := r.Find(name)
+	l, ok := res.Message.(*xdscore.ResourceLocator)
+	if !ok {
+		s.Fatalf("%s response (nonce %q) carries %q as %q, not as a redirect (%s)", t.Short, r.Nonce, name, res.Any.GetTypeUrl(), xdstp.LocatorTypeURL)
+	}
+	n, err := xdstp.FromLocator(l)
+	if err != nil {
+		s.Checking("XDSTP-9").Fatalf("%s response (nonce %q) redirects %q with a bad locator: %v", t.Short, r.Nonce, name, err)
+	}
+	return n
+}
+
+// awaitOn reads responses of t on client c, another client than the
+// scenario's own, until one carries name, ACKing each, within one expect
+// timeout, and returns it.
+func (s *S) awaitOn(c *fakeclient.Client, t wire.Type, name string) *fakeclient.Response {
+	deadline := time.Now().Add(s.Timeouts.Expect)
+	for {
+		r, err := c.ExpectWithin(t, max(time.Until(deadline), 0))
+		if err != nil {
+			s.failAs(s.awaitRule(t), err, "the second client expected a %s response carrying %q within %v: %v", t.Short, name, s.Timeouts.Expect, err)
+		}
+		s.must(t, c.Ack(t, r))
+		if r.Has(name) {
+			return r
+		}
+	}
+}
