@@ -122,13 +122,13 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 		c.crash(crash)
 		return
 	}
-	prev := c.versions[u]
+	prev := c.versions[c.versionKey(st, u)]
 	if len(probs) > 0 {
 		switch {
 		case c.fault(FaultApplyRejected):
-			c.applySotW(u, items) // ACK-7 broken
+			c.applySotW(st, u, items) // ACK-7 broken
 		case c.fault(FaultApplyDuplicates) && onlyDuplicates(probs):
-			c.applySotW(u, items) // DUP-2 broken: the last copy is used
+			c.applySotW(st, u, items) // DUP-2 broken: the last copy is used
 		default:
 			c.applyValid(u, items, probs) // ACK-8: the valid ones are used
 		}
@@ -137,7 +137,7 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 			return
 		}
 		// ACK-3: the last accepted version, the rejected nonce, error_detail.
-		req := c.sotwRequest(st, u, c.requested(u), true)
+		req := c.sotwRequest(st, u, c.requestedOn(st, u), true)
 		if c.fault(FaultNackRejectedVersion) {
 			req.VersionInfo = r.GetVersionInfo() // ACK-3 broken
 		}
@@ -154,8 +154,8 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 		c.enqueueReply(st, req)
 		return
 	}
-	c.applySotW(u, items)
-	c.versions[u] = r.GetVersionInfo()
+	c.applySotW(st, u, items)
+	c.versions[c.versionKey(st, u)] = r.GetVersionInfo()
 	st.lastVersion = r.GetVersionInfo()
 	if !c.replies(u) {
 		return
@@ -163,14 +163,14 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	if c.fault(FaultRequestBeforeAck) {
 		// UPD-4 broken: the subscription again, at the previous version,
 		// before the ACK.
-		again := c.sotwRequest(st, u, c.requested(u), true)
+		again := c.sotwRequest(st, u, c.requestedOn(st, u), true)
 		again.VersionInfo = prev
 		c.enqueue(st, again)
 	}
 	st.nackedLatest[u] = false
 	st.acceptedNonces[u] = r.GetNonce()
 	// ACK-2: the response's version and nonce, no error_detail.
-	req := c.sotwRequest(st, u, c.requested(u), true)
+	req := c.sotwRequest(st, u, c.requestedOn(st, u), true)
 	if c.fault(FaultAckEmptyNames) {
 		req.ResourceNames = nil // ACK-2 broken
 	}
@@ -261,8 +261,8 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	}
 	sv := r.GetSystemVersionInfo()
 	if c.fault(FaultNackDecreasingSystemVersion) { // VER-6 broken
-		if prevSV, ok := c.sysVersions[u]; sv == "" || (ok && versionLess(sv, prevSV)) {
-			probs = append(probs, problem{"", fmt.Sprintf("system_version_info %q is empty or below %q", sv, c.sysVersions[u])})
+		if prevSV, ok := c.sysVersions[c.versionKey(st, u)]; sv == "" || (ok && versionLess(sv, prevSV)) {
+			probs = append(probs, problem{"", fmt.Sprintf("system_version_info %q is empty or below %q", sv, prevSV)})
 		}
 	}
 	req := &discovery.DeltaDiscoveryRequest{TypeUrl: u, ResponseNonce: r.GetNonce()}
@@ -289,7 +289,7 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 		}
 	} else {
 		c.applyDelta(u, items, r.GetRemovedResources())
-		c.sysVersions[u] = sv
+		c.sysVersions[c.versionKey(st, u)] = sv
 		if c.fault(FaultDeltaAckWithoutNonce) {
 			req.ResponseNonce = "" // DELTA-1 broken
 		}
@@ -356,7 +356,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: decode %s: %v", i, t.Short, err)})
 			continue
 		}
-		name := wire.NameOf(m)
+		name := c.deliveredName(u, wire.NameOf(m))
 		if name == "" {
 			if c.fault(FaultCrashOnEmptyName) {
 				return nil, nil, fmt.Errorf("refclient: crashed on %s resource %d with an empty name", t.Short, i)
@@ -364,7 +364,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: %s has no name", i, t.Short)})
 			continue
 		}
-		if r.name != "" && r.name != name {
+		if r.name != "" && c.deliveredName(u, r.name) != name {
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %q carries a %s named %q", r.name, t.Short, name)})
 			continue
 		}
@@ -423,7 +423,7 @@ func (c *Client) reject(u string, versionOf func(name string) string, probs []pr
 // missing from the response is deleted (DEL-4); a missing resource of
 // another type stays (DEL-5, GRP-3); a name never received stays
 // REQUESTED, since the response may answer an older request (DNE-2).
-func (c *Client) applySotW(u string, items []item) {
+func (c *Client) applySotW(st *stream, u string, items []item) {
 	in := map[string]bool{}
 	t, _ := wire.TypeByURL(u)
 	for _, it := range items {
@@ -454,6 +454,8 @@ func (c *Client) applySotW(u string, items []item) {
 		s := c.res[u][name]
 		switch {
 		case in[name]:
+		case !c.inGroup(name, st.slot.group):
+			// Another server's resource: this response says nothing of it.
 		case s.any != nil:
 			c.remove(s)
 		case !t.Wildcard:
@@ -492,7 +494,7 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 		return // DEL-2 broken
 	}
 	for _, name := range removed {
-		if s := c.state(u, name); s != nil {
+		if s := c.state(u, c.deliveredName(u, name)); s != nil {
 			c.remove(s)
 		}
 	}

@@ -41,6 +41,11 @@ func (c *Client) validate(m proto.Message) ([]ref, error) {
 	if c.envoy {
 		return c.checkEnvoy(m)
 	}
+	if cl, ok := m.(*cluster.Cluster); ok && cl.GetType() == cluster.Cluster_EDS {
+		if err := c.checkXdstpCluster(cl.GetName(), cl.GetEdsClusterConfig().GetServiceName()); err != nil {
+			return nil, err
+		}
+	}
 	return check(m, c.fault(FaultAnyConfigSource))
 }
 

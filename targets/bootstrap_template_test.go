@@ -1,0 +1,27 @@
+package targets
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/bootstrap"
+)
+
+// A --bootstrap-template sees the scenario's servers per authority, the
+// default server filled in where an authority has none of its own.
+func TestRenderBootstrapTemplate(t *testing.T) {
+	spec := LaunchSpec{ServerAddr: "127.0.0.1:1", NodeID: "n", Listener: "l", Target: "xds://a.test/l",
+		Authorities: []bootstrap.Authority{{Name: "a.test", ServerAddr: "127.0.0.1:2"}, {Name: "b.test"}}}
+	got, err := renderBootstrapTemplate(`{{.NodeID}} {{.Target}} {{index .AuthorityServers "a.test"}} {{index .AuthorityServers "b.test"}}{{range .Authorities}} {{.Name}}{{end}} {{.CSDS}}`, spec, "127.0.0.1:9")
+	require.NoError(t, err)
+	assert.Equal(t, "n xds://a.test/l 127.0.0.1:2 127.0.0.1:1 a.test b.test 127.0.0.1:9", string(got))
+	_, err = renderBootstrapTemplate(`{{.NoSuchVar}}`, spec, "")
+	assert.Error(t, err)
+	_, err = NewClients(ClientOptions{Target: BuiltinReference, BootstrapTemplate: "x"})
+	assert.ErrorContains(t, err, "--client-cmd")
+	_, err = NewClients(ClientOptions{Command: "true", BootstrapTemplate: "{{"})
+	assert.Error(t, err)
+	assert.Equal(t, "xds:///l", LaunchSpec{Listener: "l"}.target())
+}
