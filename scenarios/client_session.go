@@ -93,7 +93,12 @@ func (c *C) fixedf(rule, format string, args ...any) {
 // client starts a client-role scenario: a fake management server for this
 // pair, a fresh client pointed at it, and the server's invariants checked
 // after the body.
-func client(t *engine.T) *C {
+func client(t *engine.T) *C { return clientWith(t, nil) }
+
+// clientWith is client with setup run before the launch: it may rename
+// the chain and add to what the client is told (federation scenarios:
+// more servers, authorities, a target; client_xdstp.go).
+func clientWith(t *engine.T, setup func(c *C, spec *targets.LaunchSpec)) *C {
 	target, ok := t.Env.(*targets.Clients)
 	if !ok {
 		t.Abortf("client scenario run without a client target (env %T)", t.Env)
@@ -120,9 +125,13 @@ func client(t *engine.T) *C {
 			t.Errorf("%s", v)
 		}
 	})
-	run, err := target.Launch(t.Context(), targets.LaunchSpec{
+	spec := targets.LaunchSpec{
 		ServerAddr: srv.Addr(), NodeID: t.NodeID, Cluster: clientCluster, Listener: c.L, Variant: t.Variant,
-	})
+	}
+	if setup != nil {
+		setup(c, &spec)
+	}
+	run, err := target.Launch(t.Context(), spec)
 	if err != nil {
 		t.Abortf("%v", err)
 	}
