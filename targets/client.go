@@ -119,7 +119,10 @@ const clientFeatureNeedPrefix = "client-feature:"
 // is read from its source (COMPATIBILITY.md says where).
 var builtinClientFeatures = map[string][]string{
 	BuiltinReference: ClientFeatures,
-	BuiltinGRPCGo:    nil,
+	// grpc-go implements gRFC A47 federation (xdstp names, authorities,
+	// templates), on by default since 1.55; not directives, collections,
+	// redirects, dynamic parameters or resource errors.
+	BuiltinGRPCGo: {ClientFeatureXdstp},
 }
 
 // Client profiles: what the client under test follows, and so which
