@@ -341,6 +341,18 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d (%q) has no body", i, r.name)})
 			continue
 		}
+		if r.any.GetTypeUrl() == locatorTypeURL && r.name != "" {
+			// REDIR-1: a redirect to another resource of the type.
+			name := c.deliveredName(u, r.name)
+			target, err := c.redirectTarget(u, r.any)
+			if err != nil {
+				probs = append(probs, problem{name, fmt.Sprintf("resource %q: %v", r.name, err)})
+				continue
+			}
+			seen[name] = len(items)
+			items = append(items, item{name: name, any: r.any, version: r.version, refs: []ref{{u, target}}, ttl: r.ttl})
+			continue
+		}
 		if r.any.GetTypeUrl() != u {
 			if c.fault(FaultIgnoreAnyType) {
 				continue // STREAM-8 broken

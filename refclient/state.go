@@ -93,15 +93,27 @@ func (c *Client) reconcile() {
 	} else {
 		want[wire.Listener.URL][c.subscriptionName(c.rootListener())] = true
 	}
-	// Refs only point down the chain (LDS → RDS or CDS → CDS → EDS; in the
-	// Envoy profile CDS → EDS, LDS → RDS → VHDS), so one pass in chain
-	// order reaches the fixed point.
-	for _, t := range c.types() {
-		for name := range want[t.URL] {
-			if s := c.state(t.URL, name); s != nil {
-				for _, r := range c.watchRefs(s) {
-					if w, ok := want[r.typ]; ok {
-						w[c.subscriptionName(r.name)] = true
+	// Refs point down the chain (LDS → RDS or CDS → CDS → EDS; in the
+	// Envoy profile CDS → EDS, LDS → RDS → VHDS), or, for a redirect
+	// (REDIR-1), to a resource of the same type; a glob's held members
+	// are watched through it (COLL-6). Passes in chain order repeat until
+	// nothing is added.
+	for grew := true; grew; {
+		grew = false
+		add := func(typ, name string) {
+			if w, ok := want[typ]; ok && !w[name] {
+				w[name] = true
+				grew = true
+			}
+		}
+		for _, t := range c.types() {
+			for _, name := range slices.Sorted(maps.Keys(want[t.URL])) {
+				for _, m := range c.globMembers(t.URL, name) {
+					add(t.URL, m)
+				}
+				if s := c.state(t.URL, name); s != nil {
+					for _, r := range c.watchRefs(s) {
+						add(r.typ, c.subscriptionName(r.name))
 					}
 				}
 			}
@@ -207,6 +219,11 @@ func (c *Client) requested(u string) []string {
 		// XDSTP-18 broken: xdstp names are asked for over delta only.
 		maps.DeleteFunc(names, func(n string, _ bool) bool { return xdstp.Is(n) })
 	}
+	// COLL-6: a glob is asked for over delta only; its members come
+	// through it, never by name.
+	maps.DeleteFunc(names, func(n string, _ bool) bool {
+		return (isGlob(n) && !c.cfg.Variant.IsDelta() && !c.fault(FaultGlobOverSotW)) || c.inWatchedGlob(u, n)
+	})
 	return slices.Sorted(maps.Keys(names))
 }
 

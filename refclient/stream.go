@@ -377,7 +377,7 @@ func (c *Client) fireTimers(now time.Time) {
 // connected stream (DNE-7), unless it is running or the resource is known.
 // resent is true for the first request of the type on a reopened stream.
 func (c *Client) startDNE(typ, name string, resent bool) {
-	if c.fault(FaultNoDneTimer) { // DNE-1 broken
+	if c.fault(FaultNoDneTimer) || isGlob(name) { // DNE-1 broken; a glob is no resource to wait for
 		return
 	}
 	s := c.state(typ, name)

@@ -46,7 +46,16 @@ func (c *Client) validate(m proto.Message) ([]ref, error) {
 			return nil, err
 		}
 	}
-	return check(m, c.fault(FaultAnyConfigSource))
+	refs, err := check(m, c.fault(FaultAnyConfigSource))
+	if err != nil {
+		return refs, err
+	}
+	for _, r := range refs {
+		if err := c.checkLocator(r.name); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
 }
 
 // check validates a decoded resource of the gRPC client profile and returns

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	xdscore "github.com/cncf/xds/go/xds/core/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
 	"github.com/xdsconform/xdsconform/xdstp"
@@ -272,6 +274,107 @@ func (c *Client) heldOn(st *stream, u string) map[string]string {
 func (c *Client) checkXdstpCluster(name, serviceName string) error {
 	if xdstp.Is(name) && serviceName == "" && !c.fault(FaultXdstpClusterWithoutServiceName) { // else XDSTP-16 broken
 		return fmt.Errorf("cluster %q is named by an xdstp name but has no eds_cluster_config.service_name (gRFC A47)", name)
+	}
+	return nil
+}
+
+// isGlob reports whether name is an xdstp glob collection locator
+// ("…/*", COLL-4).
+func isGlob(name string) bool {
+	if !xdstp.Is(name) {
+		return false
+	}
+	n, err := xdstp.Parse(name)
+	return err == nil && n.IsGlob()
+}
+
+// inWatchedGlob reports whether name, of type u, is a member of a glob
+// the client watches: one path level under it, with its context
+// parameters.
+func (c *Client) inWatchedGlob(u, name string) bool {
+	if !xdstp.Is(name) || isGlob(name) {
+		return false
+	}
+	n, err := xdstp.Parse(name)
+	if err != nil {
+		return false
+	}
+	return c.watched[u][n.Glob().Resource()] && isGlob(n.Glob().Resource())
+}
+
+// globMembers are the resources of type u the client holds as members
+// of glob (none when glob is no glob): they stay watched while it is.
+func (c *Client) globMembers(u, glob string) []string {
+	if !isGlob(glob) {
+		return nil
+	}
+	g := xdstp.MustParse(glob)
+	var out []string
+	for name, s := range c.res[u] {
+		if s.any == nil || !xdstp.Is(name) {
+			continue
+		}
+		if n, err := xdstp.Parse(name); err == nil && !n.IsGlob() && n.Glob().Resource() == g.Resource() {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// locatorTypeURL is the type URL of xds.core.v3.ResourceLocator: a
+// resource whose payload is one redirects to the resource it locates
+// (REDIR-1).
+const locatorTypeURL = xdstp.TypePrefix + "xds.core.v3.ResourceLocator"
+
+// redirectTarget reads the redirect payload a of a resource of type u:
+// the xdstp name it locates, which must be of type u and of an authority
+// the bootstrap resolves (REDIR-3: a redirect to an authority without a
+// server fails, it is not asked of another server).
+func (c *Client) redirectTarget(u string, a *anypb.Any) (string, error) {
+	l := &xdscore.ResourceLocator{}
+	if err := a.UnmarshalTo(l); err != nil {
+		return "", fmt.Errorf("redirect payload does not decode: %w", err)
+	}
+	if l.GetScheme() != xdscore.ResourceLocator_XDSTP || l.GetResourceType() == "" || l.GetId() == "" {
+		return "", fmt.Errorf("redirect to a locator that is no xdstp resource (scheme %s, type %q, id %q)", l.GetScheme(), l.GetResourceType(), l.GetId())
+	}
+	n := xdstp.Name{Authority: l.GetAuthority(), Type: l.GetResourceType(), ID: l.GetId(), Params: l.GetExactContext().GetParams()}
+	if n.TypeURL() != u {
+		return "", fmt.Errorf("redirect to %s, which is not of the type %s", n.Resource(), u)
+	}
+	target := n.Resource()
+	if _, _, ok := c.group(target); !ok {
+		return "", fmt.Errorf("redirect to %s, whose authority %q is not in the bootstrap (REDIR-3)", target, n.Authority)
+	}
+	return target, nil
+}
+
+// checkLocator checks the directives of a locator a resource points at
+// (XDSTP-9): comma-separated, each at most once, ',' and the other
+// delimiters percent-encoded inside values, so a value is decoded only
+// after the fragment is split.
+func (c *Client) checkLocator(name string) error {
+	i := strings.IndexByte(name, '#')
+	if !xdstp.Is(name) || i < 0 {
+		return nil
+	}
+	if c.fault(FaultDirectivesDecodedBeforeSplit) {
+		// XDSTP-9 broken: the fragment is decoded whole, then split, so an
+		// encoded ',' splits a value.
+		frag, err := url.PathUnescape(name[i+1:])
+		if err != nil {
+			return fmt.Errorf("locator %q: %w", name, err)
+		}
+		for _, d := range strings.Split(frag, ",") {
+			if k, _, ok := strings.Cut(d, "="); !ok || (k != xdstp.DirectiveAlt && k != xdstp.DirectiveEntry) {
+				return fmt.Errorf("locator %q: malformed directive %q", name, d)
+			}
+		}
+		return nil
+	}
+	if _, err := xdstp.Parse(name); err != nil {
+		return fmt.Errorf("locator %q: %w", name, err)
 	}
 	return nil
 }

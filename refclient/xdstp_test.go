@@ -105,3 +105,17 @@ func TestXdstpNames(t *testing.T) {
 	assert.NoError(t, fedClient().checkXdstpCluster("plain", ""))
 	assert.NoError(t, fedClient(FaultXdstpClusterWithoutServiceName).checkXdstpCluster("xdstp://a.test/envoy.config.cluster.v3.Cluster/c", ""))
 }
+
+// Locators are split at ',' before their values are decoded (XDSTP-9);
+// globs are recognised by their last segment (COLL-6).
+func TestLocatorsAndGlobs(t *testing.T) {
+	valid := "xdstp://a.test/envoy.config.endpoint.v3.ClusterLoadAssignment/e#alt=xdstp://a.test/envoy.config.endpoint.v3.ClusterLoadAssignment/s%2Cb"
+	assert.NoError(t, fedClient().checkLocator(valid))
+	assert.Error(t, fedClient(FaultDirectivesDecodedBeforeSplit).checkLocator(valid))
+	assert.Error(t, fedClient().checkLocator("xdstp://a.test/envoy.config.endpoint.v3.ClusterLoadAssignment/e#alt=x,alt=y"))
+	assert.NoError(t, fedClient().checkLocator("plain#not-a-locator"))
+
+	assert.True(t, isGlob("xdstp://a.test/envoy.config.listener.v3.Listener/team/*"))
+	assert.False(t, isGlob("xdstp://a.test/envoy.config.listener.v3.Listener/team/web"))
+	assert.False(t, isGlob("plain/*"))
+}

@@ -328,6 +328,24 @@ var clientXdstpScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:           "client/xdstp/directive-encoding",
+		Title:        "A directive value holding an encoded ',' is read whole",
+		Requirements: []string{"XDSTP-9"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        append(slices.Clip(xdstpNeeds), targets.NeedClientFeature(targets.ClientFeatureDirectives)),
+		Run: fed(xdstpChain, func(f *F) {
+			f.Chain(RDS)
+			f.AwaitSubscribed(CDS, f.CL)
+			eds := xname(authA, EDS, f.Name("endpoints"))
+			// The alt's id holds a ',', percent-encoded: the fragment is
+			// one directive, split first and decoded after.
+			alt := xname(authA, EDS, f.Name("spare")) + "%2Cb"
+			f.Checking("XDSTP-9").ExpectAck(CDS, f.Respond(CDS, "1", edsCluster(f.CL, eds+"#alt="+alt)), "1")
+			f.Checking("XDSTP-8").AwaitSubscribed(EDS, eds)
+		}),
+	},
+	{
 		ID:           "client/xdstp/directives-stripped",
 		Title:        "A locator's directives are never sent to the server",
 		Requirements: []string{"XDSTP-8"},

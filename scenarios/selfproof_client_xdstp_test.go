@@ -17,14 +17,18 @@ func init() {
 			// which is the start's error, not a step's.
 			{fault: refclient.FaultXdstpDeltaOnly, rule: "XDSTP-18", variants: []wire.Variant{wire.SotWADS}},
 		},
-		"client/xdstp/context-parameter-order":    {{fault: refclient.FaultExactNameMatch, rule: "XDSTP-3"}},
-		"client/xdstp/context-parameters-exact":   {{fault: refclient.FaultIgnoreContextParams, rule: "XDSTP-5"}},
-		"client/xdstp/authority-to-server":        {{fault: refclient.FaultIgnoreAuthority, rule: "XDSTP-13"}},
-		"client/xdstp/unknown-authority":          {{fault: refclient.FaultUnknownAuthorityToDefault, rule: "XDSTP-13"}},
-		"client/xdstp/shared-channel":             {{fault: refclient.FaultChannelPerAuthority, rule: "XDSTP-14"}},
-		"client/xdstp/listener-template-encoding": {{fault: refclient.FaultTemplateNotEncoded, rule: "XDSTP-15"}},
-		"client/xdstp/cluster-needs-service-name": {{fault: refclient.FaultXdstpClusterWithoutServiceName, rule: "XDSTP-16"}},
-		"client/xdstp/directives-stripped":        {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
+		"client/xdstp/context-parameter-order":     {{fault: refclient.FaultExactNameMatch, rule: "XDSTP-3"}},
+		"client/xdstp/context-parameters-exact":    {{fault: refclient.FaultIgnoreContextParams, rule: "XDSTP-5"}},
+		"client/xdstp/authority-to-server":         {{fault: refclient.FaultIgnoreAuthority, rule: "XDSTP-13"}},
+		"client/xdstp/unknown-authority":           {{fault: refclient.FaultUnknownAuthorityToDefault, rule: "XDSTP-13"}},
+		"client/xdstp/shared-channel":              {{fault: refclient.FaultChannelPerAuthority, rule: "XDSTP-14"}},
+		"client/xdstp/listener-template-encoding":  {{fault: refclient.FaultTemplateNotEncoded, rule: "XDSTP-15"}},
+		"client/xdstp/cluster-needs-service-name":  {{fault: refclient.FaultXdstpClusterWithoutServiceName, rule: "XDSTP-16"}},
+		"client/xdstp/directive-encoding":          {{fault: refclient.FaultDirectivesDecodedBeforeSplit, rule: "XDSTP-9"}},
+		"client/collections/glob-over-delta-only":  {{fault: refclient.FaultGlobOverSotW, rule: "COLL-6", variants: []wire.Variant{wire.SotWADS}}},
+		"client/redirects/target-on-its-authority": {{fault: refclient.FaultIgnoreAuthority, rule: "REDIR-3"}},
+		"client/redirects/unknown-authority":       {{fault: refclient.FaultUnknownAuthorityToDefault, rule: "REDIR-3"}},
+		"client/xdstp/directives-stripped":         {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
 	} {
 		mustCatchClient[id] = catches
 	}
