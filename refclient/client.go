@@ -163,6 +163,10 @@ func (c *Client) types() []wire.Type {
 	if c.envoy {
 		return envoyFollowed
 	}
+	if c.rootIsCollection() {
+		// COLL-2: the listeners come from the list collection.
+		return append([]wire.Type{listenerCollection}, followed...)
+	}
 	return followed
 }
 

@@ -25,6 +25,8 @@ const (
 	FaultGlobOverSotW Fault = "glob-over-sotw"
 	// FaultDirectivesDecodedBeforeSplit decodes a locator's fragment before splitting it at ',' (XDSTP-9).
 	FaultDirectivesDecodedBeforeSplit Fault = "directives-decoded-before-split"
+	// FaultCollectionFrozen follows a list collection's first membership and none after (COLL-2).
+	FaultCollectionFrozen Fault = "collection-frozen"
 	// FaultXdstpDeltaOnly never asks for xdstp names over SotW, as the first draft of the naming scheme had it (XDSTP-18).
 	FaultXdstpDeltaOnly Fault = "xdstp-delta-only"
 )
@@ -35,7 +37,7 @@ var xdstpFaults = []Fault{
 	FaultSendDirectives, FaultUdpaScheme, FaultExactNameMatch, FaultIgnoreContextParams,
 	FaultIgnoreAuthority, FaultUnknownAuthorityToDefault, FaultChannelPerAuthority,
 	FaultTemplateNotEncoded, FaultXdstpClusterWithoutServiceName, FaultXdstpDeltaOnly,
-	FaultGlobOverSotW, FaultDirectivesDecodedBeforeSplit,
+	FaultGlobOverSotW, FaultDirectivesDecodedBeforeSplit, FaultCollectionFrozen,
 }
 
 var xdstpFaultDescriptions = map[Fault]string{
@@ -49,6 +51,7 @@ var xdstpFaultDescriptions = map[Fault]string{
 	FaultTemplateNotEncoded:             "puts the target's name into an xdstp listener template unencoded (breaks XDSTP-15)",
 	FaultXdstpClusterWithoutServiceName: "accepts an xdstp-named EDS cluster without service_name (breaks XDSTP-16)",
 	FaultXdstpDeltaOnly:                 "asks for xdstp names over delta only, never over SotW (breaks XDSTP-18)",
+	FaultCollectionFrozen:               "follows a list collection's first membership and none after (breaks COLL-2)",
 	FaultGlobOverSotW:                   "subscribes to glob collections over SotW too (breaks COLL-6)",
 	FaultDirectivesDecodedBeforeSplit:   "decodes a locator's fragment before splitting it, so an encoded ',' splits a value (breaks XDSTP-9)",
 }

@@ -65,7 +65,7 @@ func (c *Client) onResponse(ev evResponse) {
 		c.crash(fmt.Errorf("refclient: crashed on a response with a %d-byte nonce", len(nonce))) // breaks ROB-3
 		return
 	}
-	if _, ok := wire.TypeByExactURL(responseType(st, u)); !ok {
+	if _, ok := c.knownType(responseType(st, u)); !ok {
 		// ROB-3, RES-3: a type the client never asked for is ignored. It
 		// cannot be validated, so neither an ACK nor a NACK fits, and a
 		// reply would name a type the client does not speak (STREAM-6).
@@ -328,7 +328,7 @@ func versionLess(a, b string) bool {
 // has a name, is not named twice (DUP-2) and passes the type checks of the
 // gRPC profile. crash is set when the crash-on-empty-name fault fires.
 func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs []problem, crash error) {
-	t, ok := wire.TypeByExactURL(u)
+	t, ok := c.knownType(u)
 	if !ok {
 		return nil, []problem{{"", fmt.Sprintf("unsupported response type_url %q", u)}}, nil
 	}
@@ -369,6 +369,9 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			continue
 		}
 		name := c.deliveredName(u, wire.NameOf(m))
+		if name == "" && u == listenerCollection.URL {
+			name = c.deliveredName(u, r.name) // a collection is named by its Resource (COLL-1)
+		}
 		if name == "" {
 			if c.fault(FaultCrashOnEmptyName) {
 				return nil, nil, fmt.Errorf("refclient: crashed on %s resource %d with an empty name", t.Short, i)
@@ -539,7 +542,11 @@ func (c *Client) store(s *resState, it item) {
 		s.firstAny = it.any                         // for status-shows-first-config
 	}
 	prev := s.current()
-	s.any, s.version, s.refs = it.any, it.version, it.refs
+	refs := it.refs
+	if s.typ == listenerCollection.URL && s.any != nil && c.fault(FaultCollectionFrozen) {
+		refs = s.refs // COLL-2 broken: the first membership stays
+	}
+	s.any, s.version, s.refs = it.any, it.version, refs
 	s.updated = time.Now()
 	s.status = statusAcked
 	s.errDetails, s.errVersion = "", ""

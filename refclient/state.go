@@ -91,7 +91,11 @@ func (c *Client) reconcile() {
 	if c.envoy {
 		c.seedWildcards(want)
 	} else {
-		want[wire.Listener.URL][c.subscriptionName(c.rootListener())] = true
+		rootType := wire.Listener.URL
+		if c.rootIsCollection() {
+			rootType = listenerCollection.URL // COLL-2
+		}
+		want[rootType][c.subscriptionName(c.rootListener())] = true
 	}
 	// Refs point down the chain (LDS → RDS or CDS → CDS → EDS; in the
 	// Envoy profile CDS → EDS, LDS → RDS → VHDS), or, for a redirect

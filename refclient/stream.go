@@ -120,7 +120,7 @@ func (c *Client) ensureSlotIn(g, addr, typ string) {
 			sl.types = append(sl.types, t.URL)
 		}
 	} else {
-		t, _ := wire.TypeByURL(typ)
+		t, _ := c.knownType(typ)
 		sl.method = wire.MethodFor(v, t) // with ads-stream-per-type: the ADS method (ADS-3 broken)
 		if !sl.delta && t.SotWMethod == "" {
 			// VHDS has no SotW service (STREAM-10): only vhds-over-sotw

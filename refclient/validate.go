@@ -46,6 +46,9 @@ func (c *Client) validate(m proto.Message) ([]ref, error) {
 			return nil, err
 		}
 	}
+	if lc, ok := m.(*listener.ListenerCollection); ok {
+		return c.collectionRefs(lc)
+	}
 	refs, err := check(m, c.fault(FaultAnyConfigSource))
 	if err != nil {
 		return refs, err

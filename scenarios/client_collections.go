@@ -5,12 +5,14 @@ import (
 	"strings"
 
 	xdscore "github.com/cncf/xds/go/xds/core/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -69,8 +71,95 @@ func (c *C) redirect(t wire.Type, name, target string) string {
 	return nonce
 }
 
-// xdstp_protocol (TP1) §Glob, §Server redirects, §Transport network addressing.
+// lcoll is the list collection type of listeners (COLL-1). It travels on
+// the listener service, so its requests are read off the stream
+// carrying LDS.
+var lcoll = wire.Type{Short: "LDS-collection", URL: LDS.URL + "Collection", Service: LDS.Service,
+	SotWMethod: LDS.SotWMethod, DeltaMethod: LDS.DeltaMethod}
+
+// expectCollection returns the next request for the listener collection.
+func (c *C) expectCollection() *fakeserver.Request {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(LDS).Next(ctx, lcoll)
+	if err != nil {
+		c.fail("expected a %s request: %v", lcoll.Short, err)
+	}
+	return r
+}
+
+// respondCollection sends the listener collection name at version,
+// listing members, in a Resource named name (a collection has no name
+// of its own; SotW wraps it), and returns the nonce.
+func (c *C) respondCollection(name, version string, members ...string) string {
+	lc := &listener.ListenerCollection{}
+	for _, m := range members {
+		n := xdstp.MustParse(m)
+		lc.Entries = append(lc.Entries, &xdscore.CollectionEntry{ResourceSpecifier: &xdscore.CollectionEntry_Locator{
+			Locator: &xdscore.ResourceLocator{Scheme: xdscore.ResourceLocator_XDSTP, Authority: n.Authority, ResourceType: n.Type, Id: n.ID}}})
+	}
+	inner, err := anypb.New(lc)
+	if err != nil {
+		c.fail("packing the collection: %v", err)
+	}
+	res := &discovery.Resource{Name: name, Version: version, Resource: inner}
+	nonce := c.Stream(LDS).NewNonce()
+	if c.Variant.IsDelta() {
+		c.Send(LDS, &discovery.DeltaDiscoveryResponse{TypeUrl: lcoll.URL, Nonce: nonce, SystemVersionInfo: version, Resources: []*discovery.Resource{res}})
+		return nonce
+	}
+	wrapped, err := anypb.New(res)
+	if err != nil {
+		c.fail("wrapping the collection: %v", err)
+	}
+	c.Send(LDS, &discovery.DiscoveryResponse{TypeUrl: lcoll.URL, VersionInfo: version, Nonce: nonce, Resources: []*anypb.Any{wrapped}})
+	return nonce
+}
+
+// expectCollectionAck reads the client's ACK of the collection response
+// with nonce.
+func (c *C) expectCollectionAck(nonce, version string) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(LDS).Next(ctx, lcoll)
+	if err != nil {
+		c.Checking("ACK-1").fail("expected an answer to the %s response with nonce %q: %v", lcoll.Short, nonce, err)
+	}
+	c.checkAck(r, nonce, version)
+}
+
+// xdstp_protocol (TP1) §List, §Glob, §Server redirects, §Transport network addressing.
 var clientCollectionScenarios = []*engine.Scenario{
+	{
+		ID:           "client/collections/list-membership",
+		Title:        "A client follows a list collection's entries as they come and go",
+		Requirements: []string{"COLL-2"},
+		Level:        results.Must,
+		// On ADS only: TP1 does not say whether a per-type client asks for
+		// a collection on the stream of its members' service or on one of
+		// its own there.
+		Variants: ads,
+		Needs:    needing(targets.ClientFeatureListCollections),
+		Run: fed(fedSetup{shared: []string{authA}, names: func(c *C) {
+			c.L = xname(authA, lcoll, c.Name("listeners"))
+		}}, func(f *F) {
+			member := func(leaf string) string { return xname(authA, LDS, f.Name("listeners")+"/"+leaf) }
+			bar, baz, burp := member("bar"), member("baz"), member("burp")
+			r := f.expectCollection()
+			require.Equal(f.Checking("COLL-2"), []string{f.L}, r.Names(), "%s should subscribe to the collection %s", r, f.L)
+			f.expectCollectionAck(f.respondCollection(f.L, "1", bar, baz), "1")
+			f.Checking("COLL-2").AwaitSubscribed(LDS, bar, baz)
+			// bar leaves, burp comes.
+			f.expectCollectionAck(f.respondCollection(f.L, "2", baz, burp), "2")
+			if !f.Variant.IsDelta() {
+				f.Checking("COLL-2").AwaitSubscribed(LDS, baz, burp)
+				return
+			}
+			d := f.Checking("COLL-2").Expect(LDS)
+			require.Equal(f.Checking("COLL-2"), []string{burp}, d.Delta.GetResourceNamesSubscribe(), "%s should subscribe to the new entry", d)
+			require.Equal(f.Checking("COLL-2"), []string{bar}, d.Delta.GetResourceNamesUnsubscribe(), "%s should unsubscribe the entry gone", d)
+		}),
+	},
 	{
 		ID:           "client/collections/glob-over-delta-only",
 		Title:        "A glob collection is subscribed to over delta, never over SotW",
