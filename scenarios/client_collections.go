@@ -140,8 +140,8 @@ var clientCollectionScenarios = []*engine.Scenario{
 		// its own there.
 		Variants: ads,
 		Needs:    needing(targets.ClientFeatureListCollections),
-		Run: fed(fedSetup{shared: []string{authA}, names: func(c *C) {
-			c.L = xname(authA, lcoll, c.Name("listeners"))
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.L = xname(authA, lcoll, t.Name("listeners"))
 		}}, func(f *F) {
 			member := func(leaf string) string { return xname(authA, LDS, f.Name("listeners")+"/"+leaf) }
 			bar, baz, burp := member("bar"), member("baz"), member("burp")
@@ -169,8 +169,8 @@ var clientCollectionScenarios = []*engine.Scenario{
 		// stream to open at all: nothing to see there.
 		Variants: []wire.Variant{wire.SotWADS, wire.DeltaADS, wire.DeltaPerType},
 		Needs:    needing(targets.ClientFeatureGlobCollections),
-		Run: fed(fedSetup{shared: []string{authA}, names: func(c *C) {
-			c.L = xname(authA, LDS, c.Name("listeners")+"/*")
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.L = xname(authA, LDS, t.Name("listeners")+"/*")
 		}}, func(f *F) {
 			if !f.Variant.IsDelta() {
 				f.Checking("COLL-6").NeverAsked(LDS, f.L, "a glob collection is for delta streams only; SotW uses list collections")
@@ -192,8 +192,8 @@ var clientCollectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        needing(targets.ClientFeatureRedirects),
-		Run: fed(fedSetup{shared: []string{authA}, own: []string{authB}, names: func(c *C) {
-			c.R = xname(authA, RDS, c.Name("route"))
+		Run: fed(fedSetup{shared: []string{authA}, own: []string{authB}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authA, RDS, t.Name("route"))
 		}}, func(f *F) {
 			f.Chain(LDS)
 			f.AwaitSubscribed(RDS, f.R)
@@ -211,8 +211,8 @@ var clientCollectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        needing(targets.ClientFeatureRedirects),
-		Run: fed(fedSetup{shared: []string{authA}, names: func(c *C) {
-			c.R = xname(authA, RDS, c.Name("route"))
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authA, RDS, t.Name("route"))
 		}}, func(f *F) {
 			f.Chain(LDS)
 			f.AwaitSubscribed(RDS, f.R)

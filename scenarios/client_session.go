@@ -95,10 +95,8 @@ func (c *C) fixedf(rule, format string, args ...any) {
 // after the body.
 func client(t *engine.T) *C { return clientWith(t, nil) }
 
-// clientWith is client with setup run before the launch: it may rename
-// the chain and add to what the client is told (federation scenarios:
-// more servers, authorities, a target; client_xdstp.go).
-func clientWith(t *engine.T, setup func(c *C, spec *targets.LaunchSpec)) *C {
+// clientWith is client with the launch spec adjusted by mod (nil: as is).
+func clientWith(t *engine.T, mod func(*targets.LaunchSpec)) *C {
 	target, ok := t.Env.(*targets.Clients)
 	if !ok {
 		t.Abortf("client scenario run without a client target (env %T)", t.Env)
@@ -128,8 +126,8 @@ func clientWith(t *engine.T, setup func(c *C, spec *targets.LaunchSpec)) *C {
 	spec := targets.LaunchSpec{
 		ServerAddr: srv.Addr(), NodeID: t.NodeID, Cluster: clientCluster, Listener: c.L, Variant: t.Variant,
 	}
-	if setup != nil {
-		setup(c, &spec)
+	if mod != nil {
+		mod(&spec)
 	}
 	run, err := target.Launch(t.Context(), spec)
 	if err != nil {

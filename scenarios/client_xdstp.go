@@ -59,29 +59,40 @@ type fedSetup struct {
 	// own are the authorities served by a fake server of their own; every
 	// other authority in shared is served by the default server.
 	own, shared []string
-	// names renames the chain before the launch (c.L, c.R, c.CL).
-	names func(c *C)
+	// names renames the chain (n.L, n.R, n.CL) before the launch; t.Name
+	// keeps names the pair's own.
+	names func(t *engine.T, n *chain)
 	// target and template, when set, go into the launch (gRFC A47).
-	target, template func(c *C) string
+	target, template func(t *engine.T) string
 }
+
+// chain are the names of a client-role scenario's chain (C.L, C.R, C.CL).
+type chain struct{ L, R, CL string }
 
 // federated starts a federation scenario: the default server, one more
 // per authority in s.own, a client whose bootstrap maps each authority to
 // its server.
 func federated(t *engine.T, s fedSetup) *F {
-	f := &F{On: map[string]*C{}}
-	f.C = clientWith(t, func(c *C, spec *targets.LaunchSpec) {
-		if s.names != nil {
-			s.names(c)
-			spec.Listener = c.L
-		}
+	target, ok := t.Env.(*targets.Clients)
+	if !ok {
+		t.Abortf("client scenario run without a client target (env %T)", t.Env)
+	}
+	// The chain's names as client gives them, renamed.
+	n := chain{L: t.Name("listener"), R: t.Name("route"), CL: t.Name("cluster")}
+	if s.names != nil {
+		s.names(t, &n)
+	}
+	servers := map[string]*fakeserver.Server{}
+	c := clientWith(t, func(spec *targets.LaunchSpec) {
+		spec.Listener = n.L
 		for _, a := range s.shared {
-			spec.Authorities = append(spec.Authorities, bootstrap.Authority{Name: a, ServerAddr: c.Srv.Addr()})
+			spec.Authorities = append(spec.Authorities, bootstrap.Authority{Name: a, ServerAddr: spec.ServerAddr})
 		}
 		for _, a := range s.own {
+			// Started before the client, so closed after it.
 			srv, err := fakeserver.Start(fakeserver.Options{Variant: t.Variant,
 				Timeout: t.Timeouts.Expect, Quiet: t.Timeouts.Quiet, Transcript: t.Transcript,
-				MaxRecvSize: c.target.Options().MaxRecvSize})
+				MaxRecvSize: target.Options().MaxRecvSize})
 			if err != nil {
 				t.Abortf("starting the server of authority %s: %v", a, err)
 			}
@@ -91,22 +102,23 @@ func federated(t *engine.T, s fedSetup) *F {
 					t.Errorf("%s", v)
 				}
 			})
-			on := *c
-			on.Srv, on.after = srv, map[string]int{}
-			f.On[a] = &on
+			servers[a] = srv
 			spec.Authorities = append(spec.Authorities, bootstrap.Authority{Name: a, ServerAddr: srv.Addr()})
 		}
 		if s.target != nil {
-			spec.Target = s.target(c)
+			spec.Target = s.target(t)
 		}
 		if s.template != nil {
-			spec.DefaultListenerTemplate = s.template(c)
+			spec.DefaultListenerTemplate = s.template(t)
 		}
 	})
-	// The views of the other servers share the launched client and the
-	// step rule of C.
-	for _, on := range f.On {
-		on.T, on.Client = f.C.T, f.C.Client
+	c.L, c.R, c.CL = n.L, n.R, n.CL
+	f := &F{C: c, On: map[string]*C{}}
+	for a, srv := range servers {
+		// C's steps, talking to the authority's server.
+		on := *c
+		on.Srv, on.after = srv, map[string]int{}
+		f.On[a] = &on
 	}
 	return f
 }
@@ -141,12 +153,12 @@ var xdstpNeeds = []engine.Need{targets.NeedClientFeature(targets.ClientFeatureXd
 // server: the client is pointed at xds://A/<listener>.
 var xdstpChain = fedSetup{
 	shared: []string{authA},
-	names: func(c *C) {
-		c.L = xname(authA, LDS, c.Name("listener"))
-		c.R = xname(authA, RDS, c.Name("route"))
-		c.CL = xname(authA, CDS, c.Name("cluster"))
+	names: func(t *engine.T, n *chain) {
+		n.L = xname(authA, LDS, t.Name("listener"))
+		n.R = xname(authA, RDS, t.Name("route"))
+		n.CL = xname(authA, CDS, t.Name("cluster"))
 	},
-	target: func(c *C) string { return "xds://" + authA + "/" + c.Name("listener") },
+	target: func(t *engine.T) string { return "xds://" + authA + "/" + t.Name("listener") },
 }
 
 // xdstp_protocol (TP1) §URI-based xDS resource names, §Normalization;
@@ -185,10 +197,10 @@ var clientXdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xdstpNeeds,
-		Run: fed(fedSetup{shared: []string{authA}, names: func(c *C) {
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
 			// The listener names its route with parameters out of order;
 			// a client normalises them (sorts the keys).
-			c.R = xname(authA, RDS, c.Name("route"), "zone=z1", "env=prod")
+			n.R = xname(authA, RDS, t.Name("route"), "zone=z1", "env=prod")
 		}}, func(f *F) {
 			f.Chain(LDS)
 			r := f.Expect(RDS)
@@ -212,8 +224,8 @@ var clientXdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        append(slices.Clip(xdstpNeeds), targets.NeedObserver),
-		Run: fed(fedSetup{shared: []string{authA}, names: func(c *C) {
-			c.R = xname(authA, RDS, c.Name("route"))
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authA, RDS, t.Name("route"))
 		}}, func(f *F) {
 			f.Chain(LDS)
 			f.AwaitSubscribed(RDS, f.R)
@@ -231,8 +243,8 @@ var clientXdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xdstpNeeds,
-		Run: fed(fedSetup{own: []string{authB}, names: func(c *C) {
-			c.R = xname(authB, RDS, c.Name("route"))
+		Run: fed(fedSetup{own: []string{authB}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authB, RDS, t.Name("route"))
 		}}, func(f *F) {
 			// The listener, an old-style name, comes from the default
 			// server; its route, of authority B, from B's.
@@ -250,8 +262,8 @@ var clientXdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     ads,
 		Needs:        xdstpNeeds,
-		Run: fed(fedSetup{shared: []string{authA}, names: func(c *C) {
-			c.R = xname(authUnknown, RDS, c.Name("route"))
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authUnknown, RDS, t.Name("route"))
 		}}, func(f *F) {
 			f.Chain(LDS)
 			ctx, cancel := f.untilExit()
@@ -272,9 +284,9 @@ var clientXdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     ads,
 		Needs:        xdstpNeeds,
-		Run: fed(fedSetup{shared: []string{authA, authB}, names: func(c *C) {
-			c.R = xname(authA, RDS, c.Name("route"))
-			c.CL = xname(authB, CDS, c.Name("cluster"))
+		Run: fed(fedSetup{shared: []string{authA, authB}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authA, RDS, t.Name("route"))
+			n.CL = xname(authB, CDS, t.Name("cluster"))
 		}}, func(f *F) {
 			f.Chain(LDS)
 			r := f.Expect(RDS)
@@ -302,11 +314,11 @@ var clientXdstpScenarios = []*engine.Scenario{
 		Run: fed(fedSetup{shared: []string{authA},
 			// The target's name holds a space and a '?' (escaped in the
 			// URI); the listener name must hold them percent-encoded.
-			names: func(c *C) {
-				c.L = xdstp.Scheme + authA + "/" + strings.TrimPrefix(LDS.URL, xdstp.TypePrefix) + "/" + c.Name("svc") + "%20v%3F2"
+			names: func(t *engine.T, n *chain) {
+				n.L = xdstp.Scheme + authA + "/" + strings.TrimPrefix(LDS.URL, xdstp.TypePrefix) + "/" + t.Name("svc") + "%20v%3F2"
 			},
-			target: func(c *C) string { return "xds:///" + c.Name("svc") + "%20v%3F2" },
-			template: func(*C) string {
+			target: func(t *engine.T) string { return "xds:///" + t.Name("svc") + "%20v%3F2" },
+			template: func(*engine.T) string {
 				return xdstp.Scheme + authA + "/" + strings.TrimPrefix(LDS.URL, xdstp.TypePrefix) + "/%s"
 			},
 		}, func(f *F) {
