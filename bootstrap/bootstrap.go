@@ -30,6 +30,30 @@ type Params struct {
 	// AdminAddr is Envoy's admin address, host:port; empty leaves Envoy
 	// without an admin interface.
 	AdminAddr string
+	// Authorities go into the gRPC bootstrap's "authorities" map (gRFC
+	// A47 federation): each maps an xdstp authority to its own servers
+	// and listener name template. Nil leaves the map out.
+	Authorities []Authority
+	// DefaultListenerTemplate is the gRPC bootstrap's
+	// client_default_listener_resource_name_template (gRFC A47): how a
+	// target without an authority becomes a listener name. Empty leaves
+	// it out, which means "%s".
+	DefaultListenerTemplate string
+}
+
+// Authority is one entry of the gRPC bootstrap's authorities map (gRFC
+// A47).
+type Authority struct {
+	// Name is the authority, as written in xdstp://NAME/ and xds://NAME/.
+	Name string
+	// ServerAddr is the management server for the authority, host:port;
+	// empty means the top-level xds_servers (A47: an authority without
+	// xds_servers uses them).
+	ServerAddr string
+	// ListenerTemplate is its client_listener_resource_name_template;
+	// empty leaves it out, which means
+	// "xdstp://NAME/envoy.config.listener.v3.Listener/%s".
+	ListenerTemplate string
 }
 
 func (p Params) validate() error {
@@ -45,6 +69,18 @@ func (p Params) validate() error {
 	if p.AdminAddr != "" {
 		if _, _, err := splitHostPort(p.AdminAddr); err != nil {
 			errs = append(errs, fmt.Errorf("AdminAddr: %w", err))
+		}
+	}
+	seen := map[string]bool{}
+	for _, a := range p.Authorities {
+		if seen[a.Name] {
+			errs = append(errs, fmt.Errorf("authority %q given twice", a.Name))
+		}
+		seen[a.Name] = true
+		if a.ServerAddr != "" {
+			if _, _, err := splitHostPort(a.ServerAddr); err != nil {
+				errs = append(errs, fmt.Errorf("authority %q: ServerAddr: %w", a.Name, err))
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -68,17 +104,37 @@ func GRPC(p Params) ([]byte, error) {
 	if features == nil {
 		features = []string{"xds_v3"}
 	}
-	doc := obj{
-		"xds_servers": []any{obj{
-			"server_uri":      p.ServerAddr,
+	server := func(addr string) []any {
+		return []any{obj{
+			"server_uri":      addr,
 			"channel_creds":   []any{obj{"type": "insecure"}},
 			"server_features": features,
-		}},
+		}}
+	}
+	doc := obj{
+		"xds_servers": server(p.ServerAddr),
 		"node": obj{
 			"id":       p.NodeID,
 			"cluster":  p.Cluster,
 			"locality": obj{"zone": "z"},
 		},
+	}
+	if p.DefaultListenerTemplate != "" {
+		doc["client_default_listener_resource_name_template"] = p.DefaultListenerTemplate
+	}
+	if p.Authorities != nil {
+		auths := obj{}
+		for _, a := range p.Authorities {
+			entry := obj{}
+			if a.ServerAddr != "" {
+				entry["xds_servers"] = server(a.ServerAddr)
+			}
+			if a.ListenerTemplate != "" {
+				entry["client_listener_resource_name_template"] = a.ListenerTemplate
+			}
+			auths[a.Name] = entry
+		}
+		doc["authorities"] = auths
 	}
 	return marshal(doc)
 }

@@ -132,3 +132,35 @@ func TestInvalidParams(t *testing.T) {
 		})
 	}
 }
+
+// The federation fields of gRFC A47: an authorities map whose entries
+// carry their own servers and template, and the default template.
+func TestGRPCAuthorities(t *testing.T) {
+	b, err := GRPC(Params{ServerAddr: "127.0.0.1:5000", NodeID: "n1",
+		DefaultListenerTemplate: "xdstp:///envoy.config.listener.v3.Listener/%s",
+		Authorities: []Authority{
+			{Name: "a.example", ServerAddr: "127.0.0.1:5001", ListenerTemplate: "xdstp://a.example/envoy.config.listener.v3.Listener/t/%s"},
+			{Name: "b.example"},
+		}})
+	require.NoError(t, err)
+	var got struct {
+		Default     string `json:"client_default_listener_resource_name_template"`
+		Authorities map[string]struct {
+			Servers []struct {
+				URI string `json:"server_uri"`
+			} `json:"xds_servers"`
+			Template string `json:"client_listener_resource_name_template"`
+		} `json:"authorities"`
+	}
+	require.NoError(t, json.Unmarshal(b, &got), string(b))
+	assert.Equal(t, "xdstp:///envoy.config.listener.v3.Listener/%s", got.Default)
+	require.Len(t, got.Authorities, 2)
+	a := got.Authorities["a.example"]
+	require.Len(t, a.Servers, 1)
+	assert.Equal(t, "127.0.0.1:5001", a.Servers[0].URI)
+	assert.Equal(t, "xdstp://a.example/envoy.config.listener.v3.Listener/t/%s", a.Template)
+	assert.Empty(t, got.Authorities["b.example"].Servers, "an authority without servers uses the top-level ones")
+
+	_, err = GRPC(Params{ServerAddr: "127.0.0.1:5000", NodeID: "n1", Authorities: []Authority{{Name: "a"}, {Name: "a"}}})
+	assert.Error(t, err, "an authority given twice")
+}

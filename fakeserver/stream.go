@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -374,10 +375,12 @@ func (st *Stream) check(r *Request, sentNonce bool) {
 	switch {
 	case st.Service == nil && raw == "":
 		st.srv.violate(st, "STREAM-6", "request #%d on an aggregated stream has no type_url", r.Seq)
-	case raw != "" && st.Service != nil && raw != st.Service.URL:
+	case raw != "" && st.Service != nil && raw != st.Service.URL && raw != st.Service.URL+"Collection":
 		st.srv.violate(st, "STREAM-6", "request #%d has type_url %q on the %s service", r.Seq, raw, st.Service.Short)
 	case raw != "":
-		if _, ok := wire.TypeByExactURL(raw); !ok {
+		// A list collection of a type, "<T>Collection", travels where T
+		// does (COLL-1).
+		if _, ok := wire.TypeByExactURL(strings.TrimSuffix(raw, "Collection")); !ok {
 			st.srv.violate(st, "STREAM-6", "request #%d has type_url %q, which is no xDS v3 type", r.Seq, raw)
 		}
 	}

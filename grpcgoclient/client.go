@@ -35,12 +35,18 @@ type Client struct {
 // up. ctx bounds only the start-up: the process runs until Stop. If the
 // child exits first, the error carries its output.
 func Launch(ctx context.Context, bootstrapJSON []byte, listener string) (*Client, error) {
-	return launch(ctx, bootstrapJSON, listener, nil)
+	return launch(ctx, bootstrapJSON, "xds:///"+listener, nil)
+}
+
+// LaunchTarget is Launch for a channel target written out in full, such
+// as xds://authority/name (gRFC A47 federation).
+func LaunchTarget(ctx context.Context, bootstrapJSON []byte, target string) (*Client, error) {
+	return launch(ctx, bootstrapJSON, target, nil)
 }
 
 // launch is Launch with extra child environment, which tests use to make
 // the child fail.
-func launch(ctx context.Context, bootstrapJSON []byte, listener string, extraEnv []string) (*Client, error) {
+func launch(ctx context.Context, bootstrapJSON []byte, target string, extraEnv []string) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("launch grpc-go client: %w", err)
 	}
@@ -56,7 +62,7 @@ func launch(ctx context.Context, bootstrapJSON []byte, listener string, extraEnv
 	opts := process.Options{
 		Env: []string{
 			ChildEnv + "=" + childValue,
-			targetEnv + "=xds:///" + listener,
+			targetEnv + "=" + target,
 			"GRPC_XDS_BOOTSTRAP_CONFIG=" + string(bootstrapJSON),
 			// A bootstrap file name would take precedence over the config.
 			"GRPC_XDS_BOOTSTRAP=",

@@ -84,6 +84,18 @@ type Config struct {
 	// Profile is the client profile followed: ProfileGRPC (also "") or
 	// ProfileEnvoy.
 	Profile string
+	// Target, when set, is the channel target the client is pointed at
+	// instead of Listener: xds:///NAME or xds://AUTHORITY/NAME, resolved
+	// to a listener name through the templates (gRFC A47, XDSTP-15).
+	Target string
+	// Authorities maps xdstp authorities to their servers (gRFC A47
+	// bootstrap "authorities", XDSTP-13); names of an authority missing
+	// from it are asked of no server.
+	Authorities map[string]Authority
+	// DefaultListenerTemplate is
+	// client_default_listener_resource_name_template: how a target
+	// without an authority becomes a listener name ("%s" when empty).
+	DefaultListenerTemplate string
 	// DynamicParameters, when not nil, are sent with every subscription,
 	// which then goes in resource_locators instead of resource_names
 	// (xRFC TP2, DYN-11); variants are checked against them (DYN-10).
@@ -109,7 +121,9 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	parent context.Context
-	conn   *grpc.ClientConn
+	conn   *grpc.ClientConn            // the default server's channel
+	conns  map[string]*grpc.ClientConn // the other servers' channels, by address (XDSTP-14)
+	root   string                      // the listener the client is pointed at
 	csds   *grpc.Server
 	lis    net.Listener
 	events chan event
@@ -153,6 +167,10 @@ func (c *Client) types() []wire.Type {
 	if c.envoy {
 		return envoyFollowed
 	}
+	if c.rootIsCollection() {
+		// COLL-2: the listeners come from the list collection.
+		return append([]wire.Type{listenerCollection}, followed...)
+	}
 	return followed
 }
 
@@ -164,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.ServerAddr == "" {
 		return nil, errors.New("refclient: no server address")
 	}
-	if cfg.Listener == "" {
+	if cfg.Listener == "" && cfg.Target == "" {
 		return nil, errors.New("refclient: no listener name")
 	}
 	faults := map[Fault]bool{}
@@ -202,6 +220,8 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		faults:        faults,
 		parent:        ctx,
 		conn:          conn,
+		conns:         map[string]*grpc.ClientConn{},
+		root:          cfg.Listener,
 		csds:          grpc.NewServer(),
 		lis:           lis,
 		events:        make(chan event),
@@ -218,6 +238,13 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		firstVersions: map[string]map[string]string{},
 		deadlines:     map[timerKey]time.Time{},
 		envoy:         cfg.Profile == ProfileEnvoy,
+	}
+	if cfg.Target != "" {
+		if c.root, err = c.targetListener(); err != nil {
+			_ = conn.Close()
+			_ = lis.Close()
+			return nil, fmt.Errorf("refclient: %w", err)
+		}
 	}
 	if c.envoy {
 		if err := c.listenAdmin(); err != nil {
@@ -289,6 +316,9 @@ func (c *Client) stopper() {
 	}
 	c.wg.Wait()
 	_ = c.conn.Close()
+	for _, cc := range c.conns {
+		_ = cc.Close()
+	}
 	c.mu.Lock()
 	if c.err == nil && !c.closedByUser && c.parent.Err() != nil {
 		c.err = context.Cause(c.parent)

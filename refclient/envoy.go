@@ -80,8 +80,8 @@ func (c *Client) watchRefs(s *resState) []ref {
 // stateOrAdopt is state, except that a resource of a type asked for by
 // wildcard is taken whatever its name.
 func (c *Client) stateOrAdopt(u, name string) *resState {
-	if s := c.state(u, name); s != nil || !c.wildcard(u) {
-		return s
+	if s := c.state(u, name); s != nil || (!c.wildcard(u) && !c.inWatchedGlob(u, name)) {
+		return s // a member of a watched glob is adopted too (COLL-6)
 	}
 	if c.res[u] == nil {
 		c.res[u] = map[string]*resState{}

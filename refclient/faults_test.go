@@ -3,6 +3,7 @@ package refclient
 import (
 	"fmt"
 	"google.golang.org/protobuf/types/known/anypb"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -748,6 +749,8 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		})
 	}
 	for _, f := range AllFaults {
-		assert.True(t, covered[f], "fault %s has no case", f)
+		// The federation faults are proven by xdstp_test.go and the
+		// client self-proof table, where several servers are at hand.
+		assert.True(t, covered[f] || slices.Contains(xdstpFaults, f), "fault %s has no case", f)
 	}
 }

@@ -70,7 +70,7 @@ func (c *Client) onResponse(ev evResponse) {
 		c.crash(fmt.Errorf("refclient: crashed on a response with a %d-byte nonce", len(nonce))) // breaks ROB-3
 		return
 	}
-	if _, ok := wire.TypeByExactURL(responseType(st, u)); !ok {
+	if _, ok := c.knownType(responseType(st, u)); !ok {
 		// ROB-3, RES-3: a type the client never asked for is ignored. It
 		// cannot be validated, so neither an ACK nor a NACK fits, and a
 		// reply would name a type the client does not speak (STREAM-6).
@@ -127,13 +127,13 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 		c.crash(crash)
 		return
 	}
-	prev := c.versions[u]
+	prev := c.versions[c.versionKey(st, u)]
 	if len(probs) > 0 {
 		switch {
 		case c.fault(FaultApplyRejected):
-			c.applySotW(u, items, errorNames(r.GetResourceErrors())) // ACK-7 broken
+			c.applySotW(st, u, items, errorNames(r.GetResourceErrors())) // ACK-7 broken
 		case c.fault(FaultApplyDuplicates) && onlyDuplicates(probs):
-			c.applySotW(u, items, errorNames(r.GetResourceErrors())) // DUP-2 broken: the last copy is used
+			c.applySotW(st, u, items, errorNames(r.GetResourceErrors())) // DUP-2 broken: the last copy is used
 		default:
 			c.applyValid(u, items, probs) // ACK-8: the valid ones are used
 		}
@@ -144,7 +144,7 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 			return
 		}
 		// ACK-3: the last accepted version, the rejected nonce, error_detail.
-		req := c.sotwRequest(st, u, c.requested(u), true)
+		req := c.sotwRequest(st, u, c.requestedOn(st, u), true)
 		if c.fault(FaultNackRejectedVersion) {
 			req.VersionInfo = r.GetVersionInfo() // ACK-3 broken
 		}
@@ -161,9 +161,9 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 		c.enqueueReply(st, req)
 		return
 	}
-	c.applySotW(u, items, errorNames(r.GetResourceErrors()))
+	c.applySotW(st, u, items, errorNames(r.GetResourceErrors()))
 	c.applyErrors(u, r.GetVersionInfo(), r.GetResourceErrors(), itemNames(items), false)
-	c.versions[u] = r.GetVersionInfo()
+	c.versions[c.versionKey(st, u)] = r.GetVersionInfo()
 	st.lastVersion = r.GetVersionInfo()
 	if !c.replies(u) {
 		return
@@ -171,14 +171,14 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	if c.fault(FaultRequestBeforeAck) {
 		// UPD-4 broken: the subscription again, at the previous version,
 		// before the ACK.
-		again := c.sotwRequest(st, u, c.requested(u), true)
+		again := c.sotwRequest(st, u, c.requestedOn(st, u), true)
 		again.VersionInfo = prev
 		c.enqueue(st, again)
 	}
 	st.nackedLatest[u] = false
 	st.acceptedNonces[u] = r.GetNonce()
 	// ACK-2: the response's version and nonce, no error_detail.
-	req := c.sotwRequest(st, u, c.requested(u), true)
+	req := c.sotwRequest(st, u, c.requestedOn(st, u), true)
 	if c.fault(FaultAckEmptyNames) {
 		req.ResourceNames = nil // ACK-2 broken
 	}
@@ -277,8 +277,8 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	}
 	sv := r.GetSystemVersionInfo()
 	if c.fault(FaultNackDecreasingSystemVersion) { // VER-6 broken
-		if prevSV, ok := c.sysVersions[u]; sv == "" || (ok && versionLess(sv, prevSV)) {
-			probs = append(probs, problem{"", fmt.Sprintf("system_version_info %q is empty or below %q", sv, c.sysVersions[u])})
+		if prevSV, ok := c.sysVersions[c.versionKey(st, u)]; sv == "" || (ok && versionLess(sv, prevSV)) {
+			probs = append(probs, problem{"", fmt.Sprintf("system_version_info %q is empty or below %q", sv, prevSV)})
 		}
 	}
 	req := &discovery.DeltaDiscoveryRequest{TypeUrl: u, ResponseNonce: r.GetNonce()}
@@ -307,7 +307,7 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	} else {
 		c.applyDelta(u, items, removed)
 		c.applyErrors(u, sv, r.GetResourceErrors(), itemNames(items), true)
-		c.sysVersions[u] = sv
+		c.sysVersions[c.versionKey(st, u)] = sv
 		if c.fault(FaultDeltaAckWithoutNonce) {
 			req.ResponseNonce = "" // DELTA-1 broken
 		}
@@ -346,7 +346,7 @@ func versionLess(a, b string) bool {
 // has a name, is not named twice (DUP-2) and passes the type checks of the
 // gRPC profile. crash is set when the crash-on-empty-name fault fires.
 func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs []problem, crash error) {
-	t, ok := wire.TypeByExactURL(u)
+	t, ok := c.knownType(u)
 	if !ok {
 		return nil, []problem{{"", fmt.Sprintf("unsupported response type_url %q", u)}}, nil
 	}
@@ -361,6 +361,18 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 		}
 		if r.any == nil {
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d (%q) has no body", i, r.name)})
+			continue
+		}
+		if r.any.GetTypeUrl() == locatorTypeURL && r.name != "" {
+			// REDIR-1: a redirect to another resource of the type.
+			name := c.deliveredName(u, r.name)
+			target, err := c.redirectTarget(u, r.any)
+			if err != nil {
+				probs = append(probs, problem{name, fmt.Sprintf("resource %q: %v", r.name, err)})
+				continue
+			}
+			seen[name] = len(items)
+			items = append(items, item{name: name, any: r.any, version: r.version, refs: []ref{{u, target}}, ttl: r.ttl})
 			continue
 		}
 		if r.any.GetTypeUrl() != u {
@@ -378,7 +390,10 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: decode %s: %v", i, t.Short, err)})
 			continue
 		}
-		name := wire.NameOf(m)
+		name := c.deliveredName(u, wire.NameOf(m))
+		if name == "" && u == listenerCollection.URL {
+			name = c.deliveredName(u, r.name) // a collection is named by its Resource (COLL-1)
+		}
 		if name == "" {
 			if c.fault(FaultCrashOnEmptyName) {
 				return nil, nil, fmt.Errorf("refclient: crashed on %s resource %d with an empty name", t.Short, i)
@@ -386,7 +401,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: %s has no name", i, t.Short)})
 			continue
 		}
-		if r.name != "" && r.name != name {
+		if r.name != "" && c.deliveredName(u, r.name) != name {
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %q carries a %s named %q", r.name, t.Short, name)})
 			continue
 		}
@@ -450,7 +465,7 @@ func (c *Client) reject(u string, versionOf func(name string) string, probs []pr
 // decides what becomes of it (ERR-7); a missing resource of another type
 // stays (DEL-5, GRP-3); a name never received stays REQUESTED, since the
 // response may answer an older request (DNE-2).
-func (c *Client) applySotW(u string, items []item, spared map[string]bool) {
+func (c *Client) applySotW(st *stream, u string, items []item, spared map[string]bool) {
 	in := map[string]bool{}
 	t, _ := wire.TypeByURL(u)
 	for _, it := range items {
@@ -481,6 +496,8 @@ func (c *Client) applySotW(u string, items []item, spared map[string]bool) {
 		s := c.res[u][name]
 		switch {
 		case in[name], spared[name]:
+		case !c.inGroup(name, st.slot.group):
+			// Another server's resource: this response says nothing of it.
 		case s.any != nil:
 			c.remove(s)
 		case !t.Wildcard:
@@ -519,7 +536,7 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 		return // DEL-2 broken
 	}
 	for _, name := range removed {
-		if s := c.state(u, name); s != nil {
+		if s := c.state(u, c.deliveredName(u, name)); s != nil {
 			c.remove(s)
 		}
 	}
@@ -552,7 +569,11 @@ func (c *Client) store(s *resState, it item) {
 		s.firstAny = it.any                         // for status-shows-first-config
 	}
 	prev := s.current()
-	s.any, s.version, s.refs = it.any, it.version, it.refs
+	refs := it.refs
+	if s.typ == listenerCollection.URL && s.any != nil && c.fault(FaultCollectionFrozen) {
+		refs = s.refs // COLL-2 broken: the first membership stays
+	}
+	s.any, s.version, s.refs = it.any, it.version, refs
 	s.updated = time.Now()
 	s.status = statusAcked
 	s.errDetails, s.errVersion = "", ""

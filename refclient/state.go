@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // The CSDS statuses the client uses (OBS-1).
@@ -90,17 +91,33 @@ func (c *Client) reconcile() {
 	if c.envoy {
 		c.seedWildcards(want)
 	} else {
-		want[wire.Listener.URL][c.rootListener()] = true
+		rootType := wire.Listener.URL
+		if c.rootIsCollection() {
+			rootType = listenerCollection.URL // COLL-2
+		}
+		want[rootType][c.subscriptionName(c.rootListener())] = true
 	}
-	// Refs only point down the chain (LDS → RDS or CDS → CDS → EDS; in the
-	// Envoy profile CDS → EDS, LDS → RDS → VHDS), so one pass in chain
-	// order reaches the fixed point.
-	for _, t := range c.types() {
-		for name := range want[t.URL] {
-			if s := c.state(t.URL, name); s != nil {
-				for _, r := range c.watchRefs(s) {
-					if w, ok := want[r.typ]; ok {
-						w[r.name] = true
+	// Refs point down the chain (LDS → RDS or CDS → CDS → EDS; in the
+	// Envoy profile CDS → EDS, LDS → RDS → VHDS), or, for a redirect
+	// (REDIR-1), to a resource of the same type; a glob's held members
+	// are watched through it (COLL-6). Passes in chain order repeat until
+	// nothing is added.
+	for grew := true; grew; {
+		grew = false
+		add := func(typ, name string) {
+			if w, ok := want[typ]; ok && !w[name] {
+				w[name] = true
+				grew = true
+			}
+		}
+		for _, t := range c.types() {
+			for _, name := range slices.Sorted(maps.Keys(want[t.URL])) {
+				for _, m := range c.globMembers(t.URL, name) {
+					add(t.URL, m)
+				}
+				if s := c.state(t.URL, name); s != nil {
+					for _, r := range c.watchRefs(s) {
+						add(r.typ, c.subscriptionName(r.name))
 					}
 				}
 			}
@@ -131,10 +148,20 @@ func (c *Client) reconcile() {
 
 	if c.cfg.Variant.IsADS() && !c.fault(FaultADSStreamPerType) {
 		c.ensureSlot("")
+		for _, t := range c.types() {
+			for _, g := range c.groups(t.URL) {
+				_, addr, _ := c.group(c.firstIn(t.URL, g))
+				c.ensureSlotIn(g, addr, "")
+			}
+		}
 	} else {
 		for _, t := range c.types() {
-			if c.wildcard(t.URL) || len(c.requested(t.URL)) > 0 {
+			if c.wildcard(t.URL) {
 				c.ensureSlot(t.URL)
+			}
+			for _, g := range c.groups(t.URL) {
+				_, addr, _ := c.group(c.firstIn(t.URL, g))
+				c.ensureSlotIn(g, addr, t.URL)
 			}
 		}
 	}
@@ -155,7 +182,7 @@ func (c *Client) rootListener() string {
 	if c.fault(FaultWrongListenerName) {
 		return c.cfg.Listener + wrongListenerSuffix // RES-1 broken
 	}
-	return c.cfg.Listener
+	return c.root
 }
 
 // orderedSlots lists the slots in chain order so that requests triggered by
@@ -167,6 +194,12 @@ func (c *Client) orderedSlots() []*slot {
 	}
 	for _, t := range c.types() {
 		if sl, ok := c.slots[t.URL]; ok {
+			out = append(out, sl)
+		}
+	}
+	// The other servers' slots (xdstp.go), in a stable order.
+	for _, k := range slices.Sorted(maps.Keys(c.slots)) {
+		if sl := c.slots[k]; !slices.Contains(out, sl) {
 			out = append(out, sl)
 		}
 	}
@@ -186,6 +219,15 @@ func (c *Client) requested(u string) []string {
 		// UNSUB-1 broken: a name once asked for is asked for forever.
 		maps.Copy(names, c.everRequested[u])
 	}
+	if c.fault(FaultXdstpDeltaOnly) && !c.cfg.Variant.IsDelta() {
+		// XDSTP-18 broken: xdstp names are asked for over delta only.
+		maps.DeleteFunc(names, func(n string, _ bool) bool { return xdstp.Is(n) })
+	}
+	// COLL-6: a glob is asked for over delta only; its members come
+	// through it, never by name.
+	maps.DeleteFunc(names, func(n string, _ bool) bool {
+		return (isGlob(n) && !c.cfg.Variant.IsDelta() && !c.fault(FaultGlobOverSotW)) || c.inWatchedGlob(u, n)
+	})
 	return slices.Sorted(maps.Keys(names))
 }
 
@@ -213,7 +255,7 @@ func (c *Client) syncType(st *stream, u string) {
 		}
 		return // a wildcard subscription never changes
 	}
-	names := c.requested(u)
+	names := c.requestedOn(st, u)
 	if !st.sent[u] {
 		if len(names) > 0 {
 			c.subscribe(st, u, names, nil)
@@ -324,7 +366,7 @@ func (c *Client) sotwRequest(st *stream, u string, names []string, reply bool) *
 		Node:          c.nodeFor(st),
 		TypeUrl:       u,
 		ResourceNames: names,
-		VersionInfo:   c.versions[u],
+		VersionInfo:   c.versions[c.versionKey(st, u)],
 		ResponseNonce: c.sotwNonce(st, u),
 	}
 	if !reply && !st.sent[u] && st.gen > 1 && c.fault(FaultReconnectEmptyVersion) {
@@ -362,13 +404,13 @@ func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discov
 		ResourceNamesUnsubscribe: unsub,
 	}
 	if (first && !c.fault(FaultForgetInitialResourceVersions)) || c.fault(FaultIrvOnEveryRequest) {
-		req.InitialResourceVersions = c.held(u)
+		req.InitialResourceVersions = c.heldOn(st, u)
 		if c.fault(FaultStaleInitialVersions) {
 			req.InitialResourceVersions = maps.Clone(c.firstVersions[u]) // DELTA-6 broken
 		}
 		if c.fault(FaultIrvSystemVersion) {
 			for n := range req.InitialResourceVersions {
-				req.InitialResourceVersions[n] = c.sysVersions[u] // DELTA-6 broken
+				req.InitialResourceVersions[n] = c.sysVersions[c.versionKey(st, u)] // DELTA-6 broken
 			}
 		}
 	}

@@ -18,6 +18,8 @@ import (
 // whenever it ends, so the slot outlives every stream in it.
 type slot struct {
 	typ    string // the type URL of a per-type slot, "" for ADS
+	group  string // the server group whose names it carries (xdstp.go)
+	conn   *grpc.ClientConn
 	method string
 	types  []string // the type URLs carried by the slot, in chain order
 	delta  bool
@@ -95,18 +97,30 @@ func (c *Client) emit(ev event) bool {
 // one slot opened at start; per-type slots open when their type first gets
 // a watch.
 func (c *Client) ensureSlot(typ string) {
-	if _, ok := c.slots[typ]; ok {
+	c.ensureSlotIn(c.cfg.ServerAddr, c.cfg.ServerAddr, typ)
+}
+
+// ensureSlotIn is ensureSlot for the server group g, whose server is addr
+// (xdstp.go).
+func (c *Client) ensureSlotIn(g, addr, typ string) {
+	key := c.slotKey(g, typ)
+	if _, ok := c.slots[key]; ok {
+		return
+	}
+	conn, err := c.connFor(addr)
+	if err != nil {
+		c.crash(err)
 		return
 	}
 	v := c.cfg.Variant
-	sl := &slot{typ: typ, delta: v.IsDelta()}
+	sl := &slot{typ: typ, group: g, conn: conn, delta: v.IsDelta()}
 	if typ == "" {
 		sl.method = wire.MethodFor(v, wire.Type{})
 		for _, t := range c.types() {
 			sl.types = append(sl.types, t.URL)
 		}
 	} else {
-		t, _ := wire.TypeByURL(typ)
+		t, _ := c.knownType(typ)
 		sl.method = wire.MethodFor(v, t) // with ads-stream-per-type: the ADS method (ADS-3 broken)
 		if !sl.delta && t.SotWMethod == "" {
 			// VHDS has no SotW service (STREAM-10): only vhds-over-sotw
@@ -115,7 +129,7 @@ func (c *Client) ensureSlot(typ string) {
 		}
 		sl.types = []string{typ}
 	}
-	c.slots[typ] = sl
+	c.slots[key] = sl
 	c.wg.Add(1)
 	go c.run(sl)
 }
@@ -142,7 +156,7 @@ func (c *Client) run(sl *slot) {
 			return
 		}
 		sctx, cancel := context.WithCancel(c.ctx)
-		cs, err := c.conn.NewStream(sctx, &streamDesc, sl.method)
+		cs, err := sl.conn.NewStream(sctx, &streamDesc, sl.method)
 		if err != nil {
 			cancel()
 			backoff = nextBackoff(backoff)
@@ -365,7 +379,7 @@ func (c *Client) fireTimers(now time.Time) {
 // connected stream (DNE-7), unless it is running or the resource is known.
 // resent is true for the first request of the type on a reopened stream.
 func (c *Client) startDNE(typ, name string, resent bool) {
-	if c.fault(FaultNoDneTimer) { // DNE-1 broken
+	if c.fault(FaultNoDneTimer) || isGlob(name) { // DNE-1 broken; a glob is no resource to wait for
 		return
 	}
 	s := c.state(typ, name)
@@ -409,14 +423,14 @@ func (c *Client) onOpened(st *stream) {
 		for _, t := range sl.types {
 			if t != wire.Listener.URL {
 				st.sent[t] = true
-				st.sentNames[t] = setOf(c.requested(t))
+				st.sentNames[t] = setOf(c.requestedOn(st, t))
 			}
 		}
 	}
-	if c.fault(FaultEmptyLdsOnReconnect) && sl.carries(wire.Listener.URL) && len(c.requested(wire.Listener.URL)) > 0 {
+	if c.fault(FaultEmptyLdsOnReconnect) && sl.carries(wire.Listener.URL) && len(c.requestedOn(st, wire.Listener.URL)) > 0 {
 		// RES-1 broken: the first LDS request names nothing.
 		c.subscribe(st, wire.Listener.URL, nil, nil)
-		st.sentNames[wire.Listener.URL] = setOf(c.requested(wire.Listener.URL))
+		st.sentNames[wire.Listener.URL] = setOf(c.requestedOn(st, wire.Listener.URL))
 	}
 }
 
@@ -428,7 +442,7 @@ func (c *Client) onEnded(st *stream) {
 	sl.cur = nil
 	sl.oldNonces = st.nonces
 	for k := range c.deadlines {
-		if (k.kind == dneTimer && sl.carries(k.typ)) || k.st == st {
+		if (k.kind == dneTimer && sl.carries(k.typ) && c.inGroup(k.name, sl.group)) || k.st == st {
 			delete(c.deadlines, k)
 		}
 	}

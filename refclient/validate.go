@@ -41,7 +41,24 @@ func (c *Client) validate(m proto.Message) ([]ref, error) {
 	if c.envoy {
 		return c.checkEnvoy(m)
 	}
-	return check(m, c.fault(FaultAnyConfigSource))
+	if cl, ok := m.(*cluster.Cluster); ok && cl.GetType() == cluster.Cluster_EDS {
+		if err := c.checkXdstpCluster(cl.GetName(), cl.GetEdsClusterConfig().GetServiceName()); err != nil {
+			return nil, err
+		}
+	}
+	if lc, ok := m.(*listener.ListenerCollection); ok {
+		return c.collectionRefs(lc)
+	}
+	refs, err := check(m, c.fault(FaultAnyConfigSource))
+	if err != nil {
+		return refs, err
+	}
+	for _, r := range refs {
+		if err := c.checkLocator(r.name); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
 }
 
 // check validates a decoded resource of the gRPC client profile and returns

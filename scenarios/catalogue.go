@@ -31,7 +31,7 @@ func Client() []*engine.Scenario {
 		clientStreamScenarios, clientProfileScenarios, clientAckScenarios, clientNonceScenarios,
 		clientResourceScenarios, clientWrapperScenarios, clientTTLScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios, clientRobustnessScenarios,
-		clientErrorScenarios, clientDynamicScenarios,
+		clientErrorScenarios, clientDynamicScenarios, clientXdstpScenarios, clientCollectionScenarios,
 	} {
 		all = append(all, gRPCProfile(area)...)
 	}

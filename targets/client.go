@@ -119,7 +119,10 @@ const clientFeatureNeedPrefix = "client-feature:"
 // is read from its source (COMPATIBILITY.md says where).
 var builtinClientFeatures = map[string][]string{
 	BuiltinReference: ClientFeatures,
-	BuiltinGRPCGo:    nil,
+	// grpc-go implements gRFC A47 federation (xdstp names, authorities,
+	// templates), on by default since 1.55; not directives, collections,
+	// redirects, dynamic parameters or resource errors.
+	BuiltinGRPCGo: {ClientFeatureXdstp},
 }
 
 // Client profiles: what the client under test follows, and so which
@@ -192,6 +195,10 @@ type ClientOptions struct {
 	// MaxRecvSize is the largest request, in bytes, the fake management
 	// server accepts from the client (0: DefaultMaxRecvSize).
 	MaxRecvSize int
+	// BootstrapTemplate, with Command, replaces the gRPC bootstrap the
+	// harness writes for {{.Bootstrap}}: a Go text/template over
+	// BootstrapVars, for clients whose bootstrap has another shape.
+	BootstrapTemplate string
 }
 
 // Clients is a client target: it launches a fresh client per scenario and
@@ -294,6 +301,14 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	}
 	if c.opts.Features == nil {
 		c.opts.Features = builtinClientFeatures[opts.Target]
+	}
+	if opts.BootstrapTemplate != "" {
+		if opts.Command == "" {
+			return nil, errors.New("--bootstrap-template only applies to --client-cmd")
+		}
+		if _, err := parseBootstrapTemplate(opts.BootstrapTemplate); err != nil {
+			return nil, err
+		}
 	}
 	if len(opts.Faults) > 0 && opts.Target != BuiltinReference {
 		return nil, errors.New("--fault only applies to --target builtin:reference")
@@ -458,11 +473,35 @@ type LaunchSpec struct {
 	Listener string
 	// Variant is the variant under test.
 	Variant wire.Variant
+	// Target is the channel target the client is pointed at; empty means
+	// xds:///Listener. xds://AUTHORITY/NAME names an authority of the
+	// bootstrap (gRFC A47).
+	Target string
+	// Authorities go into the client's bootstrap (gRFC A47 federation):
+	// each maps an authority to a management server (XDSTP-13).
+	Authorities []bootstrap.Authority
+	// DefaultListenerTemplate is the bootstrap's
+	// client_default_listener_resource_name_template; empty leaves it out.
+	DefaultListenerTemplate string
 	// DynamicParameters, when not nil, are the dynamic parameters the
 	// client is asked to send with its subscriptions (xRFC TP2). Only the
 	// reference client is configured with them; another client claiming
 	// the dynamic-parameters feature sends those it was configured with.
 	DynamicParameters map[string]string
+}
+
+// target is the channel target the client is pointed at.
+func (s LaunchSpec) target() string {
+	if s.Target != "" {
+		return s.Target
+	}
+	return "xds:///" + s.Listener
+}
+
+// grpcBootstrap is the gRPC bootstrap for s, authorities included.
+func (s LaunchSpec) grpcBootstrap() bootstrap.Params {
+	return bootstrap.Params{ServerAddr: s.ServerAddr, NodeID: s.NodeID, Cluster: s.Cluster, Variant: wire.SotWADS,
+		Authorities: s.Authorities, DefaultListenerTemplate: s.DefaultListenerTemplate}
 }
 
 // Running is one launched client.
@@ -483,10 +522,18 @@ type Running interface {
 func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) {
 	switch {
 	case c.opts.Target == BuiltinReference:
+		var auths map[string]refclient.Authority
+		for _, a := range spec.Authorities {
+			if auths == nil {
+				auths = map[string]refclient.Authority{}
+			}
+			auths[a.Name] = refclient.Authority{Server: a.ServerAddr, ListenerTemplate: a.ListenerTemplate}
+		}
 		rc, err := refclient.Start(ctx, refclient.Config{
 			ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster,
 			Variant: spec.Variant, Listener: spec.Listener, DNETimeout: c.opts.DNETimer, Faults: c.faults,
 			Profile: c.opts.Profile, DynamicParameters: spec.DynamicParameters,
+			Target: spec.Target, Authorities: auths, DefaultListenerTemplate: spec.DefaultListenerTemplate,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("starting the reference client: %w", err)
@@ -501,7 +548,9 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 		}
 		return &builtinRunning{obs: obs, done: rc.Done(), err: rc.Err, stop: func() error { rc.Close(); return nil }}, nil
 	case c.opts.Target == BuiltinGRPCGo:
-		b, err := bootstrap.GRPC(bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant})
+		p := spec.grpcBootstrap()
+		p.Variant = spec.Variant
+		b, err := bootstrap.GRPC(p)
 		if err != nil {
 			return nil, fmt.Errorf("rendering the gRPC bootstrap: %w", err)
 		}
@@ -509,7 +558,7 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 		// timeout, not by the scenario's.
 		startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
 		defer cancel()
-		gc, err := grpcgoclient.Launch(startCtx, b, spec.Listener)
+		gc, err := grpcgoclient.LaunchTarget(startCtx, b, spec.target())
 		if err != nil {
 			return nil, fmt.Errorf("starting grpc-go's xDS client: %w", err)
 		}
@@ -574,7 +623,7 @@ var CommandVars = map[string]string{
 	"NodeID":         "the node id the client must use",
 	"Cluster":        "the node cluster",
 	"Listener":       "the listener name the client must ask for",
-	"Target":         "xds:///<Listener>, the gRPC dial target",
+	"Target":         "the gRPC dial target: xds:///<Listener>, or xds://AUTHORITY/NAME in federation scenarios",
 	"CSDS":           "host:port the client should serve CSDS on (also $XDSCONFORM_CSDS_ADDR)",
 	"Admin":          "host:port for Envoy's admin interface (also $XDSCONFORM_ADMIN_ADDR)",
 	"Dir":            "a scratch directory for this scenario, removed afterwards",
@@ -613,11 +662,14 @@ func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, 
 	p := bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant, AdminAddr: admin}
 	// A gRPC bootstrap cannot ask for delta or per-type streams: gRPC
 	// clients speak SotW ADS, whatever variant an Envoy is given.
-	gp := p
-	gp.Variant = wire.SotWADS
-	grpcJSON, err := bootstrap.GRPC(gp)
+	grpcJSON, err := bootstrap.GRPC(spec.grpcBootstrap())
 	if err != nil {
 		return fail(fmt.Errorf("rendering the gRPC bootstrap: %w", err))
+	}
+	if c.opts.BootstrapTemplate != "" {
+		if grpcJSON, err = renderBootstrapTemplate(c.opts.BootstrapTemplate, spec, csds); err != nil {
+			return fail(err)
+		}
 	}
 	envoyYAML, err := bootstrap.Envoy(p)
 	if err != nil {
@@ -626,7 +678,7 @@ func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, 
 	vars := map[string]string{
 		"Bootstrap": filepath.Join(dir, "bootstrap.json"), "EnvoyBootstrap": filepath.Join(dir, "envoy.yaml"),
 		"Server": spec.ServerAddr, "NodeID": spec.NodeID, "Cluster": spec.Cluster, "Listener": spec.Listener,
-		"Target": "xds:///" + spec.Listener, "CSDS": csds, "Admin": admin, "Dir": dir,
+		"Target": spec.target(), "CSDS": csds, "Admin": admin, "Dir": dir,
 	}
 	if err := os.WriteFile(vars["Bootstrap"], grpcJSON, 0o600); err != nil {
 		return fail(fmt.Errorf("writing the bootstrap: %w", err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -53,6 +54,11 @@ it started, detached or not: SIGTERM, then SIGKILL 2 s later. A client that
 had to be killed ends its scenario with an error. It may use these template
 variables, shell-quoted when substituted:
 ` + "{{vars}}" + `
+A client whose bootstrap has another shape than the gRPC JSON written to
+{{.Bootstrap}} gives --bootstrap-template FILE: a Go text/template rendered
+into {{.Bootstrap}} instead, per scenario, over these variables (federation
+scenarios point the client at several servers, one per authority):
+` + "{{bootvars}}" + `
 Clients that wait on their does-not-exist timer (15 s in gRPC) make the
 scenarios client/dne/* take that long; they run concurrently with the rest.
 Set --dne-timer if your client's timer differs.`
@@ -80,6 +86,8 @@ type clientFlags struct {
 	features []string
 	faults   []string
 	maxRecv  byteSize
+	// bootstrapTemplate is the --bootstrap-template file.
+	bootstrapTemplate string
 	// redactHeaders are header names whose values are secrets.
 	redactHeaders []string
 }
@@ -89,7 +97,7 @@ func newClientCmd(out io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "client --target builtin:NAME | --client-cmd COMMAND | --client-wait [flags]",
 		Short:   "Run the client suite against an xDS client",
-		Long:    strings.Replace(clientLong, "{{vars}}", commandVarsHelp(), 1),
+		Long:    strings.NewReplacer("{{vars}}", commandVarsHelp(), "{{bootvars}}", bootstrapVarsHelp()).Replace(clientLong),
 		Example: clientExample,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -113,6 +121,7 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.opts.Observer, "observer", "", "how to read the client's status: csds, admin (Envoy /config_dump) or none (default: admin in the envoy profile, csds otherwise)")
 	fs.StringSliceVar(&f.lacks, "status-lacks", nil, "states your client's status view never reports ("+joinNames(targets.StatusStates)+"): scenarios whose verdict rests on one are skipped instead of failing (admin always lacks DOES_NOT_EXIST)")
 	fs.StringSliceVar(&f.features, "client-features", nil, "optional protocol features your client implements ("+strings.Join(targets.ClientFeatures, ", ")+"): scenarios about one it does not claim are skipped with that reason (default: a built-in client's own list, none otherwise)")
+	fs.StringVar(&f.bootstrapTemplate, "bootstrap-template", "", "with --client-cmd: a Go text/template FILE rendered into {{.Bootstrap}} instead of the gRPC bootstrap (variables: see above)")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refclient.AllFaults)+
 		"; of these, "+joinNames(envoyFaults())+" act in the envoy profile only)")
@@ -146,6 +155,16 @@ func envoyFaults() []refclient.Fault {
 	return out
 }
 
+func bootstrapVarsHelp() string {
+	var b strings.Builder
+	for _, k := range targets.BootstrapTemplateVarOrder {
+		b.WriteString("  {{." + k + "}}")
+		b.WriteString(strings.Repeat(" ", max(1, 26-len(k))))
+		b.WriteString(targets.BootstrapTemplateVars[k] + "\n")
+	}
+	return b.String()
+}
+
 func commandVarsHelp() string {
 	var b strings.Builder
 	for _, k := range []string{"Bootstrap", "EnvoyBootstrap", "Server", "NodeID", "Cluster", "Listener", "Target", "CSDS", "Admin", "Dir"} {
@@ -160,6 +179,13 @@ func commandVarsHelp() string {
 func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	f.opts.Faults = f.faults
 	f.opts.MaxRecvSize = int(f.maxRecv)
+	if f.bootstrapTemplate != "" {
+		text, err := os.ReadFile(f.bootstrapTemplate)
+		if err != nil {
+			return suiteRun{}, usageError("--bootstrap-template: %v", err)
+		}
+		f.opts.BootstrapTemplate = string(text)
+	}
 	if err := markSensitiveHeaders(f.redactHeaders); err != nil {
 		return suiteRun{}, err
 	}

@@ -1,0 +1,224 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+
+	xdscore "github.com/cncf/xds/go/xds/core/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/xdstp"
+)
+
+// Glob collections and redirects in the client role (xRFC TP1): a client
+// that claims them is pointed at a glob of listeners, or served a
+// redirect, by the federation scenarios' servers (client_xdstp.go).
+
+// needing is xdstpNeeds and the optional features of a scenario.
+func needing(features ...string) []engine.Need {
+	needs := slices.Clone(xdstpNeeds)
+	for _, f := range features {
+		needs = append(needs, targets.NeedClientFeature(f))
+	}
+	return needs
+}
+
+// NeverAsked checks that no request of t on c's server names name
+// within the quiet window; why says what such a request would mean.
+// Replies to earlier responses may come meanwhile: each restarts the
+// window.
+func (c *C) NeverAsked(t wire.Type, name, why string) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	st := c.Stream(t)
+	for {
+		r, err := st.None(ctx, t)
+		if err != nil {
+			c.fail("watching for %s requests: %v", t.Short, err)
+		}
+		if r == nil {
+			return
+		}
+		if slices.Contains(r.Names(), name) {
+			c.Fatalf("%s asks for %s: %s", r, name, why)
+		}
+	}
+}
+
+// redirect sends, on the delta stream carrying t, the resource name as a
+// redirect to target (REDIR-1): a Resource whose payload is the
+// xds.core.v3.ResourceLocator of target. It returns the nonce.
+func (c *C) redirect(t wire.Type, name, target string) string {
+	n := xdstp.MustParse(target)
+	l := &xdscore.ResourceLocator{Scheme: xdscore.ResourceLocator_XDSTP, Authority: n.Authority, ResourceType: n.Type, Id: n.ID}
+	a, err := anypb.New(l)
+	if err != nil {
+		c.fail("packing the redirect to %s: %v", target, err)
+	}
+	st := c.Stream(t)
+	nonce := st.NewNonce()
+	c.Send(t, &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, Nonce: nonce, SystemVersionInfo: "1",
+		Resources: []*discovery.Resource{{Name: name, Version: "1", Resource: a}}})
+	return nonce
+}
+
+// lcoll is the list collection type of listeners (COLL-1). It travels on
+// the listener service, so its requests are read off the stream
+// carrying LDS.
+var lcoll = wire.Type{Short: "LDS-collection", URL: LDS.URL + "Collection", Service: LDS.Service,
+	SotWMethod: LDS.SotWMethod, DeltaMethod: LDS.DeltaMethod}
+
+// expectCollection returns the next request for the listener collection.
+func (c *C) expectCollection() *fakeserver.Request {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(LDS).Next(ctx, lcoll)
+	if err != nil {
+		c.fail("expected a %s request: %v", lcoll.Short, err)
+	}
+	return r
+}
+
+// respondCollection sends the listener collection name at version,
+// listing members, in a Resource named name (a collection has no name
+// of its own; SotW wraps it), and returns the nonce.
+func (c *C) respondCollection(name, version string, members ...string) string {
+	lc := &listener.ListenerCollection{}
+	for _, m := range members {
+		n := xdstp.MustParse(m)
+		lc.Entries = append(lc.Entries, &xdscore.CollectionEntry{ResourceSpecifier: &xdscore.CollectionEntry_Locator{
+			Locator: &xdscore.ResourceLocator{Scheme: xdscore.ResourceLocator_XDSTP, Authority: n.Authority, ResourceType: n.Type, Id: n.ID}}})
+	}
+	inner, err := anypb.New(lc)
+	if err != nil {
+		c.fail("packing the collection: %v", err)
+	}
+	res := &discovery.Resource{Name: name, Version: version, Resource: inner}
+	nonce := c.Stream(LDS).NewNonce()
+	if c.Variant.IsDelta() {
+		c.Send(LDS, &discovery.DeltaDiscoveryResponse{TypeUrl: lcoll.URL, Nonce: nonce, SystemVersionInfo: version, Resources: []*discovery.Resource{res}})
+		return nonce
+	}
+	wrapped, err := anypb.New(res)
+	if err != nil {
+		c.fail("wrapping the collection: %v", err)
+	}
+	c.Send(LDS, &discovery.DiscoveryResponse{TypeUrl: lcoll.URL, VersionInfo: version, Nonce: nonce, Resources: []*anypb.Any{wrapped}})
+	return nonce
+}
+
+// expectCollectionAck reads the client's ACK of the collection response
+// with nonce.
+func (c *C) expectCollectionAck(nonce, version string) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(LDS).Next(ctx, lcoll)
+	if err != nil {
+		c.Checking("ACK-1").fail("expected an answer to the %s response with nonce %q: %v", lcoll.Short, nonce, err)
+	}
+	c.checkAck(r, nonce, version)
+}
+
+// xdstp_protocol (TP1) §List, §Glob, §Server redirects, §Transport network addressing.
+var clientCollectionScenarios = []*engine.Scenario{
+	{
+		ID:           "client/collections/list-membership",
+		Title:        "A client follows a list collection's entries as they come and go",
+		Requirements: []string{"COLL-2"},
+		Level:        results.Must,
+		// On ADS only: TP1 does not say whether a per-type client asks for
+		// a collection on the stream of its members' service or on one of
+		// its own there.
+		Variants: ads,
+		Needs:    needing(targets.ClientFeatureListCollections),
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.L = xname(authA, lcoll, t.Name("listeners"))
+		}}, func(f *F) {
+			member := func(leaf string) string { return xname(authA, LDS, f.Name("listeners")+"/"+leaf) }
+			bar, baz, burp := member("bar"), member("baz"), member("burp")
+			r := f.expectCollection()
+			require.Equal(f.Checking("COLL-2"), []string{f.L}, r.Names(), "%s should subscribe to the collection %s", r, f.L)
+			f.expectCollectionAck(f.respondCollection(f.L, "1", bar, baz), "1")
+			f.Checking("COLL-2").AwaitSubscribed(LDS, bar, baz)
+			// bar leaves, burp comes.
+			f.expectCollectionAck(f.respondCollection(f.L, "2", baz, burp), "2")
+			if !f.Variant.IsDelta() {
+				f.Checking("COLL-2").AwaitSubscribed(LDS, baz, burp)
+				return
+			}
+			d := f.Checking("COLL-2").Expect(LDS)
+			require.Equal(f.Checking("COLL-2"), []string{burp}, d.Delta.GetResourceNamesSubscribe(), "%s should subscribe to the new entry", d)
+			require.Equal(f.Checking("COLL-2"), []string{bar}, d.Delta.GetResourceNamesUnsubscribe(), "%s should unsubscribe the entry gone", d)
+		}),
+	},
+	{
+		ID:           "client/collections/glob-over-delta-only",
+		Title:        "A glob collection is subscribed to over delta, never over SotW",
+		Requirements: []string{"COLL-6"},
+		Level:        results.Must,
+		// Over SotW per-type a client pointed at a glob alone has no
+		// stream to open at all: nothing to see there.
+		Variants: []wire.Variant{wire.SotWADS, wire.DeltaADS, wire.DeltaPerType},
+		Needs:    needing(targets.ClientFeatureGlobCollections),
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.L = xname(authA, LDS, t.Name("listeners")+"/*")
+		}}, func(f *F) {
+			if !f.Variant.IsDelta() {
+				f.Checking("COLL-6").NeverAsked(LDS, f.L, "a glob collection is for delta streams only; SotW uses list collections")
+				return
+			}
+			r := f.Checking("COLL-6").Expect(LDS)
+			require.Equal(f.Checking("COLL-6"), []string{f.L}, r.Names(), "%s should subscribe to the glob %s", r, f.L)
+			// A member, one level under the glob, is used: the client
+			// follows it to its route.
+			member := strings.TrimSuffix(f.L, "*") + "web"
+			f.ExpectAck(LDS, f.RespondDelta(LDS, "1", []proto.Message{wire.ClientListener(member, f.R, 1)}), "1")
+			f.Checking("COLL-6").AwaitSubscribed(RDS, f.R)
+		}),
+	},
+	{
+		ID:           "client/redirects/target-on-its-authority",
+		Title:        "A redirect's target is asked of the server of its own authority",
+		Requirements: []string{"REDIR-3"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        needing(targets.ClientFeatureRedirects),
+		Run: fed(fedSetup{shared: []string{authA}, own: []string{authB}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authA, RDS, t.Name("route"))
+		}}, func(f *F) {
+			f.Chain(LDS)
+			f.AwaitSubscribed(RDS, f.R)
+			target := xname(authB, RDS, f.Name("moved"))
+			f.ExpectAck(RDS, f.redirect(RDS, f.R, target), "1")
+			f.On[authB].Checking("REDIR-3").serve(RDS, target, wire.ClientRoute(target, f.CL, 1))
+			// The route it was redirected to is the one used.
+			f.Checking("REDIR-3").AwaitSubscribed(CDS, f.CL)
+		}),
+	},
+	{
+		ID:           "client/redirects/unknown-authority",
+		Title:        "A redirect to an authority missing from the bootstrap is asked of no server",
+		Requirements: []string{"REDIR-3"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        needing(targets.ClientFeatureRedirects),
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.R = xname(authA, RDS, t.Name("route"))
+		}}, func(f *F) {
+			f.Chain(LDS)
+			f.AwaitSubscribed(RDS, f.R)
+			target := xname(authUnknown, RDS, f.Name("moved"))
+			f.redirect(RDS, f.R, target)
+			f.Checking("REDIR-3").NeverAsked(RDS, target, "its authority "+authUnknown+" is in no bootstrap, so no server may be asked for it")
+		}),
+	},
+}

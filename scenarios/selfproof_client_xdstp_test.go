@@ -1,0 +1,36 @@
+package scenarios
+
+import (
+	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// The federation scenarios' catches (client_xdstp.go): each reference
+// client fault of refclient/faults_xdstp.go fails the scenario written
+// for its rule.
+func init() {
+	for id, catches := range map[string][]clientCatch{
+		"client/xdstp/chain": {
+			{fault: refclient.FaultUdpaScheme, rule: "XDSTP-1"},
+			// Delta streams still carry xdstp names with this fault; on
+			// SotW per-type streams it leaves no stream to open at all,
+			// which is the start's error, not a step's.
+			{fault: refclient.FaultXdstpDeltaOnly, rule: "XDSTP-18", variants: []wire.Variant{wire.SotWADS}},
+		},
+		"client/xdstp/context-parameter-order":     {{fault: refclient.FaultExactNameMatch, rule: "XDSTP-3"}},
+		"client/xdstp/context-parameters-exact":    {{fault: refclient.FaultIgnoreContextParams, rule: "XDSTP-5"}},
+		"client/xdstp/authority-to-server":         {{fault: refclient.FaultIgnoreAuthority, rule: "XDSTP-13"}},
+		"client/xdstp/unknown-authority":           {{fault: refclient.FaultUnknownAuthorityToDefault, rule: "XDSTP-13"}},
+		"client/xdstp/shared-channel":              {{fault: refclient.FaultChannelPerAuthority, rule: "XDSTP-14"}},
+		"client/xdstp/listener-template-encoding":  {{fault: refclient.FaultTemplateNotEncoded, rule: "XDSTP-15"}},
+		"client/xdstp/cluster-needs-service-name":  {{fault: refclient.FaultXdstpClusterWithoutServiceName, rule: "XDSTP-16"}},
+		"client/xdstp/directive-encoding":          {{fault: refclient.FaultDirectivesDecodedBeforeSplit, rule: "XDSTP-9"}},
+		"client/collections/list-membership":       {{fault: refclient.FaultCollectionFrozen, rule: "COLL-2"}},
+		"client/collections/glob-over-delta-only":  {{fault: refclient.FaultGlobOverSotW, rule: "COLL-6", variants: []wire.Variant{wire.SotWADS}}},
+		"client/redirects/target-on-its-authority": {{fault: refclient.FaultIgnoreAuthority, rule: "REDIR-3"}},
+		"client/redirects/unknown-authority":       {{fault: refclient.FaultUnknownAuthorityToDefault, rule: "REDIR-3"}},
+		"client/xdstp/directives-stripped":         {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
+	} {
+		mustCatchClient[id] = catches
+	}
+}
