@@ -275,6 +275,19 @@ func errIn(args []any) error {
 	return nil
 }
 
+// exited reports whether the client process is seen gone within
+// exitGrace.
+func (c *C) exited() bool {
+	grace := time.NewTimer(exitGrace)
+	defer grace.Stop()
+	select {
+	case <-c.Client.Exited():
+		return true
+	case <-grace.C:
+		return false
+	}
+}
+
 // exitGrace is how long a failing step waits to see whether the client
 // process died; it only delays reports of failures.
 const exitGrace = 250 * time.Millisecond
@@ -482,12 +495,17 @@ func (c *C) Send(t wire.Type, m proto.Message) {
 
 // expectReply returns the next request of t, the client's answer to the
 // response with nonce: none within the expect timeout breaks ACK-1 (every
-// response is answered), whatever the step checks.
+// response is answered), whatever the step checks. A client that died of
+// the response instead breaks the rule the step names (Checking), when it
+// names one: what the response held is what the step is about.
 func (c *C) expectReply(t wire.Type, nonce string) *fakeserver.Request {
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	r, err := c.Stream(t).Next(ctx, t)
 	if err != nil {
+		if c.rule != "" && c.exited() {
+			c.fail("expected an answer (ACK or NACK) to the %s response with nonce %q: %v", t.Short, nonce, err)
+		}
 		c.Checking("ACK-1").fail("expected an answer (ACK or NACK) to the %s response with nonce %q: %v", t.Short, nonce, err)
 	}
 	return r
