@@ -2,6 +2,7 @@ package fakeclient
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -98,17 +99,24 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 				bad("TTL-3", "resource #%d (%q) is a heartbeat at version %q, but the version sent last is %q", i, res.Name, res.Version, v)
 			}
 		}
+		if res.NamedTwice {
+			// DYN-4: only one of name and resource_name may be set.
+			bad("DYN-4", "resource #%d sets both name %q and resource_name (%q, constraints %s)", i, res.Name, res.Name, wire.ConstraintsString(res.Constraints))
+		}
 		if res.Name != "" {
-			if names[res.Name] == 0 {
-				order = append(order, res.Name)
+			// Variants of one name (xRFC TP2) are distinct resources:
+			// a resource is its name and its constraints.
+			k := res.key()
+			if names[k] == 0 {
+				order = append(order, k)
 			}
-			names[res.Name]++
+			names[k]++
 		}
 	}
 	// DUP-1: no response carries two resources with one name.
-	for _, n := range order {
-		if names[n] > 1 {
-			bad("DUP-1", "resource %q appears %d times in one response", n, names[n])
+	for _, k := range order {
+		if names[k] > 1 {
+			bad("DUP-1", "resource %s appears %d times in one response", variantWords(k), names[k])
 		}
 	}
 	// DUP-3: a delta response does not both update and remove a name.
@@ -117,5 +125,28 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 			bad("DUP-3", "%q is in both resources and removed_resources", n)
 		}
 	}
+	for _, rn := range r.RemovedNames {
+		if k := wire.VariantKey(rn.GetName(), rn.GetDynamicParameterConstraints()); names[k] > 0 {
+			bad("DUP-3", "%s is in both resources and removed_resource_names", variantWords(k))
+		}
+	}
+	// ERR-2: a resource is either served or in error, never both in one
+	// response.
+	for _, e := range r.Errors {
+		rn := e.GetResourceName()
+		if k := wire.VariantKey(rn.GetName(), rn.GetDynamicParameterConstraints()); names[k] > 0 {
+			bad("ERR-2", "%s is in both resources and resource_errors (%s)", variantWords(k), e.GetErrorDetail())
+		}
+	}
 	return out
+}
+
+// variantWords quotes a resource identity (wire.VariantKey) for a report:
+// its name, and the canonical form of its constraints when it has some.
+func variantWords(key string) string {
+	name, cons, ok := strings.Cut(key, "\x00")
+	if !ok {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("%q (with constraints %s)", name, cons)
 }
