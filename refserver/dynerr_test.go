@@ -89,7 +89,11 @@ func TestStoreErrors(t *testing.T) {
 	for name, r := range map[string]*fixturepb.SetResourceRequest{
 		"code OK":       {NodeId: node, TypeUrl: wire.Endpoint.URL, Name: "c", Error: &fixturepb.ResourceError{}},
 		"with resource": {NodeId: node, TypeUrl: wire.Endpoint.URL, Name: "c", Error: denied, Resource: wire.BuildAny(wire.Endpoint, "c", 1)},
-		"on a variant":  func() *fixturepb.SetResourceRequest { r := variantReq(t, "c", 1, wire.Exists("x")); r.Resource, r.Error = nil, denied; return r }(),
+		"on a variant": func() *fixturepb.SetResourceRequest {
+			r := variantReq(t, "c", 1, wire.Exists("x"))
+			r.Resource, r.Error = nil, denied
+			return r
+		}(),
 	} {
 		_, err := f.SetResource(ctx, r)
 		assert.Equal(t, codes.InvalidArgument, status.Code(err), "%s: %v", name, err)
