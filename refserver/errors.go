@@ -67,7 +67,7 @@ func (c *sotwConn) sotwError(ts *sotwType, resp *discovery.DiscoveryResponse, na
 	case repeat && !c.s.has(FaultRepeatErrors): // ERR-4 not used when set (MAY)
 		return true // ERR-4: sent once, the client remembers it (ERR-5)
 	}
-	resp.ResourceErrors = append(resp.ResourceErrors, resourceError(name, e.err))
+	resp.ResourceErrors = append(resp.ResourceErrors, resourceError(c.errorName(&ts.typeBase, ts.names[name], name), e.err))
 	if c.s.has(FaultErrorAndResource) && ts.sentAny[name] != nil {
 		resp.Resources = append(resp.Resources, ts.sentAny[name]) // breaks ERR-2: the old resource with its error
 	}
@@ -94,12 +94,23 @@ func (c *deltaConn) deltaError(ts *deltaType, resp *discovery.DeltaDiscoveryResp
 	if c.s.has(FaultNoResourceErrors) {
 		return true // breaks ERR-1
 	}
-	resp.ResourceErrors = append(resp.ResourceErrors, resourceError(name, e.err))
+	resp.ResourceErrors = append(resp.ResourceErrors, resourceError(c.errorName(&ts.typeBase, ts.subscribed[name], name), e.err))
 	if c.s.has(FaultErrorAndResource) && ts.sentAny[name] != nil {
 		// Breaks ERR-2: the old resource with its error.
 		resp.Resources = append(resp.Resources, &discovery.Resource{Name: name, Version: e.version, Resource: ts.sentAny[name]})
 	}
 	return true
+}
+
+// errorName is the name an error of resource name is reported under: its
+// own (ERR-11), also when the client gets it through a wildcard, which has
+// no name to report errors under. named says the client subscribed to it
+// by name.
+func (c *conn) errorName(ts *typeBase, named bool, name string) string {
+	if c.s.has(FaultWildcardErrorsUnnamed) && ts.wildcard && !named {
+		return "" // breaks ERR-11: named with the (legacy) wildcard's empty name
+	}
+	return name
 }
 
 // collectionError is the seam for glob collections (xdstp, ERR-11): the

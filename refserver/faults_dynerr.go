@@ -43,6 +43,10 @@ const (
 	// FaultRepeatErrors repeats a resource's error in every SotW response
 	// that could carry it (ERR-4, MAY).
 	FaultRepeatErrors Fault = "repeat-errors"
+	// FaultWildcardErrorsUnnamed reports the error of a resource a client
+	// gets through a legacy wildcard under the wildcard's empty name, not
+	// the resource's (ERR-11).
+	FaultWildcardErrorsUnnamed Fault = "wildcard-errors-unnamed"
 )
 
 // dynerrDescriptions are the descriptions of the faults above.
@@ -60,6 +64,7 @@ var dynerrDescriptions = map[Fault]string{
 	FaultErrorAndResource:            "ERR-2: sends a resource in error both in resource_errors and in resources",
 	FaultErrorsDropFullState:         "ERR-3: a SotW response reporting an error carries no resources",
 	FaultRepeatErrors:                "ERR-4 (MAY): repeats errors in every SotW response",
+	FaultWildcardErrorsUnnamed:       "ERR-11: a wildcard member's error is named with the wildcard's empty name, not the member's",
 }
 
 func init() {
@@ -67,7 +72,8 @@ func init() {
 		FaultLocatorSubscriptionsIgnored, FaultNamesNotResourceNames, FaultNameAndResourceName,
 		FaultPlainVariantRemoval, FaultVariantRemovalDropsAll, FaultTornVariantChange,
 		FaultIgnoreConstraints, FaultUnconstrainedKeysBlock, FaultNoMatchServesDefault,
-		FaultNoResourceErrors, FaultErrorAndResource, FaultErrorsDropFullState, FaultRepeatErrors)
+		FaultNoResourceErrors, FaultErrorAndResource, FaultErrorsDropFullState, FaultRepeatErrors,
+		FaultWildcardErrorsUnnamed)
 	for f, d := range dynerrDescriptions {
 		faultDescriptions[f] = d
 	}

@@ -17,7 +17,7 @@ func Server() []*engine.Scenario {
 		resourceScenarios, wildcardScenarios, deletionScenarios,
 		missingScenarios, unsubscribeScenarios, deltaScenarios, adsScenarios,
 		warmingScenarios, consistencyScenarios, ttlScenarios,
-		dynamicScenarios, errorScenarios,
+		dynamicScenarios, errorScenarios, errorWildcardScenarios,
 		robustnessScenarios,
 	} {
 		all = append(all, area...)

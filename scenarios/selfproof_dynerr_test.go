@@ -25,6 +25,7 @@ func init() {
 		"server/errors/disjoint":               {{fault: refserver.FaultErrorAndResource, rule: "ERR-2", want: "both in resources and in resource_errors"}},
 		"server/errors/full-state-kept":        {{fault: refserver.FaultErrorsDropFullState, rule: "ERR-3", want: "which still exists"}},
 		"server/errors/not-repeated":           {{fault: refserver.FaultRepeatErrors, rule: "ERR-4", want: "repeats the error"}},
+		"server/errors/wildcard-member-named":  {{fault: refserver.FaultWildcardErrorsUnnamed, rule: "ERR-11", want: "no name to report errors under"}},
 	} {
 		mustCatch[id] = catches
 	}

@@ -129,3 +129,41 @@ var errorScenarios = []*engine.Scenario{
 		}),
 	},
 }
+
+// TP3 §Wildcard Subscriptions and Glob Collections. The glob half of
+// ERR-11 (an error for a glob collection as a whole is named with the glob
+// URL) needs a server with glob collections; the reference server's seam
+// for it is refserver.collectionError.
+var errorWildcardScenarios = []*engine.Scenario{
+	{
+		ID:           "server/errors/wildcard-member-named",
+		Title:        "An error for a resource a legacy wildcard subscription covers is named with the resource's own name",
+		Requirements: []string{"ERR-11"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(fx(CDS), targets.NeedLegacyWildcard, targets.NeedResourceErrors),
+		Run: srv(func(s *S) {
+			s.Set(CDS, "a", 1)
+			b := s.SetError(CDS, "b", codes.PermissionDenied)
+			s.Wildcard(CDS)
+			v := s.Checking("ERR-11")
+			var unnamed []string
+			v.awaitExplaining(CDS, fmt.Sprintf("a Cluster response reporting an error for %q by its name", b), func(r *fakeclient.Response) bool {
+				for _, e := range r.Errors {
+					if n := e.GetResourceName().GetName(); n == "" || n == "*" {
+						unnamed = append(unnamed, fmt.Sprintf("response %q reports %v under the name %q", r.Nonce, e.GetErrorDetail(), n))
+					}
+				}
+				return r.ErrorFor(b) != nil
+			}, func() string {
+				if len(unnamed) > 0 {
+					return fmt.Sprintf("a legacy wildcard has no name to report errors under, yet %s", unnamed[0])
+				}
+				return ""
+			})
+			if len(unnamed) > 0 {
+				v.Errorf("a legacy wildcard has no name to report errors under, yet %s", unnamed[0])
+			}
+		}),
+	},
+}
