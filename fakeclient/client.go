@@ -635,8 +635,12 @@ func (c *Client) Unsubscribe(t wire.Type, names ...string) error {
 	}
 	c.mu.Lock()
 	set := slices.DeleteFunc(slices.Clone(c.state(t).names), func(n string) bool { return slices.Contains(names, n) })
+	// A name subscribed by locator (xRFC TP2) is dropped the same way.
+	locs := slices.DeleteFunc(cloneLocators(c.state(t).locators), func(l *discovery.ResourceLocator) bool { return slices.Contains(names, l.GetName()) })
 	c.mu.Unlock()
-	return c.SendSotW(t, c.SotWRequest(t, set))
+	req := c.SotWRequest(t, set)
+	req.ResourceLocators = locs
+	return c.SendSotW(t, req)
 }
 
 // RequestWildcardLegacy sends the legacy wildcard request for t: SotW with

@@ -2,7 +2,8 @@ package fakeclient
 
 import (
 	"fmt"
-	"strings"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -65,7 +66,8 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 	if expectedType != "" && r.TypeURL != expectedType {
 		bad("STREAM-7", "response type_url %q on a %s stream", r.TypeURL, expectedType)
 	}
-	names := map[string]int{}
+	names := map[string]int{}    // resource identity (wire.VariantKey) -> times carried
+	words := map[string]string{} // resource identity -> how a report quotes it
 	var order []string
 	for i, res := range r.Resources {
 		if res.Any == nil {
@@ -109,6 +111,7 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 			k := res.key()
 			if names[k] == 0 {
 				order = append(order, k)
+				words[k] = variantWords(res.Name, res.Constraints)
 			}
 			names[k]++
 		}
@@ -116,7 +119,7 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 	// DUP-1: no response carries two resources with one name.
 	for _, k := range order {
 		if names[k] > 1 {
-			bad("DUP-1", "resource %s appears %d times in one response", variantWords(k), names[k])
+			bad("DUP-1", "resource %s appears %d times in one response", words[k], names[k])
 		}
 	}
 	// DUP-3: a delta response does not both update and remove a name.
@@ -127,7 +130,7 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 	}
 	for _, rn := range r.RemovedNames {
 		if k := wire.VariantKey(rn.GetName(), rn.GetDynamicParameterConstraints()); names[k] > 0 {
-			bad("DUP-3", "%s is in both resources and removed_resource_names", variantWords(k))
+			bad("DUP-3", "%s is in both resources and removed_resource_names", words[k])
 		}
 	}
 	// ERR-2: a resource is either served or in error, never both in one
@@ -135,18 +138,17 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 	for _, e := range r.Errors {
 		rn := e.GetResourceName()
 		if k := wire.VariantKey(rn.GetName(), rn.GetDynamicParameterConstraints()); names[k] > 0 {
-			bad("ERR-2", "%s is in both resources and resource_errors (%s)", variantWords(k), e.GetErrorDetail())
+			bad("ERR-2", "%s is in both resources and resource_errors (%s)", words[k], e.GetErrorDetail())
 		}
 	}
 	return out
 }
 
-// variantWords quotes a resource identity (wire.VariantKey) for a report:
-// its name, and the canonical form of its constraints when it has some.
-func variantWords(key string) string {
-	name, cons, ok := strings.Cut(key, "\x00")
-	if !ok {
+// variantWords quotes a resource for a report: its name, and its
+// constraints when it is a variant.
+func variantWords(name string, c *discovery.DynamicParameterConstraints) string {
+	if c == nil {
 		return fmt.Sprintf("%q", name)
 	}
-	return fmt.Sprintf("%q (with constraints %s)", name, cons)
+	return fmt.Sprintf("%q (variant %s)", name, wire.ConstraintsString(c))
 }
