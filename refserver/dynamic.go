@@ -57,6 +57,9 @@ type dynState struct {
 	// torn are FaultTornVariantChange's removals, sent ahead of the
 	// response that replaces them.
 	torn []*discovery.ResourceName
+	// errSent are, per type URL, the version of the error last reported
+	// of each name in SotW (errors.go), reported once (ERR-4).
+	errSent map[string]map[string]string
 }
 
 // paramsFor returns the parameters a stream subscribes name of type url
@@ -107,6 +110,7 @@ func (c *conn) poke() {
 func (c *conn) locate(t wire.Type, req *discovery.DiscoveryRequest) []string {
 	names, locs := req.GetResourceNames(), req.GetResourceLocators()
 	if c.s.has(FaultLocatorSubscriptionsIgnored) || (len(locs) == 0 && len(c.dyn.params[t.URL]) == 0) {
+		c.dyn.forgetErrors(t.URL, names)
 		return names // breaks DYN-2 when the fault is set: locators go unheard
 	}
 	out := slices.Clone(names)
@@ -130,6 +134,7 @@ func (c *conn) locate(t wire.Type, req *discovery.DiscoveryRequest) []string {
 	if changed {
 		c.poke()
 	}
+	c.dyn.forgetErrors(t.URL, out)
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
@@ -59,8 +60,9 @@ func (c *sotwConn) sotwError(ts *sotwType, resp *discovery.DiscoveryResponse, na
 	if e.err == nil {
 		return false
 	}
-	repeat := ts.sent[name] == e.version
-	ts.sent[name] = e.version
+	repeat := c.dyn.errSent[ts.t.URL][name] == e.version
+	ts.sent[name] = e.version // no change to push until the error changes
+	c.dyn.noteError(ts.t.URL, name, e.version)
 	switch {
 	case c.s.has(FaultNoResourceErrors):
 		return true // breaks ERR-1: the error is never said
@@ -72,6 +74,32 @@ func (c *sotwConn) sotwError(ts *sotwType, resp *discovery.DiscoveryResponse, na
 		resp.Resources = append(resp.Resources, ts.sentAny[name]) // breaks ERR-2: the old resource with its error
 	}
 	return true
+}
+
+// noteError records that the error at version was reported for name.
+func (d *dynState) noteError(url, name, version string) {
+	if d.errSent == nil {
+		d.errSent = map[string]map[string]string{}
+	}
+	if d.errSent[url] == nil {
+		d.errSent[url] = map[string]string{}
+	}
+	d.errSent[url][name] = version
+}
+
+// forgetErrors forgets the errors reported for names a SotW request no
+// longer subscribes to, so subscribing again brings the error again, as
+// it brings a resource again (RES-4). A wildcard request may still cover
+// them, so it forgets none.
+func (d *dynState) forgetErrors(url string, names []string) {
+	if len(names) == 0 || slices.Contains(names, "*") {
+		return
+	}
+	for n := range d.errSent[url] {
+		if !slices.Contains(names, n) {
+			delete(d.errSent[url], n)
+		}
+	}
 }
 
 // errorsOnly is FaultErrorsDropFullState: a SotW response that reports an
