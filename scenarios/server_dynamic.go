@@ -142,18 +142,8 @@ var dynamicScenarios = []*engine.Scenario{
 			s.SetVariant(EDS, "bar", 3, envTest)
 			// "It is legal for a request to have some resources listed
 			// in resource_names and others in resource_locators."
-			loc := fakeclient.Locator(bar, params{"env": "prod"})
 			s.expecting(EDS, "DYN-2")
-			if s.Variant.IsDelta() {
-				req := s.C.DeltaRequest(EDS)
-				req.ResourceNamesSubscribe = []string{foo}
-				req.ResourceLocatorsSubscribe = []*discovery.ResourceLocator{loc}
-				s.must(EDS, s.C.SendDelta(EDS, req))
-			} else {
-				req := s.C.SotWRequest(EDS, []string{foo})
-				req.ResourceLocators = []*discovery.ResourceLocator{loc}
-				s.must(EDS, s.C.SendSotW(EDS, req))
-			}
+			s.subscribeMixed(EDS, foo, fakeclient.Locator(bar, params{"env": "prod"}))
 			v := s.Checking("DYN-2")
 			r := v.AwaitAll(EDS, foo, bar)
 			if got := r.Get(bar); got != nil {
@@ -216,19 +206,27 @@ var dynamicScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        with(fx(CDS), targets.NeedDynamicParameters),
 		Run: srv(func(s *S) {
-			// Clusters: a SotW subscription to a missing Cluster gets a
-			// full state without it, a delta one removed_resources
-			// (DNE-5), so "missing" is an answer, not a silence.
+			// Clusters, subscribed together with an existing one, b: the
+			// SotW response that carries b is the full state (GRP-1), so
+			// a missing from it is missing; delta reports a in
+			// removed_resources (DNE-5).
+			b := s.Set(CDS, "b", 1)
 			a := s.SetVariant(CDS, "a", 1, envProd)
 			s.SetVariant(CDS, "a", 2, envTest)
-			s.SubscribeLocator(CDS, a, params{"env": "qa"})
+			s.subscribeMixed(CDS, b, fakeclient.Locator(a, params{"env": "qa"}))
 			v := s.Checking("DYN-8")
-			r := v.Expect(CDS)
-			switch {
-			case r.Has(a):
-				v.Errorf("%q was subscribed with {env=qa}, which neither env=prod nor env=test matches, yet response %q serves it (constraints %s)", a, r.Nonce, wire.ConstraintsString(r.ConstraintsOf(a)))
-			case s.Variant.IsDelta() && !r.HasRemoved(a):
-				v.Errorf("%q was subscribed with {env=qa}, which no variant matches, so it does not exist; response %q does not list it as removed (DNE-5): resources %q, removed %q", a, r.Nonce, r.Names(), r.Removed)
+			served := func(r *fakeclient.Response) {
+				if r.Has(a) {
+					v.Fatalf("%q was subscribed with {env=qa}, which neither env=prod nor env=test matches, yet response %q serves it (constraints %s)", a, r.Nonce, wire.ConstraintsString(r.ConstraintsOf(a)))
+				}
+			}
+			r := v.AwaitRevisionChecking(CDS, b, 1, served)
+			if s.Variant.IsDelta() && !r.HasRemoved(a) {
+				s.Ack(CDS, r)
+				v.awaitWhere(CDS, fmt.Sprintf("a Cluster response listing %q, which no variant matches, as removed (DNE-5)", a), func(r *fakeclient.Response) bool {
+					served(r)
+					return r.HasRemoved(a)
+				})
 			}
 		}),
 	},
@@ -286,6 +284,24 @@ var dynamicScenarios = []*engine.Scenario{
 			}
 		}),
 	},
+}
+
+// subscribeMixed sends one request that subscribes name of type t by
+// resource_names and loc by resource_locators ("It is legal for a request
+// to have some resources listed in resource_names and others in
+// resource_locators", DYN-2).
+func (s *S) subscribeMixed(t wire.Type, name string, loc *discovery.ResourceLocator) {
+	locs := []*discovery.ResourceLocator{loc}
+	if s.Variant.IsDelta() {
+		req := s.C.DeltaRequest(t)
+		req.ResourceNamesSubscribe = []string{name}
+		req.ResourceLocatorsSubscribe = locs
+		s.must(t, s.C.SendDelta(t, req))
+		return
+	}
+	req := s.C.SotWRequest(t, []string{name})
+	req.ResourceLocators = locs
+	s.must(t, s.C.SendSotW(t, req))
 }
 
 // variantSet is a variant to set in a batch (applyVariants).
