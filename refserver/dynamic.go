@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"maps"
 	"slices"
+	"strings"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
@@ -122,7 +123,7 @@ func (c *conn) locate(t wire.Type, req *discovery.DiscoveryRequest) []string {
 			out = append(out, l.GetName())
 		}
 		kept[l.GetName()] = true
-		if c.dyn.setParams(t.URL, l.GetName(), params(l)) {
+		if c.dyn.setParams(t.URL, l.GetName(), locatorParams(l)) {
 			changed = true
 		}
 	}
@@ -152,7 +153,7 @@ func (c *conn) locateDelta(t wire.Type, req *discovery.DeltaDiscoveryRequest) (s
 	for _, l := range req.GetResourceLocatorsSubscribe() {
 		c.dyn.located = true
 		sub = append(sub, l.GetName())
-		c.dyn.setParams(t.URL, l.GetName(), params(l))
+		c.dyn.setParams(t.URL, l.GetName(), locatorParams(l))
 	}
 	for _, l := range req.GetResourceLocatorsUnsubscribe() {
 		unsub = append(unsub, l.GetName())
@@ -161,9 +162,9 @@ func (c *conn) locateDelta(t wire.Type, req *discovery.DeltaDiscoveryRequest) (s
 	return sub, unsub
 }
 
-// params are a locator's dynamic parameters, never nil: a locator without
-// any still subscribes with the empty set.
-func params(l *discovery.ResourceLocator) map[string]string {
+// locatorParams are a locator's dynamic parameters, never nil: a locator
+// without any still subscribes with the empty set.
+func locatorParams(l *discovery.ResourceLocator) map[string]string {
 	if p := l.GetDynamicParameters(); p != nil {
 		return p
 	}
@@ -183,7 +184,7 @@ func (s *Server) resolve(resources map[string]*entry, params func(name string) m
 	}
 	for name, vs := range variants {
 		slices.SortFunc(vs, func(a, b *entry) int {
-			return compareStrings(wire.ConstraintsKey(a.variant.constraints), wire.ConstraintsKey(b.variant.constraints))
+			return strings.Compare(wire.ConstraintsKey(a.variant.constraints), wire.ConstraintsKey(b.variant.constraints))
 		})
 		var p map[string]string
 		if params != nil {
@@ -193,16 +194,6 @@ func (s *Server) resolve(resources map[string]*entry, params func(name string) m
 			resources[name] = e
 		}
 	}
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // pick chooses the variant for params among vs, sorted: the one whose
@@ -270,7 +261,7 @@ func constrain(r *fixturepb.SetResourceRequest, name string, e *entry) (string, 
 	return wire.VariantKey(name, c), nil
 }
 
-// deleteKey is the store key a DeleteResource removes: the variant its
+// deleteKeys are the store keys a DeleteResource removes: the variant its
 // constraints name, or the unconstrained resource. With
 // FaultVariantRemovalDropsAll, every variant of the name goes too.
 func (s *Server) deleteKeys(resources map[string]*entry, r *fixturepb.DeleteResourceRequest) ([]string, error) {
