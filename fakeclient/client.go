@@ -73,14 +73,15 @@ type Client struct {
 // typeState is what the fake client remembers about one resource type. It
 // lives across reconnects, except for the nonce and the queue.
 type typeState struct {
-	names        []string          // SotW: current resource_names (may hold "*")
-	subscribed   []string          // delta: names subscribed (may hold "*")
-	ackedVersion string            // SotW: version of the last response ACKed through Ack
-	nonce        string            // latest nonce received on the current stream
-	known        map[string]string // delta: name -> version received and not removed
-	queue        []*Response       // received and not yet consumed by Expect
-	unkept       int               // responses not queued since the queue filled (see QueueBytes)
-	started      bool              // a request of the type went out on the current stream
+	names        []string                     // SotW: current resource_names (may hold "*")
+	locators     []*discovery.ResourceLocator // SotW: current resource_locators (xRFC TP2)
+	subscribed   []string                     // delta: names subscribed (may hold "*")
+	ackedVersion string                       // SotW: version of the last response ACKed through Ack
+	nonce        string                       // latest nonce received on the current stream
+	known        map[string]string            // delta: name -> version received and not removed
+	queue        []*Response                  // received and not yet consumed by Expect
+	unkept       int                          // responses not queued since the queue filled (see QueueBytes)
+	started      bool                         // a request of the type went out on the current stream
 }
 
 type stream struct {
@@ -95,6 +96,7 @@ type stream struct {
 	expected string // per-type streams: the only type URL they may carry
 	nonces   map[string]map[string]bool
 	asked    map[string]bool              // type URLs of the requests sent on the stream, as sent
+	located  bool                         // a request on the stream carried resource_locators: it takes Resource wrappers (DYN-1)
 	held     map[string]map[string]string // type URL -> name -> version last received
 	sendMu   sync.Mutex
 }
@@ -218,7 +220,7 @@ func (c *Client) check(w *watch, r *Response) {
 	if w.hits == 0 {
 		w.first = Violation{Rule: w.Rule, Stream: r.Stream, Nonce: r.Nonce,
 			Message: fmt.Sprintf("%s, yet a %s response came (version %q, resources %q, removed %q)",
-				w.Why, shortType(r.TypeURL), r.Version, r.Names(), r.Removed)}
+				w.Why, shortType(r.TypeURL), r.Version, r.Names(), r.removedNames())}
 		w.first.Message = transcript.Clip(w.first.Message, violationBytes)
 		c.opts.Transcript.Event(r.Stream, fmt.Sprintf("violation: %s: %s (nonce %q)", w.Rule, w.Why, r.Nonce))
 	}
@@ -352,7 +354,7 @@ func (c *Client) receive(s *stream) {
 		c.mu.Lock()
 		c.seq++
 		r.Seq = c.seq
-		c.addViolations(checkResponse(r, s.expected, s.asked, s.nonces, s.held, c.resourceInSotW(), c.takesTTL()))
+		c.addViolations(checkResponse(r, s.expected, s.asked, s.nonces, s.held, c.resourceInSotW() || s.located, c.takesTTL()))
 		s.hold(r)
 		for _, w := range c.watches {
 			c.check(w, r)
@@ -366,7 +368,7 @@ func (c *Client) receive(s *stream) {
 					st.known[res.Name] = res.Version
 				}
 			}
-			for _, n := range r.Removed {
+			for _, n := range r.removedNames() {
 				delete(st.known, n)
 			}
 			switch {
@@ -417,7 +419,7 @@ func (s *stream) hold(r *Response) {
 		}
 		held[res.Name] = res.Version
 	}
-	for _, n := range r.Removed {
+	for _, n := range r.removedNames() {
 		delete(s.held[r.TypeURL], n)
 	}
 }
@@ -482,6 +484,9 @@ func (c *Client) send(t wire.Type, m proto.Message) error {
 	c.opts.Transcript.Record(s.name, transcript.Sent, m)
 	c.mu.Lock()
 	s.sentAny = true
+	if locates(m) {
+		s.located = true
+	}
 	if u := requestTypeURL(m); u != "" && len(s.asked) < maxAsked {
 		if s.asked == nil {
 			s.asked = map[string]bool{}
@@ -519,6 +524,9 @@ func (c *Client) SotWRequest(t wire.Type, names []string) *discovery.DiscoveryRe
 		VersionInfo:   st.ackedVersion,
 		ResponseNonce: st.nonce,
 		ResourceNames: slices.Clone(names),
+		// TP2: locators are part of the subscription, which every SotW
+		// request restates whole (RES-1).
+		ResourceLocators: cloneLocators(st.locators),
 	}
 	c.mu.Unlock()
 	if c.firstOnStream(t) {
@@ -545,6 +553,7 @@ func (c *Client) SendSotW(t wire.Type, req *discovery.DiscoveryRequest) error {
 	}
 	c.mu.Lock()
 	c.state(t).names = slices.Clone(req.GetResourceNames())
+	c.state(t).locators = cloneLocators(req.GetResourceLocators())
 	c.state(t).started = true
 	c.mu.Unlock()
 	return c.send(t, req)
@@ -626,8 +635,12 @@ func (c *Client) Unsubscribe(t wire.Type, names ...string) error {
 	}
 	c.mu.Lock()
 	set := slices.DeleteFunc(slices.Clone(c.state(t).names), func(n string) bool { return slices.Contains(names, n) })
+	// A name subscribed by locator (xRFC TP2) is dropped the same way.
+	locs := slices.DeleteFunc(cloneLocators(c.state(t).locators), func(l *discovery.ResourceLocator) bool { return slices.Contains(names, l.GetName()) })
 	c.mu.Unlock()
-	return c.SendSotW(t, c.SotWRequest(t, set))
+	req := c.SotWRequest(t, set)
+	req.ResourceLocators = locs
+	return c.SendSotW(t, req)
 }
 
 // RequestWildcardLegacy sends the legacy wildcard request for t: SotW with
@@ -724,7 +737,7 @@ func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Re
 			}
 			if err == nil {
 				return r, fmt.Errorf("unexpected %s response (nonce %q, version %q, resources %q, removed %q) within the %v quiet window",
-					t.Short, r.Nonce, r.Version, r.Names(), r.Removed, window)
+					t.Short, r.Nonce, r.Version, r.Names(), r.removedNames(), window)
 			}
 		}
 		left := time.Until(deadline)

@@ -3,6 +3,8 @@ package fakeclient
 import (
 	"fmt"
 
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
 	"github.com/xdsconform/xdsconform/wire"
 	"github.com/xdsconform/xdsconform/xdstp"
 )
@@ -65,7 +67,8 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 	if expectedType != "" && r.TypeURL != expectedType {
 		bad("STREAM-7", "response type_url %q on a %s stream", r.TypeURL, expectedType)
 	}
-	names := map[string]int{}
+	names := map[string]int{}    // resource identity (wire.VariantKey) -> times carried
+	words := map[string]string{} // resource identity -> how a report quotes it
 	var order []string
 	for i, res := range r.Resources {
 		if res.Any == nil {
@@ -102,17 +105,25 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 				bad("TTL-3", "resource #%d (%q) is a heartbeat at version %q, but the version sent last is %q", i, res.Name, res.Version, v)
 			}
 		}
+		if res.NamedTwice {
+			// DYN-4: only one of name and resource_name may be set.
+			bad("DYN-4", "resource #%d sets both name %q and resource_name (%q, constraints %s)", i, res.Name, res.Name, wire.ConstraintsString(res.Constraints))
+		}
 		if res.Name != "" {
-			if names[res.Name] == 0 {
-				order = append(order, res.Name)
+			// Variants of one name (xRFC TP2) are distinct resources:
+			// a resource is its name and its constraints.
+			k := res.key()
+			if names[k] == 0 {
+				order = append(order, k)
+				words[k] = variantWords(res.Name, res.Constraints)
 			}
-			names[res.Name]++
+			names[k]++
 		}
 	}
 	// DUP-1: no response carries two resources with one name.
-	for _, n := range order {
-		if names[n] > 1 {
-			bad("DUP-1", "resource %q appears %d times in one response", n, names[n])
+	for _, k := range order {
+		if names[k] > 1 {
+			bad("DUP-1", "resource %s appears %d times in one response", words[k], names[k])
 		}
 	}
 	// DUP-3: a delta response does not both update and remove a name.
@@ -121,5 +132,27 @@ func checkResponse(r *Response, expectedType string, asked map[string]bool, seen
 			bad("DUP-3", "%q is in both resources and removed_resources", n)
 		}
 	}
+	for _, rn := range r.RemovedNames {
+		if k := wire.VariantKey(rn.GetName(), rn.GetDynamicParameterConstraints()); names[k] > 0 {
+			bad("DUP-3", "%s is in both resources and removed_resource_names", words[k])
+		}
+	}
+	// ERR-2: a resource is either served or in error, never both in one
+	// response.
+	for _, e := range r.Errors {
+		rn := e.GetResourceName()
+		if k := wire.VariantKey(rn.GetName(), rn.GetDynamicParameterConstraints()); names[k] > 0 {
+			bad("ERR-2", "%s is in both resources and resource_errors (%s)", words[k], e.GetErrorDetail())
+		}
+	}
 	return out
+}
+
+// variantWords quotes a resource for a report: its name, and its
+// constraints when it is a variant.
+func variantWords(name string, c *discovery.DynamicParameterConstraints) string {
+	if c == nil {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("%q (variant %s)", name, wire.ConstraintsString(c))
 }

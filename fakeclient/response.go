@@ -30,6 +30,11 @@ type Response struct {
 	Resources []Resource
 	// Removed is removed_resources (delta only).
 	Removed []string
+	// RemovedNames is removed_resource_names (delta only): removals of
+	// resources sent with dynamic parameter constraints (DYN-5).
+	RemovedNames []*discovery.ResourceName
+	// Errors is resource_errors (xRFC TP3): per-resource errors (ERR-1).
+	Errors []*discovery.ResourceError
 	// SotW is the raw SotW message, nil for delta.
 	SotW *discovery.DiscoveryResponse
 	// Delta is the raw delta message, nil for SotW.
@@ -59,6 +64,12 @@ type Resource struct {
 	// Heartbeat says the wrapper has no resource: a TTL refresh of what
 	// the client holds (TTL-3), not an update.
 	Heartbeat bool
+	// Constraints are the dynamic parameter constraints of the variant
+	// (the wrapper's resource_name, xRFC TP2, DYN-3); nil when it came
+	// without any.
+	Constraints *discovery.DynamicParameterConstraints
+	// NamedTwice says the wrapper set both name and resource_name (DYN-4).
+	NamedTwice bool
 }
 
 // Names lists the resource names in wire order (duplicates kept).
@@ -73,8 +84,23 @@ func (r *Response) Names() []string {
 // Has reports whether the response carries a resource named name.
 func (r *Response) Has(name string) bool { return slices.Contains(r.Names(), name) }
 
-// HasRemoved reports whether the delta response lists name in removed_resources.
-func (r *Response) HasRemoved(name string) bool { return slices.Contains(r.Removed, name) }
+// HasRemoved reports whether the delta response lists name in
+// removed_resources or, with any constraints, in removed_resource_names.
+func (r *Response) HasRemoved(name string) bool {
+	return slices.Contains(r.Removed, name) || slices.ContainsFunc(r.RemovedNames, func(rn *discovery.ResourceName) bool {
+		return rn.GetName() == name
+	})
+}
+
+// removedNames lists every name the delta response removes, from
+// removed_resources and removed_resource_names alike.
+func (r *Response) removedNames() []string {
+	out := slices.Clone(r.Removed)
+	for _, rn := range r.RemovedNames {
+		out = append(out, rn.GetName())
+	}
+	return out
+}
 
 // Find returns the first resource named name, or nil.
 func (r *Response) Find(name string) *Resource {
@@ -115,7 +141,8 @@ func (r *Response) Filter(keep func(string) bool) []string {
 }
 
 func decodeSotW(stream string, m *discovery.DiscoveryResponse) *Response {
-	r := &Response{Stream: stream, TypeURL: m.GetTypeUrl(), Nonce: m.GetNonce(), Version: m.GetVersionInfo(), SotW: m}
+	r := &Response{Stream: stream, TypeURL: m.GetTypeUrl(), Nonce: m.GetNonce(), Version: m.GetVersionInfo(), SotW: m,
+		Errors: m.GetResourceErrors()}
 	for _, a := range m.GetResources() {
 		res := Resource{Any: a}
 		if msg, err := wire.Unpack(a); err == nil {
@@ -126,6 +153,7 @@ func decodeSotW(stream string, m *discovery.DiscoveryResponse) *Response {
 			w := &discovery.Resource{}
 			if a.UnmarshalTo(w) == nil {
 				res.Wrapped, res.TTL, res.Version, res.Heartbeat = true, w.GetTtl(), w.GetVersion(), w.GetResource() == nil
+				res.named(w)
 			}
 		}
 		r.Resources = append(r.Resources, res)
@@ -158,10 +186,11 @@ func (r *Response) AliasesOf(name string) []string {
 
 func decodeDelta(stream string, m *discovery.DeltaDiscoveryResponse) *Response {
 	r := &Response{Stream: stream, TypeURL: m.GetTypeUrl(), Nonce: m.GetNonce(), Version: m.GetSystemVersionInfo(),
-		Removed: m.GetRemovedResources(), Delta: m}
+		Removed: m.GetRemovedResources(), RemovedNames: m.GetRemovedResourceNames(), Errors: m.GetResourceErrors(), Delta: m}
 	for _, dr := range m.GetResources() {
 		res := Resource{Name: dr.GetName(), Version: dr.GetVersion(), Any: dr.GetResource(), Wrapped: true,
 			TTL: dr.GetTtl(), Aliases: dr.GetAliases(), Heartbeat: dr.GetResource() == nil}
+		res.named(dr)
 		if dr.GetResource() != nil {
 			if msg, err := wire.Unpack(dr.GetResource()); err == nil {
 				res.Message = msg
@@ -170,4 +199,62 @@ func decodeDelta(stream string, m *discovery.DeltaDiscoveryResponse) *Response {
 		r.Resources = append(r.Resources, res)
 	}
 	return r
+}
+
+// named takes the wrapper's resource_name (xRFC TP2): a resource named
+// only there goes by that name, with its constraints.
+func (res *Resource) named(w *discovery.Resource) {
+	rn := w.GetResourceName()
+	if rn == nil {
+		return
+	}
+	res.NamedTwice = w.GetName() != ""
+	if w.GetName() == "" {
+		res.Name = rn.GetName()
+	}
+	res.Constraints = rn.GetDynamicParameterConstraints()
+}
+
+// key is the resource's identity in the response: its name and, for a
+// variant, its constraints (wire.VariantKey).
+func (res *Resource) key() string { return wire.VariantKey(res.Name, res.Constraints) }
+
+// ConstraintsOf returns the constraints the response gives the resource
+// named name, nil when it gives none (or does not carry it).
+func (r *Response) ConstraintsOf(name string) *discovery.DynamicParameterConstraints {
+	if res := r.Find(name); res != nil {
+		return res.Constraints
+	}
+	return nil
+}
+
+// RemovedVariant returns the removed_resource_names entry for name, nil
+// when there is none.
+func (r *Response) RemovedVariant(name string) *discovery.ResourceName {
+	for _, rn := range r.RemovedNames {
+		if rn.GetName() == name {
+			return rn
+		}
+	}
+	return nil
+}
+
+// ErrorFor returns the resource_errors entry for name, nil when there is
+// none.
+func (r *Response) ErrorFor(name string) *discovery.ResourceError {
+	for _, e := range r.Errors {
+		if e.GetResourceName().GetName() == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// ErrorNames lists the names of resource_errors, in wire order.
+func (r *Response) ErrorNames() []string {
+	out := make([]string, 0, len(r.Errors))
+	for _, e := range r.Errors {
+		out = append(out, e.GetResourceName().GetName())
+	}
+	return out
 }

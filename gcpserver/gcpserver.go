@@ -126,6 +126,8 @@ func (s *Server) FixtureServer() fixturepb.FixtureServer { return s.fx }
 //     subscriptions by alias) and no "envoy-warming" (a SotW EDS request
 //     carrying the current version and no new name is not answered,
 //     simple.go:426-452);
+//   - no "dynamic-parameters" and no "resource-errors": go-control-plane
+//     implements neither xRFC TP2 nor TP3 (see newer.go);
 //   - names are the caller's; resources are per node only for Snapshot.
 //   - none of "xdstp", "list-collections", "glob-collections" and
 //     "redirects": names are opaque strings, matched only when identical

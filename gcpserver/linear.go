@@ -66,6 +66,9 @@ func (f *linearFixture) GetCapabilities(context.Context, *fixturepb.GetCapabilit
 
 // SetResource implements fixturepb.FixtureServer.
 func (f *linearFixture) SetResource(_ context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
+	if err := refuseNewer(r); err != nil {
+		return nil, err
+	}
 	t, m, err := decode(r.GetTypeUrl(), r.GetName(), r.GetResource())
 	if err != nil {
 		return nil, err
@@ -92,6 +95,9 @@ func (f *linearFixture) SetResource(_ context.Context, r *fixturepb.SetResourceR
 // DeleteResource implements fixturepb.FixtureServer. The resource is
 // global, so it is gone for every node and no node owns it any more.
 func (f *linearFixture) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
+	if err := refuseVariantDelete(r); err != nil {
+		return nil, err
+	}
 	t, err := lookupType(r.GetTypeUrl())
 	if err != nil {
 		return nil, err

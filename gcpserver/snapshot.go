@@ -69,6 +69,9 @@ type change struct {
 // decodeSet checks a SetResourceRequest for the SnapshotCache: it keeps
 // TTLs (types.ResourceWithTTL) but has no aliases.
 func decodeSet(r *fixturepb.SetResourceRequest) (change, error) {
+	if err := refuseNewer(r); err != nil {
+		return change{}, err
+	}
 	t, m, err := decode(r.GetTypeUrl(), r.GetName(), r.GetResource())
 	if err != nil {
 		return change{}, err
@@ -99,6 +102,9 @@ func (f *snapshotFixture) SetResource(ctx context.Context, r *fixturepb.SetResou
 // name changes no version but still publishes the snapshot, so a node's
 // first fixture call installs one whatever it is (see publish).
 func (f *snapshotFixture) DeleteResource(ctx context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
+	if err := refuseVariantDelete(r); err != nil {
+		return nil, err
+	}
 	t, err := lookupType(r.GetTypeUrl())
 	if err != nil {
 		return nil, err
@@ -126,6 +132,9 @@ func (f *snapshotFixture) ApplyChanges(ctx context.Context, r *fixturepb.ApplyCh
 			changes = append(changes, ch)
 			resp.Set = append(resp.Set, &fixturepb.SetResourceResponse{Name: ch.name})
 		case c.GetDelete() != nil:
+			if err := refuseVariantDelete(c.GetDelete()); err != nil {
+				return nil, fixture.BatchError(i, err)
+			}
 			t, err := lookupType(c.GetDelete().GetTypeUrl())
 			if err != nil {
 				return nil, fixture.BatchError(i, err)

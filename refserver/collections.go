@@ -162,6 +162,12 @@ func (c *deltaConn) subscribeGlob(ts *deltaType, snap snapshot, n string, send, 
 		return false
 	}
 	ts.globs[n] = true
+	if e, ok := snap.resources[n]; ok && e.err != nil && !c.s.has(FaultGlobErrorsDropped) { // the fault breaks ERR-11
+		// ERR-11: an error for the collection as a whole is named with
+		// the glob's URL, in resource_errors (errors.go).
+		send[n] = true
+		return true
+	}
 	members := c.s.globMembers(ts.t, snap, g)
 	if len(members) > 0 && c.s.has(FaultRedirectGlob) {
 		// Breaks REDIR-2: the glob as a whole is redirected.

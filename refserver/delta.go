@@ -80,19 +80,19 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	if nack && c.s.has(FaultLateNackResend) {
 		// Breaks ACK-5 / UPD-1, a second later: the rejected content again.
 		c.after(time.Second, func() error {
-			snap := c.s.snapshot(c.node, t.URL)
+			snap := c.snapshot(t.URL)
 			return c.send(ts, snap, setOfNames(c.wanted(ts, snap)), nil)
 		})
 	}
 
+	sub, unsub := c.locateDelta(t, req) // dynamic.go: names and locators alike (DYN-2)
 	// XDSTP-3, -4: xdstp names, subscribed or being subscribed, see
 	// what they match under the name they were written as.
-	snap := c.xview(t, c.s.snapshot(c.node, t.URL), false, ts.subscribed, req.GetResourceNamesSubscribe())
+	snap := c.xview(t, c.snapshot(t.URL), false, ts.subscribed, sub)
 	first := !ts.started
 	ts.started = true
 	wasWildcard := ts.wildcard
 	send, remove := nameSet{}, nameSet{} // DUP-3: a name exists or not, never both
-	sub, unsub := req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()
 
 	if first {
 		// Start from what the client reports, not from what a push of an
@@ -269,7 +269,7 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	if first && c.service == nil && c.s.has(FaultPushUnrequestedTypes) {
 		// Breaks STREAM-2: a type the client did not ask for arrives on ADS.
 		if other := c.typeState(unrequestedType(t)); !other.started {
-			o := c.s.snapshot(c.node, other.t.URL)
+			o := c.snapshot(other.t.URL)
 			return c.send(other, o, o.names(), nil)
 		}
 	}
@@ -323,7 +323,7 @@ func (c *deltaConn) onWake() error {
 		if !ts.started || ts.stalled {
 			continue
 		}
-		snap := c.xview(ts.t, c.s.snapshot(c.node, url), false, ts.subscribed, nil)
+		snap := c.xview(ts.t, c.snapshot(url), false, ts.subscribed, nil)
 		send, remove := nameSet{}, nameSet{}
 		for n, e := range snap.resources {
 			// MULTI-2: only the streams subscribed to a resource get it.
@@ -380,7 +380,7 @@ func (c *deltaConn) onWake() error {
 			rds := c.types[wire.Route.URL]
 			if p.ts.t.URL == wire.Listener.URL && len(p.send) > 0 && rds != nil && rds.started && c.s.has(FaultResendRoutesOnListenerUpdate) {
 				// WARM-5 not used (MAY): the listener's routes go again, unchanged.
-				snap := c.s.snapshot(c.node, wire.Route.URL)
+				snap := c.snapshot(wire.Route.URL)
 				if err := c.send(rds, snap, setOfNames(c.wanted(rds, snap)), nil); err != nil {
 					return err
 				}
@@ -400,7 +400,12 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	}
 	for _, n := range sortedNames(send) { // DUP-1: names are unique
 		e := snap.resources[n]
+		if c.deltaError(ts, resp, n, e) { // errors.go: in resource_errors instead (ERR-1, ERR-2)
+			continue
+		}
 		r := &discovery.Resource{Name: c.servedName(ts.t, n), Version: e.version, Resource: c.pack(ts.t, e), Aliases: e.aliases} // VER-7, DELTA-10
+		// dynamic.go: variants go by resource_name (DYN-3, DYN-4, DYN-6).
+		c.nameVariant(ts.t, resp, r, e)
 		if c.takesTTL() {
 			r.Ttl = e.ttl // TTL-1: only for clients that take TTLs
 		}
@@ -429,7 +434,7 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 		resp.Resources = append(resp.Resources, resp.Resources[0]) // breaks DUP-1
 	}
 	for _, n := range sortedNames(remove) {
-		resp.RemovedResources = append(resp.RemovedResources, n)
+		c.removeDelta(ts.t, resp, n) // dynamic.go: variants in removed_resource_names (DYN-5)
 		delete(ts.known, n)
 	}
 	ts.lastNonce = resp.Nonce
@@ -441,6 +446,9 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	}
 	if c.holdsHeadOfLine(eds) {
 		return nil // breaks ADS-2: nothing is answered while an EDS name is missing
+	}
+	if err := c.sendTorn(ts, snap); err != nil { // breaks DYN-6 with FaultTornVariantChange
+		return err
 	}
 	return c.st.Send(resp)
 }

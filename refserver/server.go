@@ -127,6 +127,8 @@ type conn struct {
 	features []string
 	wake     chan struct{}
 
+	dyn dynState // dynamic parameters the client subscribes with (dynamic.go)
+
 	nonces    uint64 // stream-wide counter: nonces never repeat on a stream (NONCE-2)
 	lastNonce string // last nonce sent on the stream for any type
 
@@ -446,7 +448,7 @@ func (c *conn) holdsHeadOfLine(eds nameSet) bool {
 	if c.service != nil || eds == nil || !c.s.has(FaultADSHeadOfLine) {
 		return false
 	}
-	snap := c.s.snapshot(c.node, wire.Endpoint.URL)
+	snap := c.snapshot(wire.Endpoint.URL)
 	for n := range eds {
 		if _, ok := snap.resources[n]; !ok {
 			return true

@@ -93,8 +93,8 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		}
 		// Breaks NONCE-7: apply the stale request and answer it in full.
 		ts.started = true
-		c.applyNames(ts, req.GetResourceNames())
-		return c.respondSubscribed(ts, c.s.snapshot(c.node, t.URL), false)
+		c.applyNames(ts, c.locate(t, req))
+		return c.respondSubscribed(ts, c.snapshot(t.URL), false)
 	}
 
 	// ACK-5: a NACK is recognised by error_detail alone. Its names are
@@ -108,7 +108,7 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	ts.stalled = nack && c.s.has(FaultStallAfterNack)
 	if nack && c.s.has(FaultLateNackResend) {
 		// Breaks ACK-5 / UPD-1, a second later: the rejected content again.
-		c.after(time.Second, func() error { return c.respondSubscribed(ts, c.s.snapshot(c.node, t.URL), false) })
+		c.after(time.Second, func() error { return c.respondSubscribed(ts, c.snapshot(t.URL), false) })
 	}
 
 	first := !ts.started
@@ -121,9 +121,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		apply = false // breaks UPD-3 / HINT-2: names carried by ACKs are ignored
 	}
 	if apply {
-		c.applyNames(ts, req.GetResourceNames())
+		c.applyNames(ts, c.locate(t, req))
 	}
-	snap := c.xview(t, c.s.snapshot(c.node, t.URL), true, ts.names, nil) // XDSTP-18: xdstp names on SotW too
+	snap := c.xview(t, c.snapshot(t.URL), true, ts.names, nil) // XDSTP-18: xdstp names on SotW too
 	if ts.wildcard && !prevWildcard {
 		ts.frozen = snap.names() // FaultWildcardFrozen's memory
 	}
@@ -186,7 +186,7 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	if first && c.service == nil && c.s.has(FaultPushUnrequestedTypes) {
 		// Breaks STREAM-2: a type the client did not ask for arrives on ADS.
 		if other := c.typeState(unrequestedType(t)); !other.started {
-			o := c.s.snapshot(c.node, other.t.URL)
+			o := c.snapshot(other.t.URL)
 			return c.send(other, o, sortedNames(o.resources), false)
 		}
 	}
@@ -363,7 +363,7 @@ func (c *sotwConn) onWake() error {
 		if !ts.started || ts.stalled {
 			continue
 		}
-		snap := c.xview(ts.t, c.s.snapshot(c.node, url), true, ts.names, nil)
+		snap := c.xview(ts.t, c.snapshot(url), true, ts.names, nil)
 		var changed []string
 		for _, n := range sortedNames(snap.resources) {
 			// MULTI-2: only the streams subscribed to a resource get it.
@@ -446,7 +446,7 @@ func (c *sotwConn) push(ts *sotwType, snap snapshot, changed []string, deleted, 
 	}
 	if rds := c.types[wire.Route.URL]; ts.t.URL == wire.Listener.URL && rds != nil && rds.started && c.s.has(FaultResendRoutesOnListenerUpdate) {
 		// WARM-5 not used (MAY): the listener's routes go again, unchanged.
-		return c.respondSubscribed(rds, c.s.snapshot(c.node, wire.Route.URL), false)
+		return c.respondSubscribed(rds, c.snapshot(wire.Route.URL), false)
 	}
 	return nil
 }
@@ -539,6 +539,9 @@ func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bo
 	}
 	for _, n := range names { // DUP-1: names are unique
 		e := snap.resources[n]
+		if c.sotwError(ts, resp, n, e) { // errors.go: in resource_errors instead (ERR-1, ERR-2)
+			continue
+		}
 		a := c.pack(ts.t, e)
 		if prev, ok := ts.sentAny[n]; ok && c.s.has(FaultMergeUpdates) && ts.sent[n] != c.versionOf(e) {
 			a = mergeAny(prev, a) // breaks GRP-4
@@ -550,6 +553,7 @@ func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bo
 	for _, n := range sortedNames(stale) {
 		resp.Resources = append(resp.Resources, stale[n])
 	}
+	c.errorsOnly(resp) // breaks ERR-3 with FaultErrorsDropFullState
 	for _, n := range names {
 		switch ts.t.URL {
 		case wire.Cluster.URL:
@@ -586,6 +590,9 @@ func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bo
 // both TTLs and wrappers (TTL-1, TTL-5), bare otherwise, since a TTL
 // cannot be said without a wrapper.
 func (c *sotwConn) wrap(name string, e *entry, a *anypb.Any) *anypb.Any {
+	if w, ok := c.wrapVariant(name, e, a); ok {
+		return w // dynamic.go: a variant goes by resource_name (DYN-3)
+	}
 	if e.ttl == nil || !c.takesWrappers() || !(c.takesTTL() || c.s.has(FaultWrapForEveryone)) {
 		return a
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -42,6 +43,12 @@ type entry struct {
 	// Non-empty, distinct, and none is the name or an alias of another
 	// resource of the type, so an alias names one resource only.
 	aliases []string
+	// variant, when set, makes the entry one variant of a resource, with
+	// its dynamic parameter constraints (dynamic.go, xRFC TP2).
+	variant *variant
+	// err, when set, puts the name in error: it is reported in
+	// resource_errors, and res is nil (errors.go, xRFC TP3).
+	err *rpcstatus.Status
 }
 
 // typeStore holds the resources of one type for one node.
@@ -119,8 +126,16 @@ func (s *Server) typeStoreLocked(node, typeURL string) *typeStore {
 	return ts
 }
 
-// snapshot reads the current resources and version of one type of a node.
+// snapshot reads the current resources and version of one type of a node,
+// as a stream that subscribes without dynamic parameters sees them.
 func (s *Server) snapshot(node, typeURL string) snapshot {
+	return s.snapshotFor(node, typeURL, nil)
+}
+
+// snapshotFor is snapshot for a stream that subscribes each name with the
+// dynamic parameters params gives (nil: none), its variants resolved
+// (dynamic.go).
+func (s *Server) snapshotFor(node, typeURL string, params func(name string) map[string]string) snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := wire.TypeByExactURL(typeURL); ok {
@@ -133,6 +148,7 @@ func (s *Server) snapshot(node, typeURL string) snapshot {
 	for k, v := range ts.resources {
 		cp[k] = v
 	}
+	s.resolve(cp, params)
 	return snapshot{version: fmt.Sprintf("v%d", ts.counter), resources: cp}
 }
 
@@ -213,7 +229,8 @@ func (f fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabiliti
 // features are the optional features of the fixture API the reference
 // server implements; it claims each one as soon as it honours it.
 var features = []string{fixture.FeatureTTL, fixture.FeatureAliases, fixture.FeatureBatch, fixture.FeatureEnvoyWarming,
-	fixture.FeatureXdstp, fixture.FeatureListCollections, fixture.FeatureGlobCollections, fixture.FeatureRedirects}
+	fixture.FeatureXdstp, fixture.FeatureListCollections, fixture.FeatureGlobCollections, fixture.FeatureRedirects,
+	fixture.FeatureDynamicParameters, fixture.FeatureResourceErrors}
 
 // set is a validated SetResource: the entry to store under name, and the
 // response to give.
@@ -235,7 +252,7 @@ func (f fixtureServer) prepareSet(r *fixturepb.SetResourceRequest) (set, error) 
 	if r.GetName() == "" {
 		return set{}, status.Error(codes.InvalidArgument, "name is empty")
 	}
-	if err := checkXdstpName(t, r.GetName()); err != nil {
+	if err := checkXdstpName(t, r.GetName(), r.GetError() != nil); err != nil {
 		return set{}, err
 	}
 	if _, ok := wire.MemberOf(t); ok {
@@ -249,6 +266,9 @@ func (f fixtureServer) prepareSet(r *fixturepb.SetResourceRequest) (set, error) 
 		}
 		e := &entry{res: res, version: contentVersion(res)}
 		return set{t: t, name: r.GetName(), e: e, resp: &fixturepb.SetResourceResponse{Name: r.GetName()}}, nil
+	}
+	if r.GetError() != nil {
+		return f.prepareError(t, r) // errors.go
 	}
 	if r.GetResource().GetTypeUrl() != t.URL {
 		// Storing it would make the server send resources that do not match
@@ -293,13 +313,20 @@ func (f fixtureServer) prepareSet(r *fixturepb.SetResourceRequest) (set, error) 
 		res.Value = protowire.AppendVarint(protowire.AppendTag(res.Value, builtFieldNumber, protowire.VarintType), 1)
 	}
 	e := &entry{res: res, version: entryVersion(res, ttl, aliases), ttl: ttl, aliases: aliases}
-	return set{t: t, name: name, e: e, resp: resp}, nil
+	key, err := constrain(r, name, e) // dynamic.go: a variant is stored under a key of its own
+	if err != nil {
+		return set{}, err
+	}
+	return set{t: t, name: key, e: e, resp: resp}, nil
 }
 
 // storeLocked stores p in resources, the name -> entry map of its type,
 // after checking that no name is both a resource and an alias of another
 // one; s.mu held (or resources private to the caller).
 func storeLocked(resources map[string]*entry, p set) error {
+	if err := checkVariants(resources, p); err != nil {
+		return err
+	}
 	for other, e := range resources {
 		if other == p.name {
 			continue // replaced
@@ -352,7 +379,13 @@ func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteReso
 	ts := s.typeStoreLocked(r.GetNodeId(), t.URL)
 	// Deleting an unknown name is not an error (fixture API), but it still
 	// bumps the type version as the brief's store model asks.
-	delete(ts.resources, r.GetName())
+	keys, err := s.deleteKeys(ts.resources, r) // dynamic.go: one variant, or the unconstrained resource
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		delete(ts.resources, k)
+	}
 	s.bumpLocked(r.GetNodeId(), ts)
 	s.notifyLocked(r.GetNodeId())
 	return &fixturepb.DeleteResourceResponse{}, nil
@@ -369,7 +402,7 @@ func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChanges
 	type change struct {
 		set *set      // nil: a delete
 		t   wire.Type // of the delete
-		del string
+		del *fixturepb.DeleteResourceRequest
 	}
 	changes := make([]change, 0, len(r.GetChanges()))
 	for i, c := range r.GetChanges() {
@@ -385,7 +418,7 @@ func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChanges
 			if err != nil {
 				return nil, fixture.BatchError(i, err)
 			}
-			changes = append(changes, change{t: t, del: c.GetDelete().GetName()})
+			changes = append(changes, change{t: t, del: c.GetDelete()})
 		default:
 			return nil, status.Errorf(codes.InvalidArgument, "change #%d neither sets nor deletes", i)
 		}
@@ -409,7 +442,13 @@ func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChanges
 			touched = append(touched, url)
 		}
 		if c.set == nil {
-			delete(w, c.del)
+			keys, err := s.deleteKeys(w, c.del)
+			if err != nil {
+				return nil, fixture.BatchError(i, err)
+			}
+			for _, k := range keys {
+				delete(w, k)
+			}
 			continue
 		}
 		if err := storeLocked(w, *c.set); err != nil {

@@ -31,7 +31,11 @@ import (
 // have: one that does not parse, a locator (directives, a glob) instead
 // of a name (XDSTP-10), or one whose type segment is not the type set
 // (XDSTP-2). Opaque names pass.
-func checkXdstpName(t wire.Type, name string) error {
+//
+// An error (feature "resource-errors") may be set on a glob collection's
+// URL: the server reports it for the collection as a whole (ERR-11), so
+// withError lets a glob through.
+func checkXdstpName(t wire.Type, name string, withError bool) error {
 	if !xdstp.Is(name) {
 		return nil
 	}
@@ -39,7 +43,7 @@ func checkXdstpName(t wire.Type, name string) error {
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "%v", err)
 	}
-	if !n.IsURN() {
+	if !n.IsURN() && !(withError && n.IsGlob() && len(n.Directives) == 0) {
 		return status.Errorf(codes.InvalidArgument, "%q is a locator (directives or a glob), not a resource name", name)
 	}
 	if n.TypeURL() != t.URL {

@@ -17,6 +17,7 @@ func Server() []*engine.Scenario {
 		resourceScenarios, wildcardScenarios, deletionScenarios,
 		missingScenarios, unsubscribeScenarios, deltaScenarios, adsScenarios,
 		warmingScenarios, consistencyScenarios, ttlScenarios,
+		dynamicScenarios, errorScenarios, errorWildcardScenarios,
 		robustnessScenarios, xdstpScenarios, collectionScenarios, restScenarios,
 	} {
 		all = append(all, area...)

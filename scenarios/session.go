@@ -218,7 +218,7 @@ func (s *S) SetWith(t wire.Type, base string, rev int, opts fixture.SetRequest) 
 	defer cancel()
 	var served fixture.Served
 	var err error
-	if opts.TTL == 0 && len(opts.Aliases) == 0 {
+	if opts.TTL == 0 && len(opts.Aliases) == 0 && opts.Constraints == nil && opts.Error == nil {
 		// The plain call when no feature is used: what every fixture
 		// implements, and what test doubles of the fixture wrap.
 		served, err = s.target.Fixture.Set(ctx, s.NodeID, t, name, opts.Resource)

@@ -1,0 +1,189 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// Per-resource errors (xRFC TP3): a server reports why it cannot provide
+// a subscribed resource in resource_errors.
+
+// SetError puts resource base (made unique to the pair) in error code
+// through the fixture, and returns the name the server reports it under.
+func (s *S) SetError(t wire.Type, base string, code codes.Code) string {
+	name := s.Name(base)
+	r := fixture.SetRequest{Type: t, Name: name, Error: &fixturepb.ResourceError{Code: int32(code), Message: "xdsconform: " + code.String() + " on purpose"}}
+	ctx, cancel := s.fixtureContext()
+	defer cancel()
+	served, err := s.target.Fixture.SetWith(ctx, s.NodeID, r)
+	if err != nil {
+		s.Abortf("%v", err)
+	}
+	s.changed(t, false)
+	s.served[served.Name] = true
+	return served.Name
+}
+
+// AwaitError reads responses of t until one reports an error for name,
+// ACKing each one before it, and returns it. A server that claims
+// resource errors but never reports one has not used ERR-1 (MAY), so a
+// wait that ends without one is filed under it unless the step names
+// another rule.
+func (s *S) AwaitError(t wire.Type, name string) *fakeclient.Response {
+	v := s.Checking(s.ruleOr("ERR-1"))
+	return v.awaitWhere(t, fmt.Sprintf("a %s response reporting an error for %q in resource_errors", t.Short, name), func(r *fakeclient.Response) bool {
+		return r.ErrorFor(name) != nil
+	})
+}
+
+// TP3 §Protocol Behavior; DP DiscoveryResponse.resource_errors,
+// DeltaDiscoveryResponse.resource_errors.
+var errorScenarios = []*engine.Scenario{
+	{
+		ID:           "server/errors/reported",
+		Title:        "A subscribed resource the server cannot provide is reported in resource_errors with its status",
+		Requirements: []string{"ERR-1"},
+		Level:        results.May,
+		Variants:     allVariants,
+		Needs:        with(fx(EDS), targets.NeedResourceErrors),
+		Run: srv(func(s *S) {
+			a := s.Set(EDS, "a", 1)
+			b := s.SetError(EDS, "b", codes.PermissionDenied)
+			s.Subscribe(EDS, a, b)
+			r := s.AwaitError(EDS, b)
+			e := r.ErrorFor(b)
+			if got := codes.Code(e.GetErrorDetail().GetCode()); got != codes.PermissionDenied {
+				s.Checking("ERR-1").Errorf("response %q reports %q with code %v; the server was told to refuse it with %v", r.Nonce, b, got, codes.PermissionDenied)
+			}
+		}),
+	},
+	{
+		ID:           "server/errors/disjoint",
+		Title:        "A resource that goes into error is reported in resource_errors and not also sent in resources",
+		Requirements: []string{"ERR-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(fx(EDS), targets.NeedResourceErrors),
+		Run: srv(func(s *S) {
+			a := s.Set(EDS, "a", 1)
+			s.Subscribe(EDS, a)
+			s.Ack(EDS, s.AwaitRevision(EDS, a, 1))
+			s.SetError(EDS, "a", codes.Unavailable)
+			r := s.AwaitError(EDS, a)
+			if r.Has(a) {
+				s.Checking("ERR-2").Errorf("response %q carries %q both in resources and in resource_errors (%v)", r.Nonce, a, r.ErrorFor(a).GetErrorDetail())
+			}
+		}),
+	},
+	{
+		ID:           "server/errors/full-state-kept",
+		Title:        "SotW: a Cluster response reporting an error for one cluster still carries the others",
+		Requirements: []string{"ERR-3"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        with(fx(CDS), targets.NeedResourceErrors),
+		Run: srv(func(s *S) {
+			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
+			s.Subscribe(CDS, a, b)
+			s.AwaitAll(CDS, a, b)
+			s.SetError(CDS, "b", codes.PermissionDenied)
+			v := s.Checking("ERR-3")
+			// Every response on the way is a full state: an older client
+			// that ignores resource_errors deletes what it lacks.
+			v.awaitWhere(CDS, fmt.Sprintf("a Cluster response reporting an error for %q", b), func(r *fakeclient.Response) bool {
+				if !r.Has(a) {
+					v.Fatalf("Cluster response %q (version %q) lacks %q, which still exists: a client that ignores resource_errors (errors %q) deletes it", r.Nonce, r.Version, a, r.ErrorNames())
+				}
+				return r.ErrorFor(b) != nil
+			})
+		}),
+	},
+	{
+		ID:           "server/errors/not-repeated",
+		Title:        "SotW: an error already reported is not repeated with every later Cluster response",
+		Requirements: []string{"ERR-4"},
+		Level:        results.May,
+		Variants:     sotw,
+		Needs:        with(fx(CDS), targets.NeedResourceErrors),
+		Run: srv(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			b := s.SetError(CDS, "b", codes.PermissionDenied)
+			s.Subscribe(CDS, a, b)
+			s.Ack(CDS, s.AwaitError(CDS, b))
+			s.Set(CDS, "a", 2)
+			r := s.AwaitRevision(CDS, a, 2)
+			if r.ErrorFor(b) != nil {
+				// The client remembers the error (ERR-5); saying it again
+				// is allowed, only not needed.
+				s.Checking("ERR-4").Errorf("response %q, about %q, repeats the error for %q already reported", r.Nonce, a, b)
+			}
+		}),
+	},
+}
+
+// TP3 §Wildcard Subscriptions and Glob Collections: an error for a
+// resource a wildcard or glob covers is named with the resource's name, an
+// error for a glob collection as a whole with the glob's URL (ERR-11).
+var errorWildcardScenarios = []*engine.Scenario{
+	{
+		ID:           "server/errors/glob-named",
+		Title:        "An error for a glob collection as a whole is reported under the glob's URL",
+		Requirements: []string{"ERR-11"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections, targets.NeedResourceErrors),
+		Run: srv(func(s *S) {
+			s.SetX(LDS, s.XName(LDS, "pool/a").String(), 1)
+			glob := s.XName(LDS, "pool/*").String()
+			ctx, cancel := s.fixtureContext()
+			defer cancel()
+			if _, err := s.target.Fixture.SetWith(ctx, s.NodeID, fixture.SetRequest{Type: LDS, Name: glob,
+				Error: &fixturepb.ResourceError{Code: int32(codes.PermissionDenied), Message: "xdsconform: the collection is refused on purpose"}}); err != nil {
+				s.Abortf("%v", err)
+			}
+			s.changed(LDS, false)
+			s.Subscribe(LDS, glob)
+			s.Checking("ERR-11").AwaitError(LDS, glob)
+		}),
+	},
+	{
+		ID:           "server/errors/wildcard-member-named",
+		Title:        "An error for a resource a legacy wildcard subscription covers is named with the resource's own name",
+		Requirements: []string{"ERR-11"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(fx(CDS), targets.NeedLegacyWildcard, targets.NeedResourceErrors),
+		Run: srv(func(s *S) {
+			s.Set(CDS, "a", 1)
+			b := s.SetError(CDS, "b", codes.PermissionDenied)
+			s.Wildcard(CDS)
+			v := s.Checking("ERR-11")
+			var unnamed []string
+			v.awaitExplaining(CDS, fmt.Sprintf("a Cluster response reporting an error for %q by its name", b), func(r *fakeclient.Response) bool {
+				for _, e := range r.Errors {
+					if n := e.GetResourceName().GetName(); n == "" || n == "*" {
+						unnamed = append(unnamed, fmt.Sprintf("response %q reports %v under the name %q", r.Nonce, e.GetErrorDetail(), n))
+					}
+				}
+				return r.ErrorFor(b) != nil
+			}, func() string {
+				if len(unnamed) > 0 {
+					return fmt.Sprintf("a legacy wildcard has no name to report errors under, yet %s", unnamed[0])
+				}
+				return ""
+			})
+			if len(unnamed) > 0 {
+				v.Errorf("a legacy wildcard has no name to report errors under, yet %s", unnamed[0])
+			}
+		}),
+	},
+}
