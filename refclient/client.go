@@ -84,6 +84,9 @@ type Config struct {
 	// Profile is the client profile followed: ProfileGRPC (also "") or
 	// ProfileEnvoy.
 	Profile string
+	// CDSFile, when set, makes an Envoy-profile client read its clusters
+	// from a file instead of the server (fs.go).
+	CDSFile *FileSource
 }
 
 // The client profiles.
@@ -137,6 +140,7 @@ type Client struct {
 	timer         *time.Timer
 	nodeCounter   int
 	edsAgain      bool // Envoy profile: ask for the endpoints again (an updated cluster warms)
+	fileStream    *stream // CDSFile: stands in for a stream when a file is applied (fs.go)
 }
 
 // followed are the types a gRPC-style client watches, in the order of the
@@ -180,6 +184,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		if p := f.Profile(); p != "" && p != cfg.Profile {
 			return nil, fmt.Errorf("refclient: fault %s acts in the %s profile only", f, p)
 		}
+	}
+	if err := checkFileSource(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.DNETimeout <= 0 {
 		cfg.DNETimeout = defaultDNETimeout
@@ -237,6 +244,10 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		_ = c.csds.Serve(lis) // returns when stopped
 	}()
 	c.serveAdmin()
+	if cfg.CDSFile != nil {
+		c.wg.Add(1)
+		go c.watchFile()
+	}
 	go c.loop()
 	go c.stopper()
 	return c, nil
@@ -402,6 +413,8 @@ func (c *Client) handle(ev event) {
 			return
 		}
 		c.onEnded(ev.st)
+	case evFile:
+		c.onFile(ev)
 	}
 }
 

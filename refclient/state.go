@@ -133,7 +133,7 @@ func (c *Client) reconcile() {
 		c.ensureSlot("")
 	} else {
 		for _, t := range c.types() {
-			if c.wildcard(t.URL) || len(c.requested(t.URL)) > 0 {
+			if (c.wildcard(t.URL) || len(c.requested(t.URL)) > 0) && !c.fileSourced(t.URL) {
 				c.ensureSlot(t.URL)
 			}
 		}

@@ -103,7 +103,9 @@ func (c *Client) ensureSlot(typ string) {
 	if typ == "" {
 		sl.method = wire.MethodFor(v, wire.Type{})
 		for _, t := range c.types() {
-			sl.types = append(sl.types, t.URL)
+			if !c.fileSourced(t.URL) {
+				sl.types = append(sl.types, t.URL)
+			}
 		}
 	} else {
 		t, _ := wire.TypeByURL(typ)
@@ -142,7 +144,7 @@ func (c *Client) run(sl *slot) {
 			return
 		}
 		sctx, cancel := context.WithCancel(c.ctx)
-		cs, err := c.conn.NewStream(sctx, &streamDesc, sl.method)
+		cs, err := c.openStream(sctx, sl)
 		if err != nil {
 			cancel()
 			backoff = nextBackoff(backoff)

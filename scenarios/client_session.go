@@ -93,7 +93,11 @@ func (c *C) fixedf(rule, format string, args ...any) {
 // client starts a client-role scenario: a fake management server for this
 // pair, a fresh client pointed at it, and the server's invariants checked
 // after the body.
-func client(t *engine.T) *C {
+func client(t *engine.T) *C { return clientWith(t, nil) }
+
+// clientWith is client, with the launch spec adjusted by prepare (a file
+// to read clusters from, say) before the client starts.
+func clientWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
 	target, ok := t.Env.(*targets.Clients)
 	if !ok {
 		t.Abortf("client scenario run without a client target (env %T)", t.Env)
@@ -120,9 +124,13 @@ func client(t *engine.T) *C {
 			t.Errorf("%s", v)
 		}
 	})
-	run, err := target.Launch(t.Context(), targets.LaunchSpec{
+	spec := targets.LaunchSpec{
 		ServerAddr: srv.Addr(), NodeID: t.NodeID, Cluster: clientCluster, Listener: c.L, Variant: t.Variant,
-	})
+	}
+	if prepare != nil {
+		prepare(&spec)
+	}
+	run, err := target.Launch(t.Context(), spec)
 	if err != nil {
 		t.Abortf("%v", err)
 	}
