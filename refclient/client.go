@@ -139,7 +139,7 @@ type Client struct {
 	deadlines     map[timerKey]time.Time
 	timer         *time.Timer
 	nodeCounter   int
-	edsAgain      bool // Envoy profile: ask for the endpoints again (an updated cluster warms)
+	edsAgain      bool    // Envoy profile: ask for the endpoints again (an updated cluster warms)
 	fileStream    *stream // CDSFile: stands in for a stream when a file is applied (fs.go)
 }
 
