@@ -26,7 +26,9 @@ import (
 // or, with a watched directory, any entry moved into that directory (a
 // Kubernetes ConfigMap's ..data symlink swap, which leaves the path's own
 // symlink as it was) (FS-3). A file written in place is not read, so a
-// half-written one never is. A file that does not parse, or holds a
+// half-written one never is. Each entry seen is held open (pinned) until
+// the next look, so that two moves between looks cannot hand the second
+// file the first one's inode number and go unnoticed. A file that does not parse, or holds a
 // response the client rejects, changes nothing: the last valid clusters
 // stay in use (FS-2), and there is no one to ACK or NACK to. Watching is
 // a poll of the entries' identities every fsPollEvery.
@@ -76,7 +78,8 @@ func (c *Client) watchFile() {
 	if !c.loadFile() || c.fault(FaultFSLoadOnce) { // FS-1, FS-3 broken: never again
 		return
 	}
-	prev := c.fileIdentities(f)
+	prev := c.watchedEntries(f)
+	defer func() { prev.close() }()
 	tick := time.NewTicker(fsPollEvery)
 	defer tick.Stop()
 	for {
@@ -85,43 +88,70 @@ func (c *Client) watchFile() {
 			return
 		case <-tick.C:
 		}
-		cur := c.fileIdentities(f)
-		if moved(prev, cur) && !c.loadFile() {
+		cur := c.watchedEntries(f)
+		changed := moved(prev, cur)
+		prev.close()
+		prev = cur
+		if changed && !c.loadFile() {
 			return
 		}
-		prev = cur
 	}
 }
 
-// fileIdentities are the entries whose replacement reloads the file: the
-// path itself (not what a symlink there points at) and, with a watched
-// directory, each of its entries.
-func (c *Client) fileIdentities(f *FileSource) map[string]os.FileInfo {
-	ids := map[string]os.FileInfo{}
-	if fi, err := os.Lstat(f.Path); err == nil {
-		ids[f.Path] = fi
-	}
-	if f.WatchedDirectory == "" || c.fault(FaultFSIgnoresWatchedDirectory) { // else FS-3 broken
-		return ids
-	}
-	entries, err := os.ReadDir(f.WatchedDirectory)
-	if err != nil {
-		return ids
-	}
-	for _, e := range entries {
-		p := filepath.Join(f.WatchedDirectory, e.Name())
-		if fi, err := os.Lstat(p); err == nil {
-			ids[p] = fi
+// entries are the watched entries by path: what each is (its identity)
+// and a handle pinning it, so that its inode number cannot be reused by a
+// file moved in later, which would then pass for it.
+type entries map[string]entry
+
+type entry struct {
+	fi  os.FileInfo
+	pin *os.File // nil when the entry could not be pinned
+}
+
+func (es entries) close() {
+	for _, e := range es {
+		if e.pin != nil {
+			_ = e.pin.Close()
 		}
 	}
-	return ids
+}
+
+// watchedEntries are the entries whose replacement reloads the file: the
+// path itself (not what a symlink there points at) and, with a watched
+// directory, each of its entries.
+func (c *Client) watchedEntries(f *FileSource) entries {
+	es := entries{}
+	add := func(p string) {
+		if fd, err := pin(p); err == nil {
+			if fi, err := fd.Stat(); err == nil {
+				es[p] = entry{fi, fd}
+				return
+			}
+			_ = fd.Close()
+		}
+		if fi, err := os.Lstat(p); err == nil {
+			es[p] = entry{fi, nil}
+		}
+	}
+	add(f.Path)
+	if f.WatchedDirectory == "" || c.fault(FaultFSIgnoresWatchedDirectory) { // else FS-3 broken
+		return es
+	}
+	names, err := os.ReadDir(f.WatchedDirectory)
+	if err != nil {
+		return es
+	}
+	for _, n := range names {
+		add(filepath.Join(f.WatchedDirectory, n.Name()))
+	}
+	return es
 }
 
 // moved reports whether an entry of cur is new or another file than in
 // prev: something was moved in. Entries removed do not count.
-func moved(prev, cur map[string]os.FileInfo) bool {
-	for p, fi := range cur {
-		if old, ok := prev[p]; !ok || !os.SameFile(old, fi) {
+func moved(prev, cur entries) bool {
+	for p, e := range cur {
+		if old, ok := prev[p]; !ok || !os.SameFile(old.fi, e.fi) {
 			return true
 		}
 	}
