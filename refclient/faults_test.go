@@ -745,7 +745,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		})
 	}
 	for _, f := range AllFaults {
-		assert.True(t, covered[f] || restFSCases[f], "fault %s has no case", f) // restfs_test.go has the REST and file faults'
+		assert.True(t, covered[f] || restFSCovered(f), "fault %s has no case", f) // restfs_test.go has the REST and file faults'
 
 	}
 }
