@@ -157,9 +157,8 @@ type ClientOptions struct {
 	// the name the client was configured with; otherwise each scenario
 	// picks its own.
 	Listener string
-	// Variants the client speaks; default all four for the reference
-	// client (and REST in the Envoy profile) and Envoy containers (and
-	// REST), SotW ADS otherwise.
+	// Variants the client speaks; default all four and REST for the
+	// reference client and Envoy containers, SotW ADS otherwise.
 	Variants []wire.Variant
 	// Profile is the client profile the client follows: ProfileGRPC or
 	// ProfileEnvoy. Empty chooses by target: ProfileEnvoy for a container
@@ -312,11 +311,9 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	switch {
 	case opts.Target == BuiltinReference:
 		c.name = BuiltinReference
-		c.variants = wire.AllVariants
-		if c.opts.Profile == ProfileEnvoy {
-			// REST-JSON polling is an Envoy feature.
-			c.variants = append(slices.Clip(wire.AllVariants), wire.REST)
-		}
+		// REST too: its scenarios are the Envoy profile's (REST-JSON
+		// polling is an Envoy feature), which the profile decides.
+		c.variants = append(slices.Clip(wire.AllVariants), wire.REST)
 		if len(c.faults) > 0 {
 			c.name += " (faults: " + strings.Join(opts.Faults, ",") + ")"
 		}
