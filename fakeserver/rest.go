@@ -16,7 +16,7 @@ import (
 
 // The REST variant (wire.REST): the fake management server answers
 // REST-JSON polls, POST /v3/discovery:<type> (REST-5), over plain HTTP on
-// its one listener. Each type's polls form one Stream ("cds-rest#1"), so
+// its one listener. Each type's polls form one Stream ("CDS-rest#1"), so
 // scenarios use the same steps as on gRPC: Expect returns the next poll,
 // Respond answers the poll outstanding (or the next one, within the
 // timeout), and a poll no one answers is held until the client gives up
