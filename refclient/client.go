@@ -3,7 +3,9 @@
 // every ConfigSource over ADS) that speaks all four variants and exposes its
 // view through CSDS. In the Envoy profile (Config.Profile, envoy.go) it
 // follows Envoy instead: listeners and clusters by wildcard, warming, VHDS,
-// and Envoy's admin /config_dump besides CSDS (admin.go). It is the
+// and Envoy's admin /config_dump besides CSDS (admin.go), and two Envoy
+// features: REST-JSON polling in the rest variant (rest.go) and clusters
+// read from a file (Config.CDSFile, fs.go). It is the
 // built-in conformant client target
 // (builtin:reference) of the client-role scenarios, and its fault switches
 // each break exactly one rule, so that every client-role scenario can be
@@ -71,7 +73,7 @@ type Config struct {
 	// NodeID and Cluster identify the client in node.id and node.cluster.
 	NodeID, Cluster string
 	// Variant selects the protocol and transport: SotWADS, SotWPerType,
-	// DeltaADS or DeltaPerType.
+	// DeltaADS, DeltaPerType or REST (REST-JSON polls, rest.go).
 	Variant wire.Variant
 	// Listener is the name the client is pointed at, as a gRPC client
 	// dialing xds:///<Listener>: the root of every watch.

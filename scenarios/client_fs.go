@@ -38,8 +38,9 @@ import (
 // the view is what is checked.
 
 // fsClient says the scenario needs an Envoy-profile client that reads
-// files, whose view it reads.
-var fsClient = []engine.Need{targets.NeedEnvoyProfile, targets.NeedObserver, targets.NeedClientFeature(targets.ClientFeatureFilesystem)}
+// files, whose view it reads, launched by the harness (which writes its
+// bootstrap, and so its path_config_source).
+var fsClient = []engine.Need{targets.NeedEnvoyProfile, targets.NeedObserver, targets.NeedFreshClient, targets.NeedClientFeature(targets.ClientFeatureFilesystem)}
 
 // fsFiles is the scenario's file subscription: the scratch directory and
 // the path the client reads, by extension.
