@@ -225,9 +225,9 @@ func fsLoads() []*engine.Scenario {
 			Variants:     []wire.Variant{wire.SotWADS},
 			Needs:        fsClient,
 			Run: fsRun(f.ext, false, func(c *C, files *fsFiles) {
-				c.AwaitAcked(CDS, c.CL, "1")
+				c.RequireConfig(c.AwaitAcked(CDS, c.CL, "1"), wire.ClientDNSCluster(c.CL, 1))
 				c.Put(files, fsResponse("2", wire.ClientDNSCluster(c.CL, 2)))
-				c.AwaitAcked(CDS, c.CL, "2")
+				c.RequireConfig(c.AwaitAcked(CDS, c.CL, "2"), wire.ClientDNSCluster(c.CL, 2))
 			}),
 		})
 	}
