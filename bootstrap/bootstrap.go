@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -22,7 +23,8 @@ type Params struct {
 	NodeID, Cluster string
 	// Variant selects how Envoy talks to the server: Delta variants use
 	// DELTA_GRPC, per-type variants give LDS and CDS an api_config_source
-	// of their own instead of ADS. gRPC clients only speak SotW ADS.
+	// of their own instead of ADS, REST polls them over REST-JSON (an
+	// HTTP/1.1 xds_cluster). gRPC clients only speak SotW ADS.
 	Variant wire.Variant
 	// ServerFeatures go into the gRPC bootstrap's xds_servers entry; nil
 	// means ["xds_v3"], an empty non-nil slice means none.
@@ -39,6 +41,9 @@ type Params struct {
 	// target without an authority becomes a listener name. Empty leaves
 	// it out, which means "%s".
 	DefaultListenerTemplate string
+	// CDSFile, when set, makes Envoy read its clusters from a file
+	// (path_config_source) instead of the management server (FS-1..3).
+	CDSFile *FileSource
 }
 
 // Authority is one entry of the gRPC bootstrap's authorities map (gRFC
@@ -55,6 +60,26 @@ type Authority struct {
 	// "xdstp://NAME/envoy.config.listener.v3.Listener/%s".
 	ListenerTemplate string
 }
+
+// FileSource is a filesystem subscription: a path_config_source.
+type FileSource struct {
+	// Path is the file holding a DiscoveryResponse; Envoy picks its
+	// parser from the extension (.yaml, .json, .pb, .pb_text).
+	Path string
+	// WatchedDirectory, when set, is the directory whose moved-in entries
+	// make Envoy reload Path (a Kubernetes ConfigMap's ..data swap).
+	WatchedDirectory string
+}
+
+// REST polling timings the Envoy bootstrap of the REST variant gives. The
+// refresh delay (the wait before polling again) is short, so a run does not
+// wait on it; the request timeout is long, so that a poll the harness holds
+// (a long poll, REST-4) is not given up and sent again while a scenario
+// watches it (Envoy's default is 1 s).
+const (
+	RESTRefreshDelay   = 100 * time.Millisecond
+	RESTRequestTimeout = 30 * time.Second
+)
 
 func (p Params) validate() error {
 	var errs []error
@@ -166,13 +191,16 @@ func Envoy(p Params) ([]byte, error) {
 				"endpoint": obj{"address": socketAddress(host, port)},
 			}}}},
 		},
-		// xDS is gRPC, so the upstream connection must be HTTP/2.
-		"typed_extension_protocol_options": obj{
+	}
+	if !p.Variant.IsREST() {
+		// xDS is gRPC, so the upstream connection must be HTTP/2; REST
+		// polls are plain HTTP/1.1 POSTs.
+		xdsCluster["typed_extension_protocol_options"] = obj{
 			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": obj{
 				"@type":                "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
 				"explicit_http_config": obj{"http2_protocol_options": obj{}},
 			},
-		},
+		}
 	}
 
 	apiType := "GRPC"
@@ -187,17 +215,43 @@ func Envoy(p Params) ([]byte, error) {
 		}
 	}
 	var dynamic obj
-	if p.Variant.IsADS() {
+	switch {
+	case p.Variant.IsREST():
+		// REST-JSON polling (REST-5): each type on an api_config_source of
+		// api_type REST; RDS and EDS follow the config sources the
+		// server's resources name.
+		rest := func() obj {
+			return obj{
+				"api_type":              "REST",
+				"transport_api_version": "V3",
+				"cluster_names":         []any{"xds_cluster"},
+				"refresh_delay":         duration(RESTRefreshDelay),
+				"request_timeout":       duration(RESTRequestTimeout),
+			}
+		}
+		dynamic = obj{
+			"lds_config": obj{"api_config_source": rest(), "resource_api_version": "V3"},
+			"cds_config": obj{"api_config_source": rest(), "resource_api_version": "V3"},
+		}
+	case p.Variant.IsADS():
 		dynamic = obj{
 			"ads_config": apiSource(),
 			"lds_config": obj{"ads": obj{}, "resource_api_version": "V3"},
 			"cds_config": obj{"ads": obj{}, "resource_api_version": "V3"},
 		}
-	} else {
+	default:
 		dynamic = obj{
 			"lds_config": obj{"api_config_source": apiSource(), "resource_api_version": "V3"},
 			"cds_config": obj{"api_config_source": apiSource(), "resource_api_version": "V3"},
 		}
+	}
+	if f := p.CDSFile; f != nil {
+		// FS-1: clusters from a file; listeners still from the server.
+		src := obj{"path": f.Path}
+		if f.WatchedDirectory != "" {
+			src["watched_directory"] = obj{"path": f.WatchedDirectory}
+		}
+		dynamic["cds_config"] = obj{"path_config_source": src, "resource_api_version": "V3"}
 	}
 
 	node := obj{"id": p.NodeID}
@@ -219,6 +273,9 @@ func Envoy(p Params) ([]byte, error) {
 // obj is a JSON object; map keys are marshalled sorted, so output is
 // deterministic.
 type obj = map[string]any
+
+// duration renders d as a proto3 JSON Duration, e.g. "0.100s".
+func duration(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 
 func socketAddress(host string, port int) obj {
 	return obj{"socket_address": obj{"address": host, "port_value": port}}

@@ -164,3 +164,35 @@ func TestGRPCAuthorities(t *testing.T) {
 	_, err = GRPC(Params{ServerAddr: "127.0.0.1:5000", NodeID: "n1", Authorities: []Authority{{Name: "a"}, {Name: "a"}}})
 	assert.Error(t, err, "an authority given twice")
 }
+
+// The REST variant polls LDS and CDS over REST-JSON through an HTTP/1.1
+// xds_cluster; a CDS file replaces cds_config by a path_config_source.
+func TestEnvoyRESTAndFiles(t *testing.T) {
+	parse := func(p Params) *bootstrapv3.Bootstrap {
+		b, err := Envoy(p)
+		require.NoError(t, err)
+		var bs bootstrapv3.Bootstrap
+		require.NoError(t, protojson.Unmarshal(b, &bs), string(b))
+		require.NoError(t, bs.ValidateAll())
+		return &bs
+	}
+	bs := parse(Params{ServerAddr: "127.0.0.1:5000", NodeID: "n1", Variant: wire.REST})
+	assert.Empty(t, bs.GetStaticResources().GetClusters()[0].GetTypedExtensionProtocolOptions(), "REST polls are HTTP/1.1")
+	dr := bs.GetDynamicResources()
+	assert.Nil(t, dr.GetAdsConfig())
+	for _, cs := range []*core.ConfigSource{dr.GetLdsConfig(), dr.GetCdsConfig()} {
+		api := cs.GetApiConfigSource()
+		assert.Equal(t, core.ApiConfigSource_REST, api.GetApiType())
+		assert.Equal(t, []string{"xds_cluster"}, api.GetClusterNames())
+		assert.Equal(t, RESTRefreshDelay, api.GetRefreshDelay().AsDuration())
+		assert.Equal(t, RESTRequestTimeout, api.GetRequestTimeout().AsDuration())
+	}
+
+	bs = parse(Params{ServerAddr: "127.0.0.1:5000", NodeID: "n1", Variant: wire.SotWADS,
+		CDSFile: &FileSource{Path: "/tmp/x/cds.yaml", WatchedDirectory: "/tmp/x"}})
+	dr = bs.GetDynamicResources()
+	assert.NotNil(t, dr.GetLdsConfig().GetAds(), "listeners still come over ADS")
+	pcs := dr.GetCdsConfig().GetPathConfigSource()
+	assert.Equal(t, "/tmp/x/cds.yaml", pcs.GetPath())
+	assert.Equal(t, "/tmp/x", pcs.GetWatchedDirectory().GetPath())
+}

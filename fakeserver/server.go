@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -80,6 +81,9 @@ type Server struct {
 	closed     bool
 
 	unsupported *unsupported // calls on methods not served (unsupported.go)
+
+	rest        *http.Server       // the REST variant's server, nil on gRPC (rest.go)
+	restStreams map[string]*Stream // REST: the stream of each type's polls
 }
 
 // Bounds on what the server keeps. A client flooding requests, or
@@ -170,6 +174,10 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("fake management server: listening on %s: %w", opts.Addr, err)
 	}
 	s := &Server{opts: opts, lis: lis, done: make(chan struct{}), notify: make(chan struct{}), unsupported: newUnsupported()}
+	if opts.Variant.IsREST() {
+		s.startREST()
+		return s, nil
+	}
 	s.g = grpc.NewServer(grpc.UnknownServiceHandler(s.serveUnknown), grpc.MaxRecvMsgSize(wire.MaxRecvSize(opts.MaxRecvSize)))
 	wire.RegisterServices(s.g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
 	go func() {
@@ -192,8 +200,12 @@ func (s *Server) Close() {
 	s.closed = true
 	s.wake()
 	s.mu.Unlock()
-	s.g.Stop()
-	<-s.done
+	if s.rest != nil {
+		s.closeREST()
+	} else {
+		s.g.Stop()
+		<-s.done
+	}
 	// The requests stay readable; what they borrowed goes back to the run
 	// for the pairs still to come.
 	s.mu.Lock()
@@ -343,7 +355,7 @@ func (s *Server) addStream(st *Stream) bool {
 	s.wake()
 	s.mu.Unlock()
 	s.opts.Transcript.Event(st.Name, "opened by client")
-	if want := s.opts.Variant; (want.Protocol == wire.Delta) != st.Delta || (want.Transport == wire.ADS) != (st.Service == nil) {
+	if want := s.opts.Variant; (want.Protocol == wire.Delta) != st.Delta || (want.Transport == wire.ADS) != (st.Service == nil) || want.IsREST() != st.REST {
 		s.violate(st, "variant", "the client opened %s, but the variant under test is %s (does the client speak it?)", st.method(), want)
 	}
 	return true

@@ -35,6 +35,8 @@ type Stream struct {
 	Service *wire.Type
 	// Delta is true for incremental streams.
 	Delta bool
+	// REST is true for the polls of one type in the REST variant (rest.go).
+	REST bool
 	// Opened is when the client opened the stream (RECONN-1 measures the
 	// waits between streams).
 	Opened time.Time
@@ -55,6 +57,7 @@ type Stream struct {
 	nonceSeq int
 	sent     map[string]int // responses handed to gRPC, per type URL
 	err      error          // why the stream ended; nil while open
+	inFlight int            // REST: polls outstanding
 }
 
 type sendOp struct {
@@ -67,6 +70,9 @@ func (st *Stream) method() string {
 	if st.Delta {
 		kind = "delta"
 	}
+	if st.REST {
+		kind = "rest"
+	}
 	if st.Service == nil {
 		return "ads-" + kind
 	}
@@ -75,6 +81,9 @@ func (st *Stream) method() string {
 
 // carries reports whether the stream serves t in variant v.
 func (st *Stream) carries(t wire.Type, v wire.Variant) bool {
+	if st.REST != v.IsREST() {
+		return false
+	}
 	if st.Delta != (v.Protocol == wire.Delta) {
 		return false
 	}
@@ -100,6 +109,8 @@ type Request struct {
 	// Arrived is when the server read it (UPD-2 measures how promptly a
 	// client ACKs from it, not from when a scenario got to look).
 	Arrived time.Time
+	// REST is set on the polls of the REST variant (rest.go).
+	REST *RESTPoll
 }
 
 // TypeURL is the request's type_url, or the service's type on a per-type
@@ -321,12 +332,15 @@ func (st *Stream) wake() {
 	st.notify = make(chan struct{})
 }
 
-func (st *Stream) received(m proto.Message) {
+func (st *Stream) received(m proto.Message) { st.receive(m, nil) }
+
+// receive queues request m; poll is set on REST polls.
+func (st *Stream) receive(m proto.Message, poll *RESTPoll) {
 	st.srv.opts.Transcript.Record(st.Name, transcript.Received, m)
 	size := int64(proto.Size(m)) + requestOverhead
 	st.mu.Lock()
 	st.seq++
-	r := &Request{Stream: st, Seq: st.seq, Arrived: time.Now()}
+	r := &Request{Stream: st, Seq: st.seq, Arrived: time.Now(), REST: poll}
 	switch m := m.(type) {
 	case *discovery.DiscoveryRequest:
 		r.SotW = m

@@ -3,7 +3,9 @@
 // every ConfigSource over ADS) that speaks all four variants and exposes its
 // view through CSDS. In the Envoy profile (Config.Profile, envoy.go) it
 // follows Envoy instead: listeners and clusters by wildcard, warming, VHDS,
-// and Envoy's admin /config_dump besides CSDS (admin.go). It is the
+// and Envoy's admin /config_dump besides CSDS (admin.go), and two Envoy
+// features: REST-JSON polling in the rest variant (rest.go) and clusters
+// read from a file (Config.CDSFile, fs.go). It is the
 // built-in conformant client target
 // (builtin:reference) of the client-role scenarios, and its fault switches
 // each break exactly one rule, so that every client-role scenario can be
@@ -71,7 +73,7 @@ type Config struct {
 	// NodeID and Cluster identify the client in node.id and node.cluster.
 	NodeID, Cluster string
 	// Variant selects the protocol and transport: SotWADS, SotWPerType,
-	// DeltaADS or DeltaPerType.
+	// DeltaADS, DeltaPerType or REST (REST-JSON polls, rest.go).
 	Variant wire.Variant
 	// Listener is the name the client is pointed at, as a gRPC client
 	// dialing xds:///<Listener>: the root of every watch.
@@ -100,6 +102,9 @@ type Config struct {
 	// which then goes in resource_locators instead of resource_names
 	// (xRFC TP2, DYN-11); variants are checked against them (DYN-10).
 	DynamicParameters map[string]string
+	// CDSFile, when set, makes an Envoy-profile client read its clusters
+	// from a file instead of the server (fs.go).
+	CDSFile *FileSource
 }
 
 // The client profiles.
@@ -154,7 +159,8 @@ type Client struct {
 	deadlines     map[timerKey]time.Time
 	timer         *time.Timer
 	nodeCounter   int
-	edsAgain      bool // Envoy profile: ask for the endpoints again (an updated cluster warms)
+	edsAgain      bool    // Envoy profile: ask for the endpoints again (an updated cluster warms)
+	fileStream    *stream // CDSFile: stands in for a stream when a file is applied (fs.go)
 }
 
 // followed are the types a gRPC-style client watches, in the order of the
@@ -202,6 +208,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		if p := f.Profile(); p != "" && p != cfg.Profile {
 			return nil, fmt.Errorf("refclient: fault %s acts in the %s profile only", f, p)
 		}
+	}
+	if err := checkFileSource(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.DNETimeout <= 0 {
 		cfg.DNETimeout = defaultDNETimeout
@@ -268,6 +277,10 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		_ = c.csds.Serve(lis) // returns when stopped
 	}()
 	c.serveAdmin()
+	if cfg.CDSFile != nil {
+		c.wg.Add(1)
+		go c.watchFile()
+	}
 	go c.loop()
 	go c.stopper()
 	return c, nil
@@ -436,6 +449,8 @@ func (c *Client) handle(ev event) {
 			return
 		}
 		c.onEnded(ev.st)
+	case evFile:
+		c.onFile(ev)
 	}
 }
 

@@ -156,6 +156,9 @@ func (c *Client) reconcile() {
 		}
 	} else {
 		for _, t := range c.types() {
+			if c.fileSourced(t.URL) {
+				continue // read from a file (fs.go), not asked of any server
+			}
 			if c.wildcard(t.URL) {
 				c.ensureSlot(t.URL)
 			}

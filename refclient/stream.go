@@ -117,7 +117,9 @@ func (c *Client) ensureSlotIn(g, addr, typ string) {
 	if typ == "" {
 		sl.method = wire.MethodFor(v, wire.Type{})
 		for _, t := range c.types() {
-			sl.types = append(sl.types, t.URL)
+			if !c.fileSourced(t.URL) {
+				sl.types = append(sl.types, t.URL)
+			}
 		}
 	} else {
 		t, _ := c.knownType(typ)
@@ -156,7 +158,7 @@ func (c *Client) run(sl *slot) {
 			return
 		}
 		sctx, cancel := context.WithCancel(c.ctx)
-		cs, err := sl.conn.NewStream(sctx, &streamDesc, sl.method)
+		cs, err := c.openStream(sctx, sl)
 		if err != nil {
 			cancel()
 			backoff = nextBackoff(backoff)

@@ -36,7 +36,7 @@ func Client() []*engine.Scenario {
 	} {
 		all = append(all, gRPCProfile(area)...)
 	}
-	return append(all, clientEnvoyScenarios...)
+	return slices.Concat(all, clientEnvoyScenarios, clientRESTScenarios, clientFSScenarios)
 }
 
 // gRPCProfile marks the scenarios of area as written for the gRPC client

@@ -95,8 +95,9 @@ func (c *C) fixedf(rule, format string, args ...any) {
 // after the body.
 func client(t *engine.T) *C { return clientWith(t, nil) }
 
-// clientWith is client with the launch spec adjusted by mod (nil: as is).
-func clientWith(t *engine.T, mod func(*targets.LaunchSpec)) *C {
+// clientWith is client, with the launch spec adjusted by prepare (nil: as
+// is) before the client starts: authorities, a file to read clusters from.
+func clientWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
 	target, ok := t.Env.(*targets.Clients)
 	if !ok {
 		t.Abortf("client scenario run without a client target (env %T)", t.Env)
@@ -126,8 +127,8 @@ func clientWith(t *engine.T, mod func(*targets.LaunchSpec)) *C {
 	spec := targets.LaunchSpec{
 		ServerAddr: srv.Addr(), NodeID: t.NodeID, Cluster: clientCluster, Listener: c.L, Variant: t.Variant,
 	}
-	if mod != nil {
-		mod(&spec)
+	if prepare != nil {
+		prepare(&spec)
 	}
 	run, err := target.Launch(t.Context(), spec)
 	if err != nil {

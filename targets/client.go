@@ -160,8 +160,8 @@ type ClientOptions struct {
 	// the name the client was configured with; otherwise each scenario
 	// picks its own.
 	Listener string
-	// Variants the client speaks; default all four for the reference
-	// client, SotW ADS otherwise.
+	// Variants the client speaks; default all four and REST for the
+	// reference client and Envoy containers, SotW ADS otherwise.
 	Variants []wire.Variant
 	// Profile is the client profile the client follows: ProfileGRPC or
 	// ProfileEnvoy. Empty chooses by target: ProfileEnvoy for a container
@@ -326,7 +326,9 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	switch {
 	case opts.Target == BuiltinReference:
 		c.name = BuiltinReference
-		c.variants = wire.AllVariants
+		// REST too: its scenarios are the Envoy profile's (REST-JSON
+		// polling is an Envoy feature), which the profile decides.
+		c.variants = append(slices.Clip(wire.AllVariants), wire.REST)
 		if len(c.faults) > 0 {
 			c.name += " (faults: " + strings.Join(opts.Faults, ",") + ")"
 		}
@@ -340,7 +342,7 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 			return nil, fmt.Errorf("--target %q: name an image, container:IMAGE", opts.Target)
 		}
 		c.name = opts.Target
-		c.variants = wire.AllVariants
+		c.variants = append(slices.Clip(wire.AllVariants), wire.REST)
 	case opts.Target != "":
 		return nil, fmt.Errorf("unknown client target %q (built-in clients: %s; external clients: --client-cmd or --client-wait)", opts.Target, strings.Join(BuiltinClients, ", "))
 	case opts.Command != "":
@@ -488,6 +490,10 @@ type LaunchSpec struct {
 	// reference client is configured with them; another client claiming
 	// the dynamic-parameters feature sends those it was configured with.
 	DynamicParameters map[string]string
+	// CDSFile, when set, is where the client reads its clusters from
+	// instead of the management server (filesystem subscriptions, FS-1):
+	// the Envoy bootstrap's cds_config is a path_config_source.
+	CDSFile *bootstrap.FileSource
 }
 
 // target is the channel target the client is pointed at.
@@ -532,7 +538,7 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 		rc, err := refclient.Start(ctx, refclient.Config{
 			ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster,
 			Variant: spec.Variant, Listener: spec.Listener, DNETimeout: c.opts.DNETimer, Faults: c.faults,
-			Profile: c.opts.Profile, DynamicParameters: spec.DynamicParameters,
+			Profile: c.opts.Profile, DynamicParameters: spec.DynamicParameters, CDSFile: refFileSource(spec.CDSFile),
 			Target: spec.Target, Authorities: auths, DefaultListenerTemplate: spec.DefaultListenerTemplate,
 		})
 		if err != nil {
@@ -593,6 +599,14 @@ func (c *Clients) observerAt(addr string) (observer.Observer, error) {
 		return observer.NewConfigDump(addr), nil
 	}
 	return nil, nil
+}
+
+// refFileSource is f for the reference client.
+func refFileSource(f *bootstrap.FileSource) *refclient.FileSource {
+	if f == nil {
+		return nil
+	}
+	return &refclient.FileSource{Path: f.Path, WatchedDirectory: f.WatchedDirectory}
 }
 
 // builtinRunning adapts the built-in clients and the waited-for one.
@@ -659,7 +673,7 @@ func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, 
 	if err != nil {
 		return fail(err)
 	}
-	p := bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant, AdminAddr: admin}
+	p := bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant, AdminAddr: admin, CDSFile: spec.CDSFile}
 	// A gRPC bootstrap cannot ask for delta or per-type streams: gRPC
 	// clients speak SotW ADS, whatever variant an Envoy is given.
 	grpcJSON, err := bootstrap.GRPC(spec.grpcBootstrap())
@@ -753,6 +767,11 @@ const StopGrace = 2 * time.Second
 // port testcontainers forwards, and its admin port is published for
 // /config_dump. No engine is an unreachable target (exit code 3).
 func (c *Clients) launchContainer(ctx context.Context, spec LaunchSpec) (Running, error) {
+	if spec.CDSFile != nil {
+		// The harness writes the file on its own host; mounting it into
+		// the container is not done.
+		return nil, errors.New("filesystem subscriptions are not supported with container targets: the harness's files are not mounted into the container")
+	}
 	_, portText, err := net.SplitHostPort(spec.ServerAddr)
 	if err != nil {
 		return nil, fmt.Errorf("management server address %q: %w", spec.ServerAddr, err)

@@ -41,7 +41,7 @@ which scenarios apply; the others are skipped, with the reason:
           by default. builtin:reference runs in this profile too.
 
 Targets:
-  --target builtin:reference   our conformant reference client (all four variants)
+  --target builtin:reference   our conformant reference client (all four variants, and rest)
   --target builtin:grpc-go     grpc-go's xDS client (SotW ADS), a child process
   --client-cmd 'COMMAND'       your client: one fresh process per scenario
   --client-wait                your client, started elsewhere, connects to --listen
@@ -117,7 +117,7 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.opts.Listen, "listen", "", "address of the harness's management server (default: a fresh 127.0.0.1 port per scenario; required with --client-wait)")
 	fs.StringVar(&f.opts.Listener, "listener", "", "with --client-wait: the listener name your client asks for")
 	fs.StringVar(&f.opts.Profile, "client-profile", "", "the client profile your client follows: grpc or envoy (default: envoy for a container target, grpc otherwise; see above)")
-	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four)")
+	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four and rest)")
 	fs.StringVar(&f.opts.Observer, "observer", "", "how to read the client's status: csds, admin (Envoy /config_dump) or none (default: admin in the envoy profile, csds otherwise)")
 	fs.StringSliceVar(&f.lacks, "status-lacks", nil, "states your client's status view never reports ("+joinNames(targets.StatusStates)+"): scenarios whose verdict rests on one are skipped instead of failing (admin always lacks DOES_NOT_EXIST)")
 	fs.StringSliceVar(&f.features, "client-features", nil, "optional protocol features your client implements ("+strings.Join(targets.ClientFeatures, ", ")+"): scenarios about one it does not claim are skipped with that reason (default: a built-in client's own list, none otherwise)")
