@@ -399,10 +399,19 @@ var _ = Describe("real xDS clients", Label("client"), func() {
 			Start:     clientEnv(targets.ClientOptions{Command: grpcGo + "/bin/grpc-go-driver {{.Target}} {{.CSDS}}"}),
 			Catalogue: scenarios.Client},
 		{Name: "grpc-js", Version: "@grpc/grpc-js-xds " + npmVersion("grpc-js", "@grpc/grpc-js-xds") + ", @grpc/grpc-js " + npmVersion("grpc-js", "@grpc/grpc-js"), Role: "client",
-			Start:     clientEnv(targets.ClientOptions{Command: "node " + grpcJS + "/driver.js {{.Target}} {{.CSDS}}"}),
+			// Federation (xdstp names, authorities) is on by default:
+			// EXPERIMENTAL_FEDERATION in src/environment.ts. Nothing of
+			// TP2/TP3 (xds-client.ts reads only resources).
+			Start: clientEnv(targets.ClientOptions{Command: "node " + grpcJS + "/driver.js {{.Target}} {{.CSDS}}",
+				Features: []string{targets.ClientFeatureXdstp}}),
 			Catalogue: scenarios.Client},
 		{Name: "grpc-core", Version: "gRPC C-core through Debian python3-grpcio " + pythonGRPCVersion(), Role: "client",
-			Start:     clientEnv(targets.ClientOptions{Command: "/usr/bin/python3 " + core + "/driver.py {{.Target}} {{.CSDS}}"}),
+			// Federation is behind GRPC_EXPERIMENTAL_XDS_FEDERATION in
+			// C-core 1.51 (off by default): switched on, so its xdstp
+			// support is checked.
+			Start: clientEnv(targets.ClientOptions{Command: "GRPC_EXPERIMENTAL_XDS_FEDERATION=true /usr/bin/python3 " + core + "/driver.py {{.Target}} {{.CSDS}}",
+				Features: []string{targets.ClientFeatureXdstp}}),
+			Note:      "run with GRPC_EXPERIMENTAL_XDS_FEDERATION=true, which 1.51 needs for xdstp names and authorities",
 			Catalogue: scenarios.Client},
 	} {
 		describe(p)
