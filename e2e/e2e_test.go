@@ -396,7 +396,10 @@ var _ = Describe("real xDS clients", Label("client"), func() {
 	core := peerDir("grpc-core")
 	for _, p := range []peer{
 		{Name: "grpc-go", Version: "grpc-go " + moduleVersion(grpcGo, "google.golang.org/grpc"), Role: "client",
-			Start:     clientEnv(targets.ClientOptions{Command: grpcGo + "/bin/grpc-go-driver {{.Target}} {{.CSDS}}"}),
+			// Federation is always on (no switch in internal/envconfig);
+			// nothing of TP2/TP3 (ads_stream.go reads only resources).
+			Start: clientEnv(targets.ClientOptions{Command: grpcGo + "/bin/grpc-go-driver {{.Target}} {{.CSDS}}",
+				Features: []string{targets.ClientFeatureXdstp}}),
 			Catalogue: scenarios.Client},
 		{Name: "grpc-js", Version: "@grpc/grpc-js-xds " + npmVersion("grpc-js", "@grpc/grpc-js-xds") + ", @grpc/grpc-js " + npmVersion("grpc-js", "@grpc/grpc-js"), Role: "client",
 			// Federation (xdstp names, authorities) is on by default:

@@ -56,7 +56,7 @@ func NeedStatus(state observer.State) engine.Need {
 const statusNeedPrefix = "status:"
 
 // StatusStates are the states a status view can be declared to lack.
-var StatusStates = []observer.State{observer.DoesNotExist, observer.Nacked}
+var StatusStates = []observer.State{observer.DoesNotExist, observer.Nacked, observer.ReceivedError}
 
 // NeedGRPCProfile: the scenario is written for the gRPC client profile
 // (one listener named by the client, then its route, clusters and
