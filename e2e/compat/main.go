@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -264,7 +265,7 @@ func families(rs []results.Run) string {
 					pass++
 				case results.Skip:
 					skip++
-					reasons[firstLine(res.Message)] = true
+					reasons[capability(firstLine(res.Message))] = true
 				case results.Unsupported:
 					unsup++
 				default:
@@ -282,6 +283,11 @@ func families(rs []results.Run) string {
 			}
 			if pass+fail+unsup == 0 && len(reasons) > 0 {
 				why := slices.Sorted(maps.Keys(reasons))
+				// The variants a peer does not speak are in the peer's
+				// summary; name the capability it lacks when there is one.
+				if kept := slices.DeleteFunc(slices.Clone(why), isVariantReason); len(kept) > 0 {
+					why = kept
+				}
 				parts = append(parts, "("+strings.Join(why, "; ")+")")
 			}
 			if len(parts) == 0 {
@@ -293,6 +299,22 @@ func families(rs []results.Run) string {
 	}
 	return b.String()
 }
+
+// variantSuffix ends a skip reason that names the variant it was read
+// for ("… for sotw-ads", "… in delta-ads").
+var variantSuffix = regexp.MustCompile(` (for|in) (sotw|delta)-(ads|pertype)$`)
+
+// capability is a skip reason without the variant it names, so that one
+// lacking claim reads once for all variants.
+func capability(reason string) string { return variantSuffix.ReplaceAllString(reason, "") }
+
+// variantReason is a skip reason saying only that the peer does not speak
+// a variant: the gRPC ones are in the peer's summary already; REST is a
+// capability of its own, so it is not one of them.
+var variantReason = regexp.MustCompile(`^(target does not serve|the client does not speak) (sotw|delta)-(ads|pertype)$`)
+
+// isVariantReason says whether a skip reason is a variantReason.
+func isVariantReason(reason string) bool { return variantReason.MatchString(reason) }
 
 func scenarioIDs(rs []results.Run) []string {
 	seen := map[string]bool{}
