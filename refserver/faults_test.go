@@ -113,12 +113,14 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		{FaultForgetMissingSubscriptions, func(t *testing.T, e *env) string {
 			c := e.client(wire.SotWADS)
 			send(t, c, request(c, wire.Endpoint, "", "late"))
-			send(t, c, request(c, wire.Cluster, ""))
-			ack(t, c, expect(t, c, wire.Cluster))
+			send(t, c, request(c, wire.Listener, ""))
+			ack(t, c, expect(t, c, wire.Listener))
 			e.set(wire.Endpoint, "late", 1)
-			e.set(wire.Cluster, "c1", 1) // barrier
-			return describe(first(t, c, wire.Cluster))
-		}, "EDS:late", "CDS:c1"},
+			// The barrier is a listener: when both changes reach the
+			// stream at once, endpoints still go first (CONS-1..5).
+			e.set(wire.Listener, "l1", 1)
+			return describe(first(t, c, wire.Listener))
+		}, "EDS:late", "LDS:l1"},
 
 		{FaultDeltaDropStaleRequests, func(t *testing.T, e *env) string {
 			e.set(wire.Endpoint, "a", 1)
