@@ -149,3 +149,14 @@ func TestWrongMethodIsAViolation(t *testing.T) {
 	_, err = srv.StreamFor(ctx, wire.Listener, 0)
 	require.ErrorIs(t, err, fakeserver.ErrTimeout, "a SotW stream does not serve a delta variant")
 }
+
+// A wait's error names a client's cancellation however it is wrapped, and
+// only that.
+func TestEndedByClient(t *testing.T) {
+	cancelled := status.Error(codes.Canceled, "cancelled by the client")
+	assert.True(t, fakeserver.EndedByClient(cancelled))
+	assert.True(t, fakeserver.EndedByClient(&fakeserver.ClosedError{Stream: "LDS#1", Err: cancelled}))
+	assert.False(t, fakeserver.EndedByClient(status.Error(codes.Canceled, "the harness's server stopped")))
+	assert.False(t, fakeserver.EndedByClient(fakeserver.ErrTimeout))
+	assert.False(t, fakeserver.EndedByClient(nil))
+}

@@ -296,7 +296,7 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 			}
 			// The stream's context ends when the client cancels the call
 			// (or its connection goes) and when this server stops.
-			cause := grpcstatus.Error(codes.Canceled, "cancelled by the client")
+			cause := grpcstatus.Error(codes.Canceled, clientCancelled)
 			if st.srv.stopping() {
 				cause = grpcstatus.Error(codes.Canceled, "the harness's server stopped")
 			}
@@ -304,6 +304,17 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 			return ctx.Err()
 		}
 	}
+}
+
+// clientCancelled is the status message of a stream the client cancelled.
+const clientCancelled = "cancelled by the client"
+
+// EndedByClient reports whether err, from a wait on a stream, says the
+// client cancelled the stream (or lost its connection) rather than that
+// the wait ran out or the harness ended it.
+func EndedByClient(err error) bool {
+	s, ok := grpcstatus.FromError(err)
+	return ok && s.Code() == codes.Canceled && strings.HasSuffix(s.Message(), clientCancelled)
 }
 
 // finish records how the stream ended, once.

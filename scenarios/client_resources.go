@@ -136,7 +136,9 @@ var clientResourceScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        observed,
 		Run: cli(func(c *C) {
-			c.Chain(EDS)
+			// A hop answered late on a loaded machine is silence too: a
+			// client that leaves its stream for it breaks UPD-5 as well.
+			c.LeavingBreaks("UPD-5").Chain(EDS)
 			last := c.Srv.Streams()
 			c.NoStreamAfter(last[len(last)-1].ID, "a new stream while the server stays silent after the ACKs")
 			for _, st := range last {

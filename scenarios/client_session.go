@@ -41,6 +41,20 @@ type C struct {
 	// rule is the rule the current step checks, set by Checking; empty,
 	// a step checks its own default rule (see ruleOr).
 	rule string
+	// onLeave is the rule a client breaks by leaving a stream while the
+	// current steps wait for its answer (LeavingBreaks); empty, such a
+	// wait breaks ACK-1 as any unanswered response does.
+	onLeave string
+}
+
+// LeavingBreaks returns c for steps during which a client that cancels
+// the stream it is waited on breaks rule: a scenario about keeping
+// streams open (UPD-5) charges it to that rule, whatever step the client
+// left in, and every other failure of the steps keeps its own rule.
+func (c *C) LeavingBreaks(rule string) *C {
+	cp := *c
+	cp.onLeave = rule
+	return &cp
 }
 
 // Checking returns c for a step that checks rule: its failures are
@@ -504,6 +518,9 @@ func (c *C) expectReply(t wire.Type, nonce string) *fakeserver.Request {
 	defer cancel()
 	r, err := c.Stream(t).Next(ctx, t)
 	if err != nil {
+		if c.onLeave != "" && fakeserver.EndedByClient(err) {
+			c.Checking(c.onLeave).fail("expected an answer (ACK or NACK) to the %s response with nonce %q: the client left the stream instead: %v", t.Short, nonce, err)
+		}
 		if c.rule != "" && c.exited() {
 			c.fail("expected an answer (ACK or NACK) to the %s response with nonce %q: %v", t.Short, nonce, err)
 		}
