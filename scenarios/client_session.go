@@ -837,6 +837,9 @@ func (c *C) neverRead(t wire.Type, name, what string, read, failed int, lastErr 
 
 // NeverWithin is Never over an explicit window.
 func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, bad func(observer.Resource) bool) {
+	if window <= 0 {
+		return // an empty window holds nothing to watch
+	}
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	end := time.Now().Add(window)
@@ -844,19 +847,28 @@ func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, ba
 	defer windowEnd.Stop()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
+	var read, failed int
+	var lastErr error
 	for {
 		// A read never outlasts the window: the window ends when it
 		// says, even on a loaded machine, for steps timed against the
 		// client (a heartbeat within a TTL).
 		rs, err := c.observe(ctx, max(time.Until(end), time.Millisecond))
 		if err == nil {
+			read++
 			if r, ok := observer.Find(rs, t.URL, name); ok && bad(r) {
 				c.Fatalf("the client's status view shows %s %s %s: %s", t.Short, name, what, describe(r))
 			}
+		} else if time.Now().Before(end) {
+			failed++
+			lastErr = err
 		}
 		select {
 		case <-tick.C:
 		case <-windowEnd.C:
+			// A window in which no read finished saw nothing: it is
+			// no evidence either way (neverRead).
+			c.neverRead(t, name, what, read, failed, lastErr)
 			return
 		case <-ctx.Done():
 			c.fail("while watching %s %s: %v", t.Short, name, ctx.Err())
