@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/wire"
 	"github.com/xdsconform/xdsconform/xdstp"
@@ -16,12 +15,9 @@ import (
 // that one resource, then to every listener its entries locate, and
 // follows the list as it changes (COLL-2).
 
-// listenerCollection is the list collection type of listeners. It is no
-// type of xds_protocol.rst, so wire does not list it; it travels on the
-// listener service.
-var listenerCollection = wire.Type{Short: "LDS-collection", URL: wire.TypePrefix + "envoy.config.listener.v3.ListenerCollection",
-	Service: wire.Listener.Service, SotWMethod: wire.Listener.SotWMethod, DeltaMethod: wire.Listener.DeltaMethod,
-	New: func() proto.Message { return &listener.ListenerCollection{} }}
+// listenerCollection is the list collection type of listeners; it
+// travels on the listener service.
+var listenerCollection = wire.ListenerCollection
 
 // knownType finds the type of type URL u: one of wire's, or the listener
 // collection.
@@ -52,8 +48,11 @@ func (c *Client) collectionRefs(lc *listener.ListenerCollection) ([]ref, error) 
 		if l == nil {
 			continue // an inline entry
 		}
-		n := xdstp.Name{Authority: l.GetAuthority(), Type: l.GetResourceType(), ID: l.GetId(), Params: l.GetExactContext().GetParams()}
-		if n.TypeURL() != wire.Listener.URL || n.ID == "" {
+		n, err := xdstp.FromLocator(l)
+		if err != nil {
+			return nil, fmt.Errorf("collection entry %d: %w", i, err)
+		}
+		if n.TypeURL() != wire.Listener.URL {
 			return nil, fmt.Errorf("collection entry %d locates %q, which is no listener", i, strings.TrimPrefix(n.Resource(), xdstp.Scheme))
 		}
 		refs = append(refs, ref{wire.Listener.URL, n.Resource()})

@@ -336,10 +336,10 @@ func (c *Client) redirectTarget(u string, a *anypb.Any) (string, error) {
 	if err := a.UnmarshalTo(l); err != nil {
 		return "", fmt.Errorf("redirect payload does not decode: %w", err)
 	}
-	if l.GetScheme() != xdscore.ResourceLocator_XDSTP || l.GetResourceType() == "" || l.GetId() == "" {
-		return "", fmt.Errorf("redirect to a locator that is no xdstp resource (scheme %s, type %q, id %q)", l.GetScheme(), l.GetResourceType(), l.GetId())
+	n, err := xdstp.FromLocator(l)
+	if err != nil {
+		return "", fmt.Errorf("redirect to a locator that is no xdstp resource: %w", err)
 	}
-	n := xdstp.Name{Authority: l.GetAuthority(), Type: l.GetResourceType(), ID: l.GetId(), Params: l.GetExactContext().GetParams()}
 	if n.TypeURL() != u {
 		return "", fmt.Errorf("redirect to %s, which is not of the type %s", n.Resource(), u)
 	}

@@ -58,8 +58,10 @@ func (c *C) NeverAsked(t wire.Type, name, why string) {
 // redirect to target (REDIR-1): a Resource whose payload is the
 // xds.core.v3.ResourceLocator of target. It returns the nonce.
 func (c *C) redirect(t wire.Type, name, target string) string {
-	n := xdstp.MustParse(target)
-	l := &xdscore.ResourceLocator{Scheme: xdscore.ResourceLocator_XDSTP, Authority: n.Authority, ResourceType: n.Type, Id: n.ID}
+	l, err := xdstp.MustParse(target).Locator()
+	if err != nil {
+		c.fail("the redirect to %s: %v", target, err)
+	}
 	a, err := anypb.New(l)
 	if err != nil {
 		c.fail("packing the redirect to %s: %v", target, err)
@@ -74,8 +76,7 @@ func (c *C) redirect(t wire.Type, name, target string) string {
 // lcoll is the list collection type of listeners (COLL-1). It travels on
 // the listener service, so its requests are read off the stream
 // carrying LDS.
-var lcoll = wire.Type{Short: "LDS-collection", URL: LDS.URL + "Collection", Service: LDS.Service,
-	SotWMethod: LDS.SotWMethod, DeltaMethod: LDS.DeltaMethod}
+var lcoll = wire.ListenerCollection
 
 // expectCollection returns the next request for the listener collection.
 func (c *C) expectCollection() *fakeserver.Request {
@@ -94,9 +95,11 @@ func (c *C) expectCollection() *fakeserver.Request {
 func (c *C) respondCollection(name, version string, members ...string) string {
 	lc := &listener.ListenerCollection{}
 	for _, m := range members {
-		n := xdstp.MustParse(m)
-		lc.Entries = append(lc.Entries, &xdscore.CollectionEntry{ResourceSpecifier: &xdscore.CollectionEntry_Locator{
-			Locator: &xdscore.ResourceLocator{Scheme: xdscore.ResourceLocator_XDSTP, Authority: n.Authority, ResourceType: n.Type, Id: n.ID}}})
+		l, err := xdstp.MustParse(m).Locator()
+		if err != nil {
+			c.fail("the collection entry %s: %v", m, err)
+		}
+		lc.Entries = append(lc.Entries, &xdscore.CollectionEntry{ResourceSpecifier: &xdscore.CollectionEntry_Locator{Locator: l}})
 	}
 	inner, err := anypb.New(lc)
 	if err != nil {

@@ -9,11 +9,10 @@ import (
 // envoy.config.listener.v3.ListenerCollection (COLL-1): one resource
 // whose entries are locators of listeners or inline listeners. It is no
 // type of its own in xds_protocol.rst, so it is not in AllTypes: nothing
-// that loops over the eight types meets it. Only delta carries it here
-// (the harness subscribes to collections on delta ADS), on the listener
-// service for per-type streams.
+// that loops over the eight types meets it. It travels on the listener
+// service's methods (TP1 names none of its own).
 var ListenerCollection = Type{Short: "LDS-collection", URL: TypePrefix + "envoy.config.listener.v3.ListenerCollection",
-	Service: Listener.Service, DeltaMethod: Listener.DeltaMethod,
+	Service: Listener.Service, SotWMethod: Listener.SotWMethod, DeltaMethod: Listener.DeltaMethod,
 	New: func() proto.Message { return &listener.ListenerCollection{} }}
 
 // collections maps each list collection type to its member type.
