@@ -20,7 +20,12 @@ import (
 // SetError puts resource base (made unique to the pair) in error code
 // through the fixture, and returns the name the server reports it under.
 func (s *S) SetError(t wire.Type, base string, code codes.Code) string {
-	name := s.Name(base)
+	return s.setErrorOn(t, s.Name(base), code)
+}
+
+// setErrorOn is SetError for a name used as written (an xdstp glob URL,
+// say).
+func (s *S) setErrorOn(t wire.Type, name string, code codes.Code) string {
 	r := fixture.SetRequest{Type: t, Name: name, Error: &fixturepb.ResourceError{Code: int32(code), Message: "xdsconform: " + code.String() + " on purpose"}}
 	ctx, cancel := s.fixtureContext()
 	defer cancel()
@@ -143,14 +148,7 @@ var errorWildcardScenarios = []*engine.Scenario{
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections, targets.NeedResourceErrors),
 		Run: srv(func(s *S) {
 			s.SetX(LDS, s.XName(LDS, "pool/a").String(), 1)
-			glob := s.XName(LDS, "pool/*").String()
-			ctx, cancel := s.fixtureContext()
-			defer cancel()
-			if _, err := s.target.Fixture.SetWith(ctx, s.NodeID, fixture.SetRequest{Type: LDS, Name: glob,
-				Error: &fixturepb.ResourceError{Code: int32(codes.PermissionDenied), Message: "xdsconform: the collection is refused on purpose"}}); err != nil {
-				s.Abortf("%v", err)
-			}
-			s.changed(LDS, false)
+			glob := s.setErrorOn(LDS, s.XName(LDS, "pool/*").String(), codes.PermissionDenied)
 			s.Subscribe(LDS, glob)
 			s.Checking("ERR-11").AwaitError(LDS, glob)
 		}),
