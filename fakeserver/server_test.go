@@ -150,12 +150,20 @@ func TestWrongMethodIsAViolation(t *testing.T) {
 	require.ErrorIs(t, err, fakeserver.ErrTimeout, "a SotW stream does not serve a delta variant")
 }
 
-// A wait's error names a client's cancellation however it is wrapped, and
-// only that.
+// A wait on a stream the client left says so, and no other end does;
+// gRPC statuses compare by code and message (status.Error.Is).
 func TestEndedByClient(t *testing.T) {
-	cancelled := status.Error(codes.Canceled, "cancelled by the client")
-	assert.True(t, fakeserver.EndedByClient(cancelled))
-	assert.True(t, fakeserver.EndedByClient(&fakeserver.ClosedError{Stream: "LDS#1", Err: cancelled}))
+	ctx := t.Context()
+	srv, c, _ := start(t, wire.SotWADS)
+	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
+	st, err := srv.StreamFor(ctx, wire.Listener, 0)
+	require.NoError(t, err)
+	_, err = st.Next(ctx, wire.Listener)
+	require.NoError(t, err)
+	c.Close() // the client leaves the stream
+	_, err = st.Next(ctx, wire.Listener)
+	assert.True(t, fakeserver.EndedByClient(err), "the wait on a stream the client left: %v", err)
+
 	assert.False(t, fakeserver.EndedByClient(status.Error(codes.Canceled, "the harness's server stopped")))
 	assert.False(t, fakeserver.EndedByClient(fakeserver.ErrTimeout))
 	assert.False(t, fakeserver.EndedByClient(nil))

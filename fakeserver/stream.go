@@ -296,7 +296,7 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 			}
 			// The stream's context ends when the client cancels the call
 			// (or its connection goes) and when this server stops.
-			cause := grpcstatus.Error(codes.Canceled, clientCancelled)
+			cause := errClientCancelled
 			if st.srv.stopping() {
 				cause = grpcstatus.Error(codes.Canceled, "the harness's server stopped")
 			}
@@ -306,16 +306,14 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 	}
 }
 
-// clientCancelled is the status message of a stream the client cancelled.
-const clientCancelled = "cancelled by the client"
+// errClientCancelled is how a stream the client cancelled ended: one
+// value, so that EndedByClient can recognise it however it is wrapped.
+var errClientCancelled = grpcstatus.Error(codes.Canceled, "cancelled by the client")
 
 // EndedByClient reports whether err, from a wait on a stream, says the
 // client cancelled the stream (or lost its connection) rather than that
 // the wait ran out or the harness ended it.
-func EndedByClient(err error) bool {
-	s, ok := grpcstatus.FromError(err)
-	return ok && s.Code() == codes.Canceled && strings.HasSuffix(s.Message(), clientCancelled)
-}
+func EndedByClient(err error) bool { return errors.Is(err, errClientCancelled) }
 
 // finish records how the stream ended, once.
 func (st *Stream) finish(err error, note string) {
