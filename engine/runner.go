@@ -60,7 +60,8 @@ const DefaultParallel = 256
 
 // Run runs pairs concurrently and returns one result per pair that ran, in
 // the order of pairs (catalogue order when they come from Expand). Pairs
-// of scenarios marked Alone run last, one at a time, with nothing else
+// of scenarios marked Timed run after the rest, together; pairs of
+// scenarios marked Alone run last, one at a time, with nothing else
 // running (see runOrder). When ctx is cancelled (Ctrl-C), pairs not yet
 // started are dropped, pairs in flight end with an error outcome, and
 // interrupted is true.
@@ -84,11 +85,14 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 	rs = make([]results.Result, len(pairs))
 	ran := make([]bool, len(pairs))
 	fresh := freshTargets(cfg.Env)
+	prev := phaseShared
 	for _, i := range runOrder(pairs, fresh) {
-		alone := pairs[i].Scenario.Alone && !fresh
-		if alone {
+		ph := phaseOf(pairs[i].Scenario, fresh)
+		alone := ph == phaseAlone
+		if alone || ph != prev {
 			wg.Wait() // everything before it has finished
 		}
+		prev = ph
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -96,11 +100,17 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		if ctx.Err() != nil {
 			break
 		}
+		timed := ph == phaseTimed
+		if quiet.enter(ctx, timed) != nil {
+			<-sem
+			break
+		}
 		ran[i] = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer quiet.leave(timed)
 			r := runPair(ctx, pairs[i], &cfg)
 			if cfg.Progress != nil {
 				cfg.Progress(r)
@@ -121,20 +131,44 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 	return out, ctx.Err() != nil
 }
 
-// runOrder is the order pairs start in: every pair of a scenario not
-// marked Alone, in the order given, then those marked Alone, in the order
-// given. A scenario that may crash or wedge the target runs after the
-// rest, by itself: the rest have their verdicts from a healthy target,
-// and a crash is attributed to the one pair running when it happened.
-//
-// With fresh targets (FreshTargets) there is nothing to protect: a crash
-// takes only the target of the pair that caused it, so pairs start in the
-// order given.
+// A phase is a group of pairs that run together; each phase starts once
+// the one before it has finished.
+type phase int
+
+const (
+	// phaseShared holds most pairs, all at once (up to Config.Parallel).
+	phaseShared phase = iota
+	// phaseTimed holds the pairs of scenarios marked Timed: together, but
+	// not beside the CPU the shared phase burns.
+	phaseTimed
+	// phaseAlone holds the pairs of scenarios marked Alone, one at a time.
+	phaseAlone
+)
+
+// phaseOf is the phase a scenario's pairs run in. With fresh targets
+// (FreshTargets) an Alone scenario has nothing to protect: a crash takes
+// only the target of the pair that caused it.
+func phaseOf(s *Scenario, fresh bool) phase {
+	switch {
+	case s.Alone && !fresh:
+		return phaseAlone
+	case s.Timed:
+		return phaseTimed
+	}
+	return phaseShared
+}
+
+// runOrder is the order pairs start in: the shared phase, then the timed
+// one, then the alone one, each in the order given. A scenario that may
+// crash or wedge the target runs after the rest, by itself: the rest have
+// their verdicts from a healthy target, and a crash is attributed to the
+// one pair running when it happened. A scenario that measures durations
+// runs once the crowd has finished, so its figures are the target's.
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
-	for _, alone := range []bool{false, true} {
+	for _, ph := range []phase{phaseShared, phaseTimed, phaseAlone} {
 		for i, p := range pairs {
-			if (p.Scenario.Alone && !fresh) == alone {
+			if phaseOf(p.Scenario, fresh) == ph {
 				order = append(order, i)
 			}
 		}

@@ -39,6 +39,13 @@ type Scenario struct {
 	// pair that caused it and by no other. Against an Env that starts a
 	// fresh target for every pair (FreshTargets) they run with the rest.
 	Alone bool
+	// Timed marks a scenario whose verdict rests on durations it measures
+	// (how long a client waits before reconnecting, how soon it ACKs):
+	// its pairs run after the others, together, so that the harness's
+	// own load from hundreds of pairs at once is not taken for the
+	// target's timing. They mostly wait, so running them together costs
+	// about as long as the longest of them.
+	Timed bool
 	// Run is the scenario body.
 	Run func(t *T)
 }

@@ -223,6 +223,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-2"},
 		Level:        results.Should,
 		Variants:     allVariants,
+		Timed:        true,
 		Run: cli(func(c *C) {
 			c.Chain(CDS)
 			// Prompt is taken to be within the quiet window: a reply slower

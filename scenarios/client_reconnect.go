@@ -138,6 +138,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Requirements: []string{"RECONN-1"},
 		Level:        results.Should,
 		Variants:     allVariants,
+		Timed:        true,
 		Run: cli(func(c *C) {
 			// Three streams in a row fail at once, before any response:
 			// the waits before the next ones must grow (with jitter
