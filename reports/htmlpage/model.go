@@ -1,0 +1,639 @@
+package htmlpage
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/transcript"
+)
+
+// Bounds on what the page shows. A JSON report handed to the report
+// command can be anything, so every string and list is bounded here
+// again, whatever the harness bounded when it wrote the report: a report
+// of the whole catalogue stays a page a browser opens at once.
+const (
+	// maxPairs bounds the rows of one page; the summaries still count
+	// every result. Both suites together are about 650 pairs.
+	maxPairs = 5000
+	// maxName bounds an ID, variant, title, target or option shown.
+	maxName = 1 << 10
+	// maxMessage bounds a result's message and known-failing reason;
+	// once the page's messages take messageBudget, each is cut to
+	// maxMessageSpent.
+	maxMessage      = 16 << 10
+	maxMessageSpent = 512
+	messageBudget   = 4 << 20
+	// maxChip bounds one value shown in an entry's one-line summary.
+	maxChip = 200
+	// maxChipItems is how many names of a list the summary shows.
+	maxChipItems = 4
+	// maxEntryJSON bounds one entry's pretty-printed message.
+	maxEntryJSON = 16 << 10
+	// headEntries and tailEntries are how many entries of a long
+	// transcript the page shows from its start and from its end.
+	headEntries, tailEntries = 200, 100
+	// pageBudget bounds the transcript text of the whole page, in bytes:
+	// the report-side budget of one suite's transcripts. Past it, a
+	// transcript is left to the JSON report and says so.
+	pageBudget = transcript.DefaultBudget
+)
+
+// Display outcomes: results.Outcome refined by the known-failing file and
+// the fail-on level, as the console summary counts them
+// (results.SummarizeFor), so that the page and the exit status agree.
+const (
+	oPass        = "pass"
+	oFail        = "fail"
+	oWarn        = "warn"
+	oKnown       = "known-failing"
+	oStale       = "stale"
+	oUnsupported = "unsupported"
+	oSkipped     = "skipped"
+	oError       = "error"
+)
+
+// outcomeOrder is the order of the summary's columns and of the outcome
+// filter's options.
+var outcomeOrder = []string{oPass, oFail, oWarn, oKnown, oStale, oUnsupported, oSkipped, oError}
+
+// severity orders outcomes from the most serious down, for colouring a
+// summary by its worst.
+var severity = []string{oError, oFail, oStale, oWarn, oKnown, oUnsupported, oPass, oSkipped}
+
+// alwaysShown are the outcome columns a summary shows even when no
+// result has them; warn and stale appear only when some result is one.
+var alwaysShown = map[string]bool{oPass: true, oFail: true, oKnown: true, oUnsupported: true, oSkipped: true, oError: true}
+
+func outcomeLabel(o string) string {
+	switch o {
+	case oPass:
+		return "Pass"
+	case oFail:
+		return "Fail"
+	case oWarn:
+		return "Warn"
+	case oKnown:
+		return "Known failing"
+	case oStale:
+		return "Stale"
+	case oUnsupported:
+		return "Unsupported"
+	case oSkipped:
+		return "Skipped"
+	case oError:
+		return "Error"
+	}
+	return o
+}
+
+// outcomeHint explains an outcome in a tooltip.
+var outcomeHint = map[string]string{
+	oPass:        "every expectation held",
+	oFail:        "a rule at or above the fail-on level was broken",
+	oWarn:        "a rule below the fail-on level was broken: reported, does not fail the run",
+	oKnown:       "failed as the known-failing file says it does: does not fail the run",
+	oStale:       "listed as known-failing but did not fail: the file is out of date, which fails the run",
+	oUnsupported: "an optional (MAY) behaviour the target does not implement",
+	oSkipped:     "does not apply, or the target lacks what it needs",
+	oError:       "could not be carried out (target unreachable, harness or fixture failure)",
+}
+
+// displayOutcome is r's outcome as the page shows and filters it.
+func displayOutcome(r results.Result, failOn results.Level) string {
+	if failOn == "" {
+		failOn = results.DefaultFailOn
+	}
+	switch r.Outcome {
+	case results.Pass:
+		if r.KnownFailing != "" {
+			return oStale
+		}
+		return oPass
+	case results.Fail:
+		switch {
+		case r.KnownFailing != "":
+			return oKnown
+		case !r.FailureLevel().AtLeast(failOn):
+			return oWarn
+		}
+		return oFail
+	case results.Unsupported:
+		if r.KnownFailing != "" {
+			return oStale
+		}
+		return oUnsupported
+	case results.Skip:
+		return oSkipped
+	case results.Error:
+		return oError
+	}
+	// An outcome this version does not know (a newer report): shown as
+	// is, and counted as an error, the outcome that never passes silently.
+	return oError
+}
+
+// page is what the template renders.
+type page struct {
+	CSP      string
+	CSS      template.CSS
+	JS       template.JS
+	Title    string
+	Runs     []runView
+	Columns  []column
+	ByLevel  []summaryRow
+	ByFamily []summaryRow
+	Total    summaryRow
+	Filters  filters
+	Pairs    []pairView
+	// Omitted is how many pairs were left out past maxPairs.
+	Omitted int
+	// BudgetSpent says the page's transcript budget ran out.
+	BudgetSpent bool
+}
+
+// column is one outcome column of the summaries.
+type column struct {
+	Outcome, Label, Hint string
+}
+
+// summaryRow is one line of a summary table: a label and a count per
+// column, with the filter a click on a count sets.
+type summaryRow struct {
+	Label string
+	// Level and Family are the filter values of the row ("" for any).
+	Level, Family string
+	// Title is the row's tooltip (a family's rules, say).
+	Title string
+	Cells []cell
+	Total int
+	// Worst is the CSS class of the row's most serious outcome.
+	Worst string
+}
+
+// summaryTable is what the summary template renders: one table.
+type summaryTable struct {
+	Columns []column
+	Rows    []summaryRow
+	Total   summaryRow
+	Name    string
+}
+
+func newSummaryTable(cols []column, rows []summaryRow, total summaryRow, name string) summaryTable {
+	return summaryTable{cols, rows, total, name}
+}
+
+// levelClass is the CSS class of a level's badge; a level this version
+// does not know gets a plain one.
+func levelClass(l string) string {
+	switch results.Level(l) {
+	case results.Must:
+		return "l-must"
+	case results.Should:
+		return "l-should"
+	case results.May:
+		return "l-may"
+	}
+	return "l-other"
+}
+
+type cell struct {
+	Outcome string
+	N       int
+}
+
+// filters are the options of the filter bar.
+type filters struct {
+	Outcomes []option
+	Levels   []option
+	Families []option
+	Variants []option
+	Runs     []option
+}
+
+type option struct {
+	Value, Label string
+}
+
+// runView is the header of one run.
+type runView struct {
+	Index          int
+	Role           string
+	Target         string
+	HarnessVersion string
+	Started        string
+	Duration       string
+	FailOn         string
+	Verdict        string
+	VerdictClass   string
+	Counts         []cell
+	Options        []keyValue
+	Implementation []keyValue
+	Pairs          int
+}
+
+type keyValue struct {
+	Key, Value string
+}
+
+// pairView is one row: a scenario in one variant.
+type pairView struct {
+	Anchor   string
+	Run      int
+	Name     string
+	Title    string
+	Level    string
+	Variant  string
+	Outcome  string
+	Families string
+	RuleIDs  []string
+	Duration string
+	Message  string
+	Known    string
+	Rules    []ruleView
+	// Transcript is nil when the page shows none for the pair; Note then
+	// says why, when there was one to show.
+	Transcript *transcriptView
+	Note       string
+}
+
+// ruleView is a rule cited by a pair, with its catalogue text.
+type ruleView struct {
+	ID       string
+	Strength string
+	Title    []segment
+	Text     []segment
+	Broken   bool
+	Unknown  bool
+}
+
+// segment is a run of rule text: plain, or code (the catalogue's
+// backticks).
+type segment struct {
+	Code bool
+	Text string
+}
+
+// build state: the transcript budget left, shared by every pair.
+type builder struct {
+	budget   int // transcript bytes left
+	messages int // message bytes left
+	spent    bool
+}
+
+func buildPage(runs []results.Run) page {
+	b := &builder{budget: pageBudget, messages: messageBudget}
+	p := page{
+		CSP:   csp,
+		CSS:   template.CSS(pageCSS),
+		JS:    template.JS(pageJS),
+		Title: "xdsconform conformance report",
+	}
+	present := map[string]bool{}
+	levels := map[string]map[string]int{}
+	families := map[string]map[string]int{}
+	variants := map[string]bool{}
+	total := map[string]int{}
+	shown := 0
+	for i, run := range runs {
+		rs := sortedResults(run.Results)
+		rv := runHeader(i, run)
+		counts := map[string]int{}
+		for _, r := range rs {
+			o := displayOutcome(r, run.FailOn)
+			present[o] = true
+			counts[o]++
+			total[o]++
+			lvl := clip(string(r.Level), maxName)
+			if levels[lvl] == nil {
+				levels[lvl] = map[string]int{}
+			}
+			levels[lvl][o]++
+			fams := familiesOf(r)
+			for _, f := range fams {
+				if families[f] == nil {
+					families[f] = map[string]int{}
+				}
+				families[f][o]++
+			}
+			variants[clip(r.Variant, maxName)] = true
+			if shown == maxPairs {
+				p.Omitted++
+				continue
+			}
+			shown++
+			p.Pairs = append(p.Pairs, b.pair(len(p.Pairs), i, run, r, o, fams))
+		}
+		for _, o := range outcomeOrder {
+			if counts[o] > 0 {
+				rv.Counts = append(rv.Counts, cell{o, counts[o]})
+			}
+		}
+		rv.Pairs = len(rs)
+		p.Runs = append(p.Runs, rv)
+		label := fmt.Sprintf("%s · %s", clip(run.Role, maxName), clip(run.Target, maxName))
+		p.Filters.Runs = append(p.Filters.Runs, option{fmt.Sprint(i), label})
+	}
+	p.BudgetSpent = b.spent
+
+	for _, o := range outcomeOrder {
+		if alwaysShown[o] || present[o] {
+			p.Columns = append(p.Columns, column{o, outcomeLabel(o), outcomeHint[o]})
+		}
+		if present[o] {
+			p.Filters.Outcomes = append(p.Filters.Outcomes, option{o, outcomeLabel(o)})
+		}
+	}
+	row := func(label, level, family, title string, counts map[string]int) summaryRow {
+		r := summaryRow{Label: label, Level: level, Family: family, Title: title}
+		for _, c := range p.Columns {
+			r.Cells = append(r.Cells, cell{c.Outcome, counts[c.Outcome]})
+			r.Total += counts[c.Outcome]
+		}
+		for _, o := range severity {
+			if counts[o] > 0 {
+				r.Worst = "worst-" + o
+				break
+			}
+		}
+		return r
+	}
+	for _, l := range levelOrder(levels) {
+		label := l
+		if label == "" {
+			label = "(none)"
+		}
+		p.ByLevel = append(p.ByLevel, row(label, l, "", "", levels[l]))
+		p.Filters.Levels = append(p.Filters.Levels, option{l, label})
+	}
+	for _, f := range sortedKeys(families) {
+		p.ByFamily = append(p.ByFamily, row(f, "", f, familyTitle(f), families[f]))
+		p.Filters.Families = append(p.Filters.Families, option{f, f})
+	}
+	p.Total = row("All", "", "", "", total)
+	for _, v := range sortedKeys(variants) {
+		p.Filters.Variants = append(p.Filters.Variants, option{v, v})
+	}
+	if len(runs) < 2 {
+		p.Filters.Runs = nil
+	}
+	return p
+}
+
+// levelOrder is the levels present, strongest first, then any others
+// (a newer report's) by name.
+func levelOrder(m map[string]map[string]int) []string {
+	ls := sortedKeys(m)
+	slices.SortStableFunc(ls, func(a, b string) int {
+		return results.Compare(results.Level(a), results.Level(b))
+	})
+	return ls
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// sortedResults is rs sorted by ID, then variant, as every report lists
+// them; rs itself is left alone.
+func sortedResults(rs []results.Result) []results.Result {
+	out := slices.Clone(rs)
+	slices.SortStableFunc(out, func(a, b results.Result) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Variant, b.Variant))
+	})
+	return out
+}
+
+// familiesOf is the rule families r cites or broke, sorted: the catalogue's
+// family of each rule, or the part of an unknown ID before its last "-".
+func familiesOf(r results.Result) []string {
+	set := map[string]bool{}
+	for _, id := range append(slices.Clone(r.Requirements), r.RulesBroken...) {
+		set[familyOf(id)] = true
+	}
+	return sortedKeys(set)
+}
+
+func familyOf(id string) string {
+	if req, ok := requirements.Lookup(id); ok {
+		return req.Family
+	}
+	if i := strings.LastIndexByte(id, '-'); i > 0 {
+		id = id[:i]
+	}
+	// The page's filter keeps a pair's families space-separated.
+	return clip(strings.Join(strings.Fields(id), "_"), maxName)
+}
+
+// familyTitle names a family's rules for a tooltip: how many the
+// catalogue has.
+func familyTitle(f string) string {
+	n := 0
+	for _, r := range requirements.All() {
+		if r.Family == f {
+			n++
+		}
+	}
+	if n == 0 {
+		return "not in this catalogue"
+	}
+	return fmt.Sprintf("%d rules in the catalogue", n)
+}
+
+func runHeader(i int, run results.Run) runView {
+	s := results.SummarizeFor(run.Results, run.FailOn)
+	rv := runView{
+		Index:          i,
+		Role:           clip(run.Role, maxName),
+		Target:         clip(transcript.Scrub(run.Target), maxName),
+		HarnessVersion: clip(run.HarnessVersion, maxName),
+		Duration:       formatDuration(run.Duration),
+		FailOn:         string(cmp.Or(run.FailOn, results.DefaultFailOn)),
+	}
+	if !run.Started.IsZero() {
+		rv.Started = run.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	switch {
+	case run.Interrupted:
+		rv.Verdict, rv.VerdictClass = "Interrupted", "bad"
+	case s.OK():
+		rv.Verdict, rv.VerdictClass = "Passed", "good"
+	default:
+		rv.Verdict, rv.VerdictClass = "Failed", "bad"
+	}
+	for _, k := range sortedKeys(run.Options) {
+		if v := run.Options[k]; v != "" {
+			rv.Options = append(rv.Options, keyValue{clip(k, maxName), clip(transcript.Scrub(v), maxName)})
+		}
+	}
+	rv.Implementation = implementation(run)
+	return rv
+}
+
+// implementation reads the run's implementation metadata (name, version,
+// contact, capabilities...) from its JSON form, whatever fields the
+// results package gives it, so that the page shows what a report carries
+// without depending on its exact shape; none when the run has none.
+func implementation(run results.Run) []keyValue {
+	run.Results = nil
+	b, err := json.Marshal(run)
+	if err != nil {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(top["implementation"], &fields) != nil {
+		return nil
+	}
+	keys := sortedKeys(fields)
+	first := map[string]int{"name": 0, "version": 1, "contact": 2}
+	slices.SortStableFunc(keys, func(a, b string) int {
+		ra, oka := first[a]
+		rb, okb := first[b]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return 0
+	})
+	var kvs []keyValue
+	for _, k := range keys {
+		v := plainValue(fields[k])
+		if v == "" {
+			continue
+		}
+		kvs = append(kvs, keyValue{clip(k, maxName), clip(transcript.Scrub(v), maxName)})
+	}
+	return kvs
+}
+
+// plainValue renders a JSON value for reading: a string as itself, a list
+// of strings comma-separated, anything else as compact JSON.
+func plainValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil {
+		return strings.Join(ss, ", ")
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
+}
+
+func (b *builder) pair(n, run int, rv results.Run, r results.Result, o string, fams []string) pairView {
+	pv := pairView{
+		Anchor:   fmt.Sprintf("p%d", n),
+		Run:      run,
+		Name:     clip(r.ID, maxName) + "[" + clip(r.Variant, maxName) + "]",
+		Title:    clip(r.Title, maxName),
+		Level:    clip(string(r.Level), maxName),
+		Variant:  clip(r.Variant, maxName),
+		Outcome:  o,
+		Families: strings.Join(fams, " "),
+		Duration: formatDuration(r.Duration),
+		Message:  b.message(r.Message),
+		Known:    b.message(r.KnownFailing),
+	}
+	broken := map[string]bool{}
+	for _, id := range r.RulesBroken {
+		broken[id] = true
+	}
+	ids := slices.Clone(r.Requirements)
+	for _, id := range r.RulesBroken {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	full := o != oPass && o != oSkipped
+	for _, id := range ids {
+		id = clip(id, maxName)
+		pv.RuleIDs = append(pv.RuleIDs, id)
+		rule := ruleView{ID: id, Broken: broken[id]}
+		if req, ok := requirements.Lookup(id); ok {
+			rule.Strength = req.Strength
+			rule.Title = segments(req.Title)
+			if full {
+				rule.Text = segments(req.Text)
+			}
+		} else {
+			rule.Unknown = true
+		}
+		pv.Rules = append(pv.Rules, rule)
+	}
+	switch {
+	case len(r.Transcript) == 0:
+	case !full:
+		pv.Note = fmt.Sprintf("The transcript (%d entries) is in the JSON report; the page shows those of pairs that did not pass.", len(r.Transcript))
+	default:
+		pv.Transcript = b.transcript(r, rv.Role)
+		if pv.Transcript == nil {
+			b.spent = true
+			pv.Note = fmt.Sprintf("The transcript (%d entries) is in the JSON report: this page's transcripts already take %d MiB.", len(r.Transcript), pageBudget>>20)
+		}
+	}
+	return pv
+}
+
+// message clips a result's message or reason for the page, shorter once
+// the page's messages have taken messageBudget.
+func (b *builder) message(s string) string {
+	n := maxMessage
+	if b.messages <= 0 {
+		n = maxMessageSpent
+	}
+	s = clip(transcript.Scrub(s), n)
+	b.messages -= len(s)
+	return s
+}
+
+// segments splits catalogue Markdown into plain text and code spans.
+func segments(s string) []segment {
+	var out []segment
+	for i, part := range strings.Split(s, "`") {
+		if part != "" {
+			out = append(out, segment{Code: i%2 == 1, Text: part})
+		}
+	}
+	return out
+}
+
+// clip bounds s to n bytes on a UTF-8 boundary, saying how much was left
+// out, the way every report clips what a peer chose.
+func clip(s string, n int) string { return transcript.Clip(s, n) }
+
+// formatDuration renders d for reading: milliseconds under 10 s, tenths
+// of a second above.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.String()
+	case d < 10*time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
