@@ -40,6 +40,7 @@ var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"outcomeLabel": outcomeLabel,
 	"levelClass":   levelClass,
 	"table":        newSummaryTable,
+	"short":        short,
 }).Parse(pageTemplate))
 
 // csp is the page's Content-Security-Policy: nothing may load or run but

@@ -236,7 +236,7 @@ func quoted(m map[string]json.RawMessage, k string) string {
 	if json.Unmarshal(m[k], &s) != nil {
 		return ""
 	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", clip(s, maxChip))
 }
 
 // shortType is a type URL's message name: "Cluster" for
@@ -274,20 +274,29 @@ func listed(ss []string) string {
 }
 
 // resourceNames renders a response's resources: how many, and the names
-// of the first few (a delta Resource's name, or the name field inside an
-// Any, as SotW resources carry theirs).
+// of the first few (a delta Resource's name, or the name inside the
+// resource, as SotW resources carry theirs).
 func resourceNames(raw json.RawMessage) string {
 	var rs []map[string]json.RawMessage
 	if json.Unmarshal(raw, &rs) != nil {
 		return ""
 	}
 	var ns []string
-	for _, r := range rs {
+	// A resource's name is its "name", or "cluster_name" for a
+	// ClusterLoadAssignment.
+	name := func(m map[string]json.RawMessage) string {
 		var n string
-		if json.Unmarshal(r["name"], &n) != nil || n == "" {
+		if json.Unmarshal(m["name"], &n) != nil || n == "" {
+			_ = json.Unmarshal(m["cluster_name"], &n)
+		}
+		return n
+	}
+	for _, r := range rs {
+		n := name(r)
+		if n == "" {
 			var inner map[string]json.RawMessage
 			if json.Unmarshal(r["resource"], &inner) == nil {
-				_ = json.Unmarshal(inner["name"], &n)
+				n = name(inner)
 			}
 		}
 		if n == "" {

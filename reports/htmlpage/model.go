@@ -94,6 +94,15 @@ func outcomeLabel(o string) string {
 	return o
 }
 
+// shortLabel is an outcome's label in a summary's header, where space
+// is short; the header's tooltip has the rest.
+func shortLabel(o string) string {
+	if o == oKnown {
+		return "Known"
+	}
+	return outcomeLabel(o)
+}
+
 // outcomeHint explains an outcome in a tooltip.
 var outcomeHint = map[string]string{
 	oPass:        "every expectation held",
@@ -149,6 +158,8 @@ type page struct {
 	Runs     []runView
 	Columns  []column
 	ByLevel  []summaryRow
+	// BySuite has a row per run, when there are several.
+	BySuite  []summaryRow
 	ByFamily []summaryRow
 	Total    summaryRow
 	Filters  filters
@@ -161,15 +172,16 @@ type page struct {
 
 // column is one outcome column of the summaries.
 type column struct {
-	Outcome, Label, Hint string
+	Outcome, Label, Short, Hint string
 }
 
 // summaryRow is one line of a summary table: a label and a count per
 // column, with the filter a click on a count sets.
 type summaryRow struct {
 	Label string
-	// Level and Family are the filter values of the row ("" for any).
-	Level, Family string
+	// Level, Family and Run are the filter values of the row ("" for
+	// any).
+	Level, Family, Run string
 	// Title is the row's tooltip (a family's rules, say).
 	Title string
 	Cells []cell
@@ -297,6 +309,7 @@ func buildPage(runs []results.Run) page {
 		Title: "xdsconform conformance report",
 	}
 	present := map[string]bool{}
+	var suites []map[string]int
 	levels := map[string]map[string]int{}
 	families := map[string]map[string]int{}
 	variants := map[string]bool{}
@@ -337,6 +350,7 @@ func buildPage(runs []results.Run) page {
 			}
 		}
 		rv.Pairs = len(rs)
+		suites = append(suites, counts)
 		p.Runs = append(p.Runs, rv)
 		label := fmt.Sprintf("%s · %s", clip(run.Role, maxName), clip(run.Target, maxName))
 		p.Filters.Runs = append(p.Filters.Runs, option{fmt.Sprint(i), label})
@@ -345,7 +359,7 @@ func buildPage(runs []results.Run) page {
 
 	for _, o := range outcomeOrder {
 		if alwaysShown[o] || present[o] {
-			p.Columns = append(p.Columns, column{o, outcomeLabel(o), outcomeHint[o]})
+			p.Columns = append(p.Columns, column{o, outcomeLabel(o), shortLabel(o), outcomeHint[o]})
 		}
 		if present[o] {
 			p.Filters.Outcomes = append(p.Filters.Outcomes, option{o, outcomeLabel(o)})
@@ -378,6 +392,13 @@ func buildPage(runs []results.Run) page {
 		p.Filters.Families = append(p.Filters.Families, option{f, f})
 	}
 	p.Total = row("All", "", "", "", total)
+	if len(runs) > 1 {
+		for i, counts := range suites {
+			r := row(clip(runs[i].Role, maxName), "", "", p.Filters.Runs[i].Label, counts)
+			r.Run = p.Filters.Runs[i].Value
+			p.BySuite = append(p.BySuite, r)
+		}
+	}
 	for _, v := range sortedKeys(variants) {
 		p.Filters.Variants = append(p.Filters.Variants, option{v, v})
 	}
@@ -623,6 +644,16 @@ func segments(s string) []segment {
 // clip bounds s to n bytes on a UTF-8 boundary, saying how much was left
 // out, the way every report clips what a peer chose.
 func clip(s string, n int) string { return transcript.Clip(s, n) }
+
+// short cuts s to n runes with an ellipsis, for a badge; the whole text
+// goes in its tooltip.
+func short(s string, n int) string {
+	rs := []rune(s)
+	if len(rs) <= n {
+		return s
+	}
+	return string(rs[:n-1]) + "…"
+}
 
 // formatDuration renders d for reading: milliseconds under 10 s, tenths
 // of a second above.

@@ -68,7 +68,7 @@
       set(selects.level, b.dataset.level);
       set(selects.family, b.dataset.family);
       set(selects.variant, '');
-      set(selects.run, '');
+      set(selects.run, b.dataset.run);
       text.value = '';
       apply();
       $('results').scrollIntoView({ block: 'start' });
