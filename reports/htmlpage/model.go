@@ -151,13 +151,13 @@ func displayOutcome(r results.Result, failOn results.Level) string {
 
 // page is what the template renders.
 type page struct {
-	CSP      string
-	CSS      template.CSS
-	JS       template.JS
-	Title    string
-	Runs     []runView
-	Columns  []column
-	ByLevel  []summaryRow
+	CSP     string
+	CSS     template.CSS
+	JS      template.JS
+	Title   string
+	Runs    []runView
+	Columns []column
+	ByLevel []summaryRow
 	// BySuite has a row per run, when there are several.
 	BySuite  []summaryRow
 	ByFamily []summaryRow
