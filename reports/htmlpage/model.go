@@ -352,7 +352,7 @@ func buildPage(runs []results.Run) page {
 		rv.Pairs = len(rs)
 		suites = append(suites, counts)
 		p.Runs = append(p.Runs, rv)
-		label := fmt.Sprintf("%s · %s", clip(run.Role, maxName), clip(run.Target, maxName))
+		label := fmt.Sprintf("%s · %s", rv.Role, rv.Target)
 		p.Filters.Runs = append(p.Filters.Runs, option{fmt.Sprint(i), label})
 	}
 	p.BudgetSpent = b.spent
