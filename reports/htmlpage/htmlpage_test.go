@@ -293,3 +293,28 @@ func TestPageSizeBounded(t *testing.T) {
 		t.Error("a long transcript does not say how many entries it left out")
 	}
 }
+
+// A secret the redaction learnt is cut out of the page wherever it turns
+// up: the target, an option, a failure message, a transcript's messages
+// and notes.
+func TestRememberedSecretsScrubbed(t *testing.T) {
+	const secret = "MARKER-htmlpage-51c2"
+	transcript.RememberSecret(secret)
+	fail := results.Result{
+		ID: "server/ack/ack-accepted", Variant: "sotw-ads", Requirements: []string{"ACK-1"}, Level: results.Must,
+		Outcome: results.Fail, RulesBroken: []string{"ACK-1"}, BrokenLevel: results.Must,
+		Message: "resource differs: key " + secret, KnownFailing: "",
+		Transcript: []transcript.Entry{
+			{Stream: "ads#1", Direction: transcript.Received, Kind: "DiscoveryResponse", Message: json.RawMessage(`{"version_info":"` + secret + `"}`)},
+			{Stream: "ads#1", Direction: transcript.Event, Kind: "event", Note: "closed: Unauthenticated: bad token " + secret},
+		},
+	}
+	run := results.Run{Role: "server", Target: "host?token=" + secret, Options: map[string]string{"metadata": secret}, Results: []results.Result{fail}}
+	page := render(t, []results.Run{run})
+	if bytes.Contains(page, []byte(secret)) {
+		t.Error("a remembered secret reached the page")
+	}
+	if !bytes.Contains(page, []byte(transcript.RedactedSecret)) {
+		t.Error("the page does not show where a secret was cut out")
+	}
+}
