@@ -1,12 +1,14 @@
 package reports
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/xdsconform/xdsconform/results"
 )
@@ -46,7 +48,8 @@ func ReadJSON(r io.Reader) (results.Run, error) {
 	case run.SchemaVersion == "":
 		return results.Run{}, fmt.Errorf("%w: no schema_version", ErrNotAReport)
 	case !slices.Contains(readableSchemaVersions, run.SchemaVersion):
-		return results.Run{}, fmt.Errorf("%w: schema_version %q is not one this build reads (%s)", ErrNotAReport, run.SchemaVersion, JSONSchemaVersion)
+		return results.Run{}, fmt.Errorf("%w: schema_version %q is not one this build reads (%s)", ErrNotAReport, run.SchemaVersion,
+			strings.Join(slices.Compact(slices.Sorted(slices.Values(readableSchemaVersions))), ", "))
 	case run.Role == "":
 		return results.Run{}, fmt.Errorf("%w: no role", ErrNotAReport)
 	case run.Results == nil:
@@ -55,18 +58,23 @@ func ReadJSON(r io.Reader) (results.Run, error) {
 	return run, nil
 }
 
-// ReadJSONFile reads the JSON report at path; the error names the path.
-func ReadJSONFile(path string) (results.Run, error) {
+// ReadJSONFile reads the JSON report at path and returns it with the
+// SHA-256 of its bytes, which a certification report cites as evidence;
+// the error names the path.
+func ReadJSONFile(path string) (results.Run, [sha256.Size]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return results.Run{}, err // os errors name the path
+		return results.Run{}, [sha256.Size]byte{}, err // os errors name the path
 	}
 	defer f.Close()
-	run, err := ReadJSON(f)
+	h := sha256.New()
+	run, err := ReadJSON(io.TeeReader(f, h))
 	if err != nil {
-		return results.Run{}, fmt.Errorf("%s: %w", path, err)
+		return results.Run{}, [sha256.Size]byte{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return run, nil
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return run, sum, nil
 }
 
 // WriteFile renders a report into path the way WriteFiles writes the JUnit

@@ -55,7 +55,7 @@ type Report struct {
 	Implementation Implementation `yaml:"implementation"`
 	// Capabilities are the features and variants the implementation
 	// claims, as given; Profiles say what the runs showed.
-	Capabilities []string `yaml:"capabilities,omitempty"`
+	Capabilities []string `yaml:"capabilities,omitempty,flow"`
 	// HarnessVersion is the xdsconform version that ran the suites (each
 	// distinct one, comma-separated, when the reports differ).
 	HarnessVersion string `yaml:"harnessVersion"`
@@ -92,8 +92,8 @@ type Profile struct {
 	// Variants are those in which at least one pair ran; Skipped those
 	// in which every pair was skipped (the target does not serve or
 	// speak them, or they were not selected).
-	Variants        []string   `yaml:"variants"`
-	SkippedVariants []string   `yaml:"skippedVariants,omitempty"`
+	Variants        []string   `yaml:"variants,flow"`
+	SkippedVariants []string   `yaml:"skippedVariants,omitempty,flow"`
 	Pairs           PairCounts `yaml:"pairs"`
 	// Rules are the rules' verdicts over every variant: a rule passes
 	// only if it passed in each variant it ran in.
@@ -134,13 +134,13 @@ type LevelRules struct {
 	// none failed but one was inconclusive (or unsupported, above MAY),
 	// and "skipped" when none ran.
 	Result     string     `yaml:"result"`
-	Statistics Statistics `yaml:"statistics"`
+	Statistics Statistics `yaml:"statistics,flow"`
 	// The rule IDs of each status, in catalogue order.
-	Passed       []string `yaml:"passed,omitempty"`
-	Failed       []string `yaml:"failed,omitempty"`
-	Unsupported  []string `yaml:"unsupported,omitempty"`
-	Inconclusive []string `yaml:"inconclusive,omitempty"`
-	Skipped      []string `yaml:"skipped,omitempty"`
+	Passed       []string `yaml:"passed,omitempty,flow"`
+	Failed       []string `yaml:"failed,omitempty,flow"`
+	Unsupported  []string `yaml:"unsupported,omitempty,flow"`
+	Inconclusive []string `yaml:"inconclusive,omitempty,flow"`
+	Skipped      []string `yaml:"skipped,omitempty,flow"`
 }
 
 // Statistics counts a level's rules by status.
@@ -163,7 +163,7 @@ type Claim struct {
 	// Pair is "ID[variant]", as --run and known-failing files write it.
 	Pair   string        `yaml:"pair"`
 	Level  results.Level `yaml:"level"`
-	Rules  []string      `yaml:"rules,omitempty"`
+	Rules  []string      `yaml:"rules,omitempty,flow"`
 	Reason string        `yaml:"reason"`
 }
 
