@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xdsconform/xdsconform/reports/certify"
+	"github.com/xdsconform/xdsconform/reports/matrix"
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 )
@@ -116,4 +117,19 @@ func TestReportBadInput(t *testing.T) {
 	})
 	_, err = os.Stat(out)
 	assert.ErrorIs(t, err, os.ErrNotExist, "no output left behind")
+}
+
+// TestCompatAcceptsCLIReport checks that the compatibility matrix
+// generator (e2e/compat, package reports/matrix) accepts a report written
+// by `xdsconform server --impl-name`, credited to that name and version.
+func TestCompatAcceptsCLIReport(t *testing.T) {
+	dir := t.TempDir()
+	peerDir := filepath.Join(dir, "ref-server")
+	require.NoError(t, os.Mkdir(peerDir, 0o755))
+	nonceReport(t, peerDir, "--impl-name", "ref-server", "--impl-version", "v0.1")
+	runs, err := matrix.Load(dir)
+	require.NoError(t, err)
+	page := matrix.Render(runs)
+	assert.Contains(t, page, "| ref-server | v0.1 | no | 14 | 2 | 0 | 0 |")
+	assert.Contains(t, page, "- `server/nonce/stale-request-ignored[sotw-ads]` [broke NONCE-7, SHOULD]: not in the known-failing list")
 }

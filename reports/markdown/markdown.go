@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -420,8 +421,85 @@ func clean(s string) string {
 	return b.String()
 }
 
+// autolinkScheme reports whether before ends in a scheme GitHub links
+// bare (http, https, ftp) as a word of its own.
+func autolinkScheme(before string) bool {
+	for _, scheme := range []string{"http", "https", "ftp"} {
+		n := len(before) - len(scheme)
+		if n >= 0 && strings.EqualFold(before[n:], scheme) && (n == 0 || !isWordByte(before[n-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// isWordByte reports whether c is an ASCII letter, digit or underscore.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
 // isBidi reports whether r is a bidirectional formatting character: it
 // can make text display in another order than it reads.
 func isBidi(r rune) bool {
 	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// rawHTML matches what CommonMark reads as raw HTML or an autolink at a
+// "<": an open or closing tag, a comment, a processing instruction, a
+// declaration, CDATA, or <scheme:…> and <user@host>. A "<" that starts
+// none of them is shown as it is (std::map<const K*, V*> stays readable).
+var rawHTML = regexp.MustCompile(`^<(?:` +
+	`[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:[^"'=<>` + "`" + `\s]+|'[^']*'|"[^"]*"))?)*\s*/?>` +
+	`|/[A-Za-z][A-Za-z0-9-]*\s*>` +
+	`|!--|\?|![A-Za-z]|!\[CDATA\[` +
+	`|[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>` +
+	`|[A-Za-z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*>)`)
+
+// Inline renders s as one line of Markdown prose (a table cell, a list
+// entry) that shows as written as far as structure goes: it cannot open a
+// link or an image, insert HTML or an autolink (in angle brackets or
+// bare), end a table cell or start a block, and it carries no control or
+// bidirectional-formatting characters. Unlike Code it leaves the text
+// alone otherwise (inline code and emphasis a writer meant still work), so
+// that documents written before it (COMPATIBILITY.md) stay byte for byte
+// what they were. It does not cut s.
+func Inline(s string) string {
+	var b strings.Builder
+	space := false
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError, isBidi(r):
+			continue
+		case unicode.IsSpace(r) || unicode.IsControl(r):
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		switch {
+		case r == '|':
+			b.WriteString(`\|`)
+		case r == '\\' && strings.HasPrefix(s[i+1:], "|"):
+			// "\\|" would be an escaped backslash and a cell boundary.
+			b.WriteString(`\\`)
+		case r == '<' && rawHTML.MatchString(s[i:]):
+			b.WriteString("&lt;")
+		case r == '(' && i > 0 && s[i-1] == ']':
+			// "](" closes a link's text and opens its destination.
+			b.WriteString(`\(`)
+		case r == '[' && i > 0 && s[i-1] == '!':
+			b.WriteString(`\[`)
+		case r == ':' && strings.HasPrefix(s[i+1:], "//") && autolinkScheme(s[:i]),
+			r == '.' && i >= 3 && strings.EqualFold(s[i-3:i], "www") && (i == 3 || !isWordByte(s[i-4])),
+			r == '@' && i > 0 && (isWordByte(s[i-1]) || strings.IndexByte(".+-", s[i-1]) >= 0):
+			// GitHub links a bare URL, www. name or e-mail address;
+			// escaping the character it keys on leaves the text as is.
+			b.WriteString(`\` + string(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

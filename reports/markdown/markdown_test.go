@@ -180,3 +180,27 @@ func TestVerdict(t *testing.T) {
 	assert.Contains(t, buf.String(), "**❌ FAIL**: 1 of 1 report failed")
 	assert.Contains(t, buf.String(), "### Failures (1)")
 }
+
+// TestInline checks the prose escaping the compatibility matrix uses:
+// hostile strings stay in their table cell and make no link or HTML, and
+// ordinary text, angle brackets that make no tag included, is unchanged.
+func TestInline(t *testing.T) {
+	for _, s := range []string{
+		"grpc-go v1.85.0", "Envoy Gateway v1.9.1 (standalone, file provider)",
+		"channels are keyed by (std::map<const XdsBootstrap::XdsServer*, ChannelState*>, a < b > c)",
+		"resources [\"a\"] (2 such)", "`code` and *stars*", "@grpc/grpc-js-xds 1.14.1", "xdstp:// names",
+	} {
+		assert.Equal(t, s, Inline(s))
+	}
+	for _, s := range hostile {
+		md := "| a | b |\n|---|---|\n| " + Inline(s) + " | z |\n"
+		page := toHTML(t, md)
+		for _, tag := range []string{"<a ", "<script", "<img", "<b>", "<i>", "<u>", "<details"} {
+			assert.NotContains(t, page, tag, "%q", s)
+		}
+		assert.Equal(t, 2, strings.Count(page, "<td"), "%q: %s", s, page)
+		assert.NotContains(t, Inline(s), "\n")
+	}
+	assert.Equal(t, `&lt;a href="x">y&lt;/a> &lt;https\://e.example> &lt;!-- c --> [x]\(y) !\[i]\(z) \\\| \| https\://e.example www\.e.example a\@e.example @grpc/x`,
+		Inline(`<a href="x">y</a> <https://e.example> <!-- c --> [x](y) ![i](z) \| | https://e.example www.e.example a@e.example @grpc/x`))
+}
