@@ -74,7 +74,7 @@ func TestHostileNames(t *testing.T) {
 	runs, err := Load(dir)
 	require.NoError(t, err)
 	page := Render(runs)
-	assert.Contains(t, page, `| a \| b &lt;img src=x onerror=alert(1)> [x]\(https://evil.example) | v1 \| injected \| | no |`)
+	assert.Contains(t, page, `| a \| b &lt;img src=x onerror=alert(1)> [x]\(https\://evil.example) | v1 \| injected \| | no |`)
 	assert.Contains(t, page, `x \| y &lt;script>z&lt;/script>`)
 	assert.NotContains(t, page, "\n| injected")
 }
