@@ -204,3 +204,19 @@ func mustHex(t *testing.T, s string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestDocsExample checks that the example in docs/reports.md is valid
+// against the schema, so that the two cannot drift apart.
+func TestDocsExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "reports.md"))
+	require.NoError(t, err)
+	var found bool
+	for _, block := range strings.Split(string(b), "```yaml\n")[1:] {
+		block = block[:strings.Index(block, "```")]
+		if strings.Contains(block, "kind: ConformanceReport") {
+			found = true
+			assert.NoError(t, Validate([]byte(block)))
+		}
+	}
+	assert.True(t, found, "docs/reports.md has an example certification report")
+}

@@ -285,7 +285,7 @@ func runSection(r results.Run) section {
 	if len(known) > 0 {
 		lists = append(lists, list{
 			heading: fmt.Sprintf("\n### Known failing (%d)\n\n", len(known)),
-			open:    fmt.Sprintf("<details><summary>%s listed in the known-failing file, with their reasons</summary>\n\n", plural(len(known), "failure", "failures")),
+			open:    fmt.Sprintf("<details><summary>%s listed in the known-failing file</summary>\n\n", plural(len(known), "failure", "failures")),
 			close:   "\n</details>\n",
 			items:   known,
 		})
