@@ -60,7 +60,7 @@ func TestReportCommand(t *testing.T) {
 
 	page, err := os.ReadFile(md)
 	require.NoError(t, err)
-	assert.Contains(t, string(page), "**❌ FAIL**: 1 of 1 report failed")
+	assert.Contains(t, string(page), "**❌ FAIL**: 1 of 1 suite run failed")
 	assert.Contains(t, string(page), "## server suite of `ref-server` `v0.1`")
 	assert.Contains(t, string(page), "broke `NONCE-7`")
 

@@ -86,7 +86,13 @@ type list struct {
 	items       []string
 }
 
-func render(runs []results.Run, limit int) string {
+func render(reports []results.Run, limit int) string {
+	// A report of both suites (xdsconform run) reads as two: each suite
+	// has its own target and verdict.
+	var runs []results.Run
+	for _, r := range reports {
+		runs = append(runs, verdict.SplitRoles(r)...)
+	}
 	var head strings.Builder
 	ok := 0
 	for _, r := range runs {
@@ -95,10 +101,13 @@ func render(runs []results.Run, limit int) string {
 		}
 	}
 	head.WriteString("# xdsconform conformance report\n\n")
-	if ok == len(runs) {
-		fmt.Fprintf(&head, "**✅ PASS**: %s\n", plural(len(runs), "report", "reports"))
-	} else {
-		fmt.Fprintf(&head, "**❌ FAIL**: %d of %s failed\n", len(runs)-ok, plural(len(runs), "report", "reports"))
+	switch {
+	case len(runs) == 1 && ok == 1:
+		head.WriteString("**✅ PASS**: the suite run passed\n")
+	case ok == len(runs):
+		fmt.Fprintf(&head, "**✅ PASS**: all %d suite runs passed\n", len(runs))
+	default:
+		fmt.Fprintf(&head, "**❌ FAIL**: %d of %s failed\n", len(runs)-ok, plural(len(runs), "suite run", "suite runs"))
 	}
 	sections := make([]section, len(runs))
 	for i, r := range runs {
@@ -149,7 +158,7 @@ func render(runs []results.Run, limit int) string {
 			parts = append(parts, plural(cutItems, "list entry", "list entries"))
 		}
 		if cutRuns > 0 {
-			parts = append(parts, plural(cutRuns, "report", "reports"))
+			parts = append(parts, plural(cutRuns, "suite run", "suite runs"))
 		}
 		out += fmt.Sprintf("\n> [!NOTE]\n> Cut to fit %d bytes: %s not shown. The JSON reports hold every result.\n", limit, strings.Join(parts, " and "))
 	}

@@ -135,7 +135,7 @@ func TestLimit(t *testing.T) {
 		require.NoError(t, Write(&buf, runs, Options{Limit: limit}))
 		assert.LessOrEqual(t, buf.Len(), limit)
 		assert.Contains(t, buf.String(), "Cut to fit")
-		assert.Contains(t, buf.String(), "**❌ FAIL**: 2 of 2 reports failed")
+		assert.Contains(t, buf.String(), "**❌ FAIL**: 2 of 2 suite runs failed")
 		if limit >= CommentLimit {
 			assert.Equal(t, 2, strings.Count(buf.String(), "| **total** |"), "both summaries at %d", limit)
 		}
@@ -163,7 +163,7 @@ func TestVerdict(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, Write(&buf, []results.Run{run}, Options{}))
 	md := buf.String()
-	assert.Contains(t, md, "**✅ PASS**: 1 report\n")
+	assert.Contains(t, md, "**✅ PASS**: the suite run passed\n")
 	assert.Contains(t, md, "## server suite of `cp` `v2`")
 	assert.Contains(t, md, "against `127.0.0.1:18000`: 6 scenario runs, 1 failure below the fail-on level, 1 known failing; fail-on MUST")
 	assert.Contains(t, md, "| level | pass | fail | below fail-on | known failing | MAY unsupported | skipped |")
@@ -177,7 +177,7 @@ func TestVerdict(t *testing.T) {
 	run.FailOn = results.Should
 	buf.Reset()
 	require.NoError(t, Write(&buf, []results.Run{run}, Options{}))
-	assert.Contains(t, buf.String(), "**❌ FAIL**: 1 of 1 report failed")
+	assert.Contains(t, buf.String(), "**❌ FAIL**: 1 of 1 suite run failed")
 	assert.Contains(t, buf.String(), "### Failures (1)")
 }
 
@@ -203,4 +203,19 @@ func TestInline(t *testing.T) {
 	}
 	assert.Equal(t, `&lt;a href="x">y&lt;/a> &lt;https\://e.example> &lt;!-- c --> [x]\(y) !\[i]\(z) \\\| \| https\://e.example www\.e.example a\@e.example @grpc/x`,
 		Inline(`<a href="x">y</a> <https://e.example> <!-- c --> [x](y) ![i](z) \| | https://e.example www.e.example a@e.example @grpc/x`))
+}
+
+// TestBothSuites checks that a report of both suites (xdsconform run)
+// reads as two sections, each with its own verdict.
+func TestBothSuites(t *testing.T) {
+	run := results.Run{SchemaVersion: "2", Role: "both", Target: "server: a; client: b", Results: []results.Result{
+		{ID: "server/a", Variant: "sotw-ads", Level: results.Must, Outcome: results.Pass},
+		{ID: "client/a", Variant: "sotw-ads", Level: results.Must, Outcome: results.Fail, RulesBroken: []string{"ACK-1"}, BrokenLevel: results.Must},
+	}}
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, []results.Run{run}, Options{}))
+	md := buf.String()
+	assert.Contains(t, md, "**❌ FAIL**: 1 of 2 suite runs failed")
+	assert.Contains(t, md, "## server suite\n\n**✅ PASS**")
+	assert.Contains(t, md, "## client suite\n\n**❌ FAIL**")
 }
