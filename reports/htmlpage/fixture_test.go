@@ -69,7 +69,10 @@ func sampleRuns() []results.Run {
 	server := results.Run{
 		SchemaVersion: "2", HarnessVersion: "v0.0.0-test", Role: "server",
 		Target: "127.0.0.1:18000 " + h, Started: started, Duration: 3 * time.Second,
-		Options: map[string]string{"timeout": "5s", "metadata": h, "empty": ""},
+		Implementation: &results.Implementation{Name: "my-control-plane " + h, Version: "v1.4.2", Organization: h,
+			URL: "javascript:window.__pwned=1", Contact: []string{"team@example.com", h}, Capabilities: []string{"delta-ads", h}},
+		CatalogueVersion: "sha256:" + strings.Repeat("ab", 32),
+		Options:          map[string]string{"timeout": "5s", "metadata": h, "empty": ""},
 		Results: []results.Result{
 			{ID: "server/ack/ack-then-update", Variant: "sotw-ads", Title: "An ACK is followed by the next update", Requirements: []string{"ACK-1"},
 				Level: results.Must, Outcome: results.Pass, Duration: 20 * time.Millisecond, Transcript: serverTranscript},

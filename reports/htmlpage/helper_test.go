@@ -1,12 +1,12 @@
 package htmlpage
 
 import (
-	"encoding/json"
 	"flag"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/results"
 )
 
@@ -18,19 +18,14 @@ var (
 	pageFlag    = flag.String("page", "", "where TestWriteFromReports writes the page")
 )
 
-// readReports reads JSON reports as the report command does: each is a
-// results.Run (its summary is derived, so ignored).
+// readReports reads JSON reports as the report command does.
 func readReports(t *testing.T, paths string) []results.Run {
 	t.Helper()
 	var runs []results.Run
 	for _, p := range strings.Split(paths, ",") {
-		b, err := os.ReadFile(p)
+		run, _, err := reports.ReadJSONFile(p)
 		if err != nil {
 			t.Fatal(err)
-		}
-		var run results.Run
-		if err := json.Unmarshal(b, &run); err != nil {
-			t.Fatalf("%s: %v", p, err)
 		}
 		runs = append(runs, run)
 	}

@@ -318,3 +318,23 @@ func TestRememberedSecretsScrubbed(t *testing.T) {
 		t.Error("the page does not show where a secret was cut out")
 	}
 }
+
+// A run's implementation metadata and catalogue version head its card.
+func TestRunHeader(t *testing.T) {
+	p := buildPage(sampleRuns())
+	got := map[string]string{}
+	for _, kv := range p.Runs[0].Implementation {
+		got[kv.Key] = kv.Value
+	}
+	if r := p.Runs[0]; r.ImplVersion != "v1.4.2" || !strings.HasPrefix(r.ImplName, "my-control-plane ") ||
+		!strings.HasPrefix(got["contact"], "team@example.com, ") || !strings.HasPrefix(got["capabilities"], "delta-ads, ") ||
+		got["url"] != "javascript:window.__pwned=1" {
+		t.Errorf("implementation shown as %q %q, %q", r.ImplName, r.ImplVersion, got)
+	}
+	if p.Runs[0].Catalogue != "sha256:"+strings.Repeat("ab", 32) {
+		t.Errorf("catalogue shown as %q", p.Runs[0].Catalogue)
+	}
+	if len(p.Runs[1].Implementation) != 0 || p.Runs[1].Catalogue != "" {
+		t.Errorf("a run without metadata shows %q, catalogue %q", p.Runs[1].Implementation, p.Runs[1].Catalogue)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
@@ -56,13 +57,13 @@ var knownEntryKeys = map[string]bool{"at_ns": true, "stream": true, "direction":
 // harnessIsClient says which side the harness played for r: the server
 // suite's scenarios (and a server run's) play the xDS client.
 func harnessIsClient(r results.Result, role string) bool {
-	switch {
-	case strings.HasPrefix(r.ID, "client/"):
+	switch verdict.RoleOf(r) {
+	case verdict.Client:
 		return false
-	case strings.HasPrefix(r.ID, "server/"):
+	case verdict.Server:
 		return true
 	}
-	return role != "client"
+	return role != verdict.Client
 }
 
 // transcript renders r's transcript within what is left of the page's
@@ -308,4 +309,21 @@ func resourceNames(raw json.RawMessage) string {
 		return "none"
 	}
 	return fmt.Sprintf("%d: %s", len(ns), listed(ns))
+}
+
+// plainValue renders a JSON value for reading: a string as itself, a list
+// of strings comma-separated, anything else as compact JSON.
+func plainValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil {
+		return strings.Join(ss, ", ")
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
 }

@@ -2,7 +2,6 @@ package htmlpage
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -46,9 +46,9 @@ const (
 	pageBudget = transcript.DefaultBudget
 )
 
-// Display outcomes: results.Outcome refined by the known-failing file and
-// the fail-on level, as the console summary counts them
-// (results.SummarizeFor), so that the page and the exit status agree.
+// Display outcomes: verdict's classes, which refine results.Outcome by the
+// known-failing file and the fail-on level as the console summary counts
+// them (results.SummarizeFor), so that the page and the exit status agree.
 const (
 	oPass        = "pass"
 	oFail        = "fail"
@@ -115,37 +115,26 @@ var outcomeHint = map[string]string{
 	oError:       "could not be carried out (target unreachable, harness or fixture failure)",
 }
 
-// displayOutcome is r's outcome as the page shows and filters it.
+// classes names verdict's classes as the page shows and filters them.
+var classes = map[verdict.Class]string{
+	verdict.ClassPass:         oPass,
+	verdict.ClassFail:         oFail,
+	verdict.ClassWarn:         oWarn,
+	verdict.ClassKnownFailing: oKnown,
+	verdict.ClassStale:        oStale,
+	verdict.ClassUnsupported:  oUnsupported,
+	verdict.ClassSkip:         oSkipped,
+	verdict.ClassError:        oError,
+}
+
+// displayOutcome is r's outcome as the page shows and filters it: its
+// class in the verdict every report shares. An outcome this version does
+// not know (a newer report's) is an error, the class that never passes
+// silently.
 func displayOutcome(r results.Result, failOn results.Level) string {
-	if failOn == "" {
-		failOn = results.DefaultFailOn
+	if o, ok := classes[verdict.Classify(r, failOn)]; ok {
+		return o
 	}
-	switch r.Outcome {
-	case results.Pass:
-		if r.KnownFailing != "" {
-			return oStale
-		}
-		return oPass
-	case results.Fail:
-		switch {
-		case r.KnownFailing != "":
-			return oKnown
-		case !r.FailureLevel().AtLeast(failOn):
-			return oWarn
-		}
-		return oFail
-	case results.Unsupported:
-		if r.KnownFailing != "" {
-			return oStale
-		}
-		return oUnsupported
-	case results.Skip:
-		return oSkipped
-	case results.Error:
-		return oError
-	}
-	// An outcome this version does not know (a newer report): shown as
-	// is, and counted as an error, the outcome that never passes silently.
 	return oError
 }
 
@@ -247,8 +236,14 @@ type runView struct {
 	VerdictClass   string
 	Counts         []cell
 	Options        []keyValue
-	Implementation []keyValue
-	Pairs          int
+	// ImplName and ImplVersion name the implementation under test, when
+	// the run says; Implementation is the rest of what it says.
+	ImplName, ImplVersion string
+	Implementation        []keyValue
+	// Catalogue is the catalogue version the verdicts were judged
+	// against ("" in reports older than it).
+	Catalogue string
+	Pairs     int
 }
 
 type keyValue struct {
@@ -500,68 +495,36 @@ func runHeader(i int, run results.Run) runView {
 		}
 	}
 	rv.Implementation = implementation(run)
+	if i := run.Implementation; i != nil {
+		rv.ImplName = clip(transcript.Scrub(i.Name), maxName)
+		rv.ImplVersion = clip(transcript.Scrub(i.Version), maxName)
+	}
+	if v := run.CatalogueVersion; v != "" {
+		rv.Catalogue = clip(v, maxName)
+	}
 	return rv
 }
 
-// implementation reads the run's implementation metadata (name, version,
-// contact, capabilities...) from its JSON form, whatever fields the
-// results package gives it, so that the page shows what a report carries
-// without depending on its exact shape; none when the run has none.
+// implementation is the run's implementation metadata but its name and
+// version (which head the run's card), as its maintainers gave it (flags
+// or a file); none when the run has none.
 func implementation(run results.Run) []keyValue {
-	run.Results = nil
-	b, err := json.Marshal(run)
-	if err != nil {
+	i := run.Implementation
+	if i.Empty() {
 		return nil
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil {
-		return nil
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(top["implementation"], &fields) != nil {
-		return nil
-	}
-	keys := sortedKeys(fields)
-	first := map[string]int{"name": 0, "version": 1, "contact": 2}
-	slices.SortStableFunc(keys, func(a, b string) int {
-		ra, oka := first[a]
-		rb, okb := first[b]
-		switch {
-		case oka && okb:
-			return ra - rb
-		case oka:
-			return -1
-		case okb:
-			return 1
-		}
-		return 0
-	})
 	var kvs []keyValue
-	for _, k := range keys {
-		v := plainValue(fields[k])
-		if v == "" {
-			continue
+	for _, f := range []struct{ k, v string }{
+		{"organization", i.Organization},
+		{"url", i.URL},
+		{"contact", strings.Join(i.Contact, ", ")},
+		{"capabilities", strings.Join(i.Capabilities, ", ")},
+	} {
+		if f.v != "" {
+			kvs = append(kvs, keyValue{f.k, clip(transcript.Scrub(f.v), maxName)})
 		}
-		kvs = append(kvs, keyValue{clip(k, maxName), clip(transcript.Scrub(v), maxName)})
 	}
 	return kvs
-}
-
-// plainValue renders a JSON value for reading: a string as itself, a list
-// of strings comma-separated, anything else as compact JSON.
-func plainValue(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var ss []string
-	if json.Unmarshal(raw, &ss) == nil {
-		return strings.Join(ss, ", ")
-	}
-	if string(raw) == "null" {
-		return ""
-	}
-	return string(raw)
 }
 
 func (b *builder) pair(n, run int, rv results.Run, r results.Result, o string, fams []string) pairView {
