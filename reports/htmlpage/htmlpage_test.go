@@ -338,3 +338,19 @@ func TestRunHeader(t *testing.T) {
 		t.Errorf("a run without metadata shows %q, catalogue %q", p.Runs[1].Implementation, p.Runs[1].Catalogue)
 	}
 }
+
+// A run of both suites (xdsconform run) is shown as its two suites.
+func TestBothSuitesSplit(t *testing.T) {
+	runs := sampleRuns()
+	both := runs[0]
+	both.Role = "both"
+	both.Results = append(append([]results.Result(nil), runs[0].Results...), runs[1].Results...)
+	p := buildPage([]results.Run{both})
+	if len(p.Runs) != 2 || p.Runs[0].Role != "server" || p.Runs[1].Role != "client" {
+		t.Fatalf("a run of both suites shows as %d runs", len(p.Runs))
+	}
+	if p.Runs[0].Pairs+p.Runs[1].Pairs != len(both.Results) || len(p.Pairs) != len(both.Results) {
+		t.Errorf("the split runs have %d and %d pairs, the page %d rows; want %d in all",
+			p.Runs[0].Pairs, p.Runs[1].Pairs, len(p.Pairs), len(both.Results))
+	}
+}

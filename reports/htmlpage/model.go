@@ -296,6 +296,7 @@ type builder struct {
 }
 
 func buildPage(runs []results.Run) page {
+	runs = bySuite(runs)
 	b := &builder{budget: pageBudget, messages: messageBudget}
 	p := page{
 		CSP:   csp,
@@ -401,6 +402,27 @@ func buildPage(runs []results.Run) page {
 		p.Filters.Runs = nil
 	}
 	return p
+}
+
+// bySuite splits every run that holds both suites (xdsconform run) into
+// a server run and a client run, as verdict does for every other report,
+// so that each suite has its own header, verdict and lane labels.
+func bySuite(runs []results.Run) []results.Run {
+	var out []results.Run
+	for _, run := range runs {
+		parts := verdict.SplitRoles(run)
+		n := 0
+		for _, p := range parts {
+			n += len(p.Results)
+		}
+		// SplitRoles drops a result of neither suite from a run of both;
+		// such a run is shown whole, so that no row goes missing.
+		if len(parts) == 0 || n != len(run.Results) {
+			parts = []results.Run{run}
+		}
+		out = append(out, parts...)
+	}
+	return out
 }
 
 // levelOrder is the levels present, strongest first, then any others
