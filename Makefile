@@ -2,7 +2,13 @@
 GO ?= go
 # Go's default proxy without the slow direct fallback.
 export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The binary's version (xdsconform --version, every report's harness_version). In a clone it is
+# what the go command stamps from the checkout, a tag or a pseudo-version (+dirty), as for any
+# go build: that needs VCS stamping on, which these machines turn off (GOFLAGS=-buildvcs=false).
+# The go command stamps nothing in a git worktree (.git is a file there), so there git describe
+# names it. make build VERSION=v1.2.3 links in any other.
+VERSION ?= $(shell test -d .git || git describe --tags --always --dirty 2>/dev/null)
+BUILDFLAGS := -buildvcs=true $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 
 .PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps
 
@@ -10,7 +16,7 @@ all: lint test build
 
 ## build: the xdsconform binary in bin/
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/xdsconform ./cmd/xdsconform
+	$(GO) build $(BUILDFLAGS) -o bin/xdsconform ./cmd/xdsconform
 
 ## test: every unit test, the self-proof tables and the built-in go-control-plane runs. One
 ## package at a time (-p 1): the scenario tests judge real peers against the CLI's default

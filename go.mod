@@ -1,6 +1,6 @@
 module github.com/xdsconform/xdsconform
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2
