@@ -68,15 +68,22 @@ func buildHarness(t *testing.T) string {
 }
 
 // inGitWorktree says whether this checkout is a linked git worktree, where
-// the go command stamps no VCS information (it looks for a .git directory).
+// the go command stamps no VCS information: it looks, as this does, for the
+// nearest .git and takes only a directory (a worktree's .git is a file).
 func inGitWorktree(t *testing.T) bool {
 	t.Helper()
-	out, err := exec.Command("git", "rev-parse", "--git-dir", "--git-common-dir").Output()
-	if err != nil {
-		return false
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return !fi.IsDir()
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
 	}
-	dirs := strings.Fields(string(out))
-	return len(dirs) == 2 && dirs[0] != dirs[1]
 }
 
 // TestVersionOfStampedBuild checks that a plain go build -buildvcs=true from
