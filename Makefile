@@ -10,7 +10,7 @@ export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
 VERSION ?= $(shell test -d .git || git describe --tags --always --dirty 2>/dev/null)
 BUILDFLAGS := -buildvcs=true $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 
-.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps
+.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check
 
 all: lint test build
 
@@ -88,6 +88,18 @@ e2e-heavy: e2e-heavy-deps
 ## compat: COMPATIBILITY.md from a fresh e2e run
 compat: e2e
 	$(GO) run ./e2e/compat -in e2e/out,e2e/heavy-results -out COMPATIBILITY.md
+
+## release-check: GoReleaser checks .goreleaser.yaml and builds a snapshot of every release
+## archive into dist/, without the image (needs a Docker engine) or publishing. GoReleaser is
+## built from its module into bin/tools the first time (minutes); not part of make test or .ci/run.
+GORELEASER_VERSION := v2.15.1
+GORELEASER := bin/tools/goreleaser
+release-check: $(GORELEASER)
+	$(GORELEASER) check
+	$(GORELEASER) release --snapshot --clean --skip=docker,publish
+
+$(GORELEASER):
+	GOBIN=$(CURDIR)/bin/tools $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 ## run: the embedded default, as a newcomer would
 run: build
