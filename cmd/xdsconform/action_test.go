@@ -206,11 +206,13 @@ func TestGitHubAction(t *testing.T) {
 	}{
 		{"server passes", map[string]string{"target": "builtin:reference", "args": "--run server/nonce/*"}, exitOK},
 		{"server breaks a rule", map[string]string{"target": "builtin:reference", "args": "--run server/nonce/* --fault answer-stale-nonce", "report-dir": "out/server"}, exitFailures},
-		{"client passes", map[string]string{"role": "client", "target": "builtin:reference", "args": "--run client/nack/*", "fail-on": "must"}, exitOK},
+		{"client passes", map[string]string{"role": "client", "target": "builtin:reference", "args": "--run client/nack/*", "fail-on": "must", "implementation": "impl.yaml"}, exitOK},
 		{"bad role", map[string]string{"role": "both"}, exitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			workspace := t.TempDir()
+			impl := "name: reference <client>\nversion: v0-test\ncontact: [xds-team@example.com]\n"
+			require.NoError(t, os.WriteFile(filepath.Join(workspace, "impl.yaml"), []byte(impl), 0o600))
 			res := runAction(t, bin, workspace, tc.inputs)
 			assert.Equal(t, tc.code, res.code, "the action's exit code")
 			assert.Equal(t, fmt.Sprint(tc.code), res.outputs["suite"]["exit-code"])
@@ -235,6 +237,13 @@ func TestGitHubAction(t *testing.T) {
 			assert.Equal(t, strings.TrimPrefix(strings.TrimSpace(string(version)), "xdsconform version "), run.HarnessVersion)
 			if tc.code == exitFailures {
 				assert.True(t, hasOutcome(run, results.Fail), "a failure in the report")
+			}
+			cert, err := os.ReadFile(filepath.Join(dir, "certification.yaml"))
+			if tc.inputs["implementation"] == "" {
+				assert.ErrorIs(t, err, os.ErrNotExist, "a certification report only for a named implementation")
+			} else if assert.NoError(t, err) {
+				assert.Contains(t, string(cert), "reference <client>")
+				assert.Contains(t, string(cert), "v0-test")
 			}
 		})
 	}
