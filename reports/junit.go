@@ -121,7 +121,8 @@ func text(s string) string {
 // SystemOutBytes bounds one testcase's <system-out>: the transcript's
 // first SystemOutBytes/4 and last 3*SystemOutBytes/4, cut on line ends,
 // with a line between them saying what was left out. The JSON report has
-// every entry; CI pages stay small whatever a target floods.
+// every entry the transcript kept; CI pages stay small whatever a target
+// floods.
 const SystemOutBytes = 64 << 10
 
 func systemOut(s string) *junitText {
@@ -300,8 +301,9 @@ func junitTestCase(role string, r results.Result, failOn results.Level) junitCas
 	full := transcript.Format(r.Transcript)
 	switch label(r, failOn) {
 	case "PASS":
-		// Passing cases carry no transcript here; the JSON report has them
-		// all, and CI pages stay small.
+		// Passing cases carry no transcript here, whatever --transcripts
+		// says (the JSON report has them with --transcripts all): CI
+		// pages stay small.
 	case "FAIL":
 		tc.Failure = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
 		tc.SystemOut = systemOut(full)

@@ -45,7 +45,7 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.failOn, "fail-on", "should", "which failures fail the run: must (MUST only) or should (MUST and SHOULD); MAY behaviours are only reported as supported or not")
 	fs.StringVar(&f.knownFailing, "known-failing", "", "file of expected failures, one 'PATTERN REASON' per line")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
-	fs.StringVar(&f.json, "json", "", "write a JSON report (with transcripts) to this file")
+	fs.StringVar(&f.json, "json", "", "write a JSON report (with the transcripts --transcripts keeps) to this file")
 	fs.StringVar(&f.transcripts, "transcripts", string(reports.TranscriptsFailing), "which pairs' transcripts the reports keep: failing (every pair that did not pass), all, or none")
 	fs.IntVar(&f.parallel, "parallel", engine.DefaultParallel, "how many scenario runs at once (launched client processes are capped lower)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen")
