@@ -22,6 +22,7 @@ import (
 //
 //	<testsuites name tests failures errors time>
 //	  <testsuite name="xdsconform <role> suite: <target> [<LEVEL>]" tests failures errors skipped time timestamp>
+//	                                    (xdsconform run: "xdsconform server and client suites: …")
 //	    <properties><property name value/>...</properties>
 //	    <testcase classname="<role>.<area>" name="<id>[<variant>]" time="seconds">
 //	      <skipped>reason</skipped> | <error message type>...</error> | <failure message type>...</failure>
@@ -191,7 +192,7 @@ func WriteJUnit(w io.Writer, run results.Run) error {
 	run = scrubbedRun(run)
 	rs := sortedResults(run.Results)
 	failOn := failOnOf(run.FailOn)
-	name := fmt.Sprintf("xdsconform %s suite: %s", orDash(run.Role), orDash(run.Target))
+	name := fmt.Sprintf("xdsconform %s: %s", suites(run.Role), orDash(run.Target))
 	total := junitCounts(rs, failOn)
 	doc := junitSuites{
 		Name:     name,

@@ -250,3 +250,21 @@ func TestSystemOutCapped(t *testing.T) {
 	require.NoError(t, xml.Unmarshal(x.Bytes(), &short))
 	assert.Equal(t, transcript.Format(r.Transcript), short.Suites[0].Cases[0].SystemOut)
 }
+
+// A run of both suites (xdsconform run) is named as such: role "both"
+// reads as the server and client suites on the console and in JUnit.
+func TestBothRolesNamed(t *testing.T) {
+	run := edgeRuns()["both roles"]
+	var con, x bytes.Buffer
+	NewConsole(&con, ConsoleOptions{}).Summary(run)
+	assert.Contains(t, con.String(), "=== Summary: server and client suites against server: builtin:go-control-plane; client: builtin:grpc-go (")
+	require.NoError(t, WriteJUnit(&x, run))
+	var doc xSuites
+	require.NoError(t, xml.Unmarshal(x.Bytes(), &doc))
+	assert.Equal(t, "xdsconform server and client suites: server: builtin:go-control-plane; client: builtin:grpc-go [SHOULD]", doc.Suites[0].Name)
+	classes := map[string]bool{}
+	for _, c := range doc.Suites[0].Cases {
+		classes[c.ClassName] = true
+	}
+	assert.Equal(t, map[string]bool{"client.ack": true, "server.a": true}, classes)
+}
