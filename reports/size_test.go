@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,10 +19,26 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/reports/schema"
+	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
+
+// nackLoops are nackLoop(1500, raw) for raw false and true, made once:
+// recording 3,001 messages under the race detector takes seconds.
+var nackLoops = [2]func() []transcript.Entry{
+	sync.OnceValue(func() []transcript.Entry { return nackLoop(1500, false) }),
+	sync.OnceValue(func() []transcript.Entry { return nackLoop(1500, true) }),
+}
+
+// loop1500 is the 3,001-entry loop, folded unless raw.
+func loop1500(raw bool) []transcript.Entry {
+	if raw {
+		return nackLoops[1]()
+	}
+	return nackLoops[0]()
+}
 
 // nackLoop is the transcript of a pair caught in go-control-plane's NACK
 // loop, as the engine keeps it: the SnapshotCache resends the NACKed
@@ -67,19 +84,21 @@ func defaultRunShape(raw bool) results.Run {
 		return results.Result{ID: fmt.Sprintf("server/family/scenario-%03d", i), Variant: "sotw-ads", Title: "a scenario",
 			Requirements: []string{"ACK-5", "UPD-1"}, Level: results.Must, Outcome: o, Duration: 300 * time.Millisecond}
 	}
-	loop := nackLoop(1500, raw)
+	loop := loop1500(raw)
+	// Shared by the results (writers only read them), made once.
+	passing, failing := ordinary(8), ordinary(6)
 	for i := range 700 {
 		var r results.Result
 		switch {
 		case i < 143:
 			r = result(i, results.Pass)
-			r.Transcript = ordinary(8)
+			r.Transcript = passing
 		case i < 143+26:
 			r = result(i, results.Fail)
 			r.Message = "UPD-1 (SHOULD): the NACKed version was resent unchanged\n  expected: no response\n  actual:   DiscoveryResponse version_info=\"1\""
 			r.RulesBroken, r.BrokenLevel = []string{"UPD-1"}, results.Should
 			r.KnownFailing = "ACK-5/UPD-1: the SnapshotCache resends the NACKed snapshot immediately (cache/v3/simple.go:457-464)"
-			r.Transcript = ordinary(6)
+			r.Transcript = failing
 			if i < 143+8 {
 				r.Transcript = loop
 			}
@@ -183,7 +202,9 @@ func edgeRuns() map[string]results.Run {
 		r("server/a/error", results.Error, "dial tcp: connection refused", ""),
 		r("server/a/unsup", results.Unsupported, "NONCE-7 (MAY): optional", ""),
 	}
-	every.Results[2].Transcript = nackLoop(1500, false)
+	every.Results[2].Transcript = loop1500(false)
+	every.CatalogueVersion = requirements.CatalogueVersion()
+	every.Implementation = &results.Implementation{Name: "my-control-plane", Version: "v1.4.2", Contact: []string{"team@example.com"}, Capabilities: []string{"delta-ads"}}
 	interrupted := base()
 	interrupted.Interrupted = true
 	interrupted.Results = every.Results[:2]
