@@ -16,9 +16,9 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// ErrNoXDS marks a target that speaks gRPC but serves no xDS service: a
-// configuration error (the CLI exits 2), typically --target pointed at the
-// fixture API's port.
+// ErrNoXDS marks a target that answers but serves no xDS service — a gRPC
+// server without it, typically the fixture API's port, or a server of
+// another protocol: a configuration error (the CLI exits 2).
 var ErrNoXDS = errors.New("serves no xDS service")
 
 // probe reaches a target's xDS address below gRPC, the way its gRPC
@@ -59,7 +59,8 @@ func newProbe(addr string, dial func(context.Context, string) (net.Conn, error),
 
 // check connects, completes the TLS handshake if any, and exchanges the
 // HTTP/2 connection prefaces, all within ctx. A failure is the cause in
-// words, wrapping ErrUnreachable.
+// words, wrapping ErrUnreachable, or ErrNoXDS when what answered speaks
+// another protocol than HTTP/2 and TLS.
 func (p *probe) check(ctx context.Context) error {
 	conn, err := p.dial(ctx, p.addr)
 	if err != nil {
