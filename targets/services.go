@@ -73,6 +73,9 @@ func (s *Services) Serves(method string) bool {
 	return !not
 }
 
+// All reports whether the target serves every discovery method.
+func (s *Services) All() bool { return len(s.unserved) == 0 }
+
 // Variants lists the variants in which the target serves something: ADS
 // variants by their one method, per-type ones by any of their services.
 func (s *Services) Variants() []wire.Variant {

@@ -64,6 +64,7 @@ func TestServerWithoutFixture(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "r.json")
 	code, out, stderr := run(t, "server", "--target", deltaADS, "--json", js)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr: %s", out, stderr)
+	assert.Contains(t, out, "no --fixture: the target serves only delta-ads; the pairs that need another service are skipped\n")
 	rep := readRun(t, js)
 	assert.Equal(t, "delta-ads", rep.Options["target_serves"])
 	byName := map[string]results.Result{}
