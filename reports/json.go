@@ -23,6 +23,11 @@ const JSONSchemaVersion = "2"
 //	  "role": "server" | "client",
 //	  "target": string,
 //	  "options": {string: string},          // always an object
+//	  "implementation": {                   // omitted when none was given
+//	    "name", "organization", "version", "url": string, // each omitted when empty
+//	    "contact": [string], "capabilities": [string]     // each omitted when empty
+//	  },
+//	  "catalogue_version": "sha256:HEX",    // the requirements.md judged against
 //	  "started": RFC 3339 timestamp,
 //	  "duration_ns": integer nanoseconds,
 //	  "interrupted": true,                  // present only when cut short
@@ -146,7 +151,35 @@ func scrubbedRun(run results.Run) results.Run {
 		}
 		run.Options = opts
 	}
+	run.Implementation = scrubbedImplementation(run.Implementation)
 	return run
+}
+
+// scrubbedImplementation is i with its free text scrubbed: the user gives
+// it, but a name or contact pasted from a configuration may carry a token
+// the run has learnt to hide. i is not changed.
+func scrubbedImplementation(i *results.Implementation) *results.Implementation {
+	if i == nil {
+		return nil
+	}
+	c := *i
+	for _, f := range []*string{&c.Name, &c.Organization, &c.Version, &c.URL} {
+		*f = transcript.Scrub(*f)
+	}
+	c.Contact, c.Capabilities = scrubbedAll(c.Contact), scrubbedAll(c.Capabilities)
+	return &c
+}
+
+// scrubbedAll is ss scrubbed, in a new slice (nil for none).
+func scrubbedAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = transcript.Scrub(s)
+	}
+	return out
 }
 
 // scrubbed is r with its message and transcript scrubbed of remembered

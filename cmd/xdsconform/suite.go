@@ -16,6 +16,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -30,6 +31,7 @@ type suiteFlags struct {
 	junit, json                     string
 	parallel                        int
 	verbose                         bool
+	impl                            implFlags
 }
 
 func (f *suiteFlags) register(c *cobra.Command) {
@@ -47,6 +49,7 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.json, "json", "", "write a JSON report (with transcripts) to this file")
 	fs.IntVar(&f.parallel, "parallel", engine.DefaultParallel, "how many scenario runs at once (launched client processes are capped lower)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen")
+	f.impl.register(fs)
 }
 
 // selection validates the selection flags and returns the selection and
@@ -76,6 +79,10 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 	}
 	failOn, err := f.failOnLevel()
 	if err != nil {
+		return engine.Selection{}, "", err
+	}
+	// Every command checks its flags here before it starts anything.
+	if _, err := f.impl.load(); err != nil {
 		return engine.Selection{}, "", err
 	}
 	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, failOn, nil
@@ -179,6 +186,10 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		}
 		fmt.Fprintf(out, "xdsconform %s: %s suite, %d scenario runs against %s\n", version, s.role, len(pairs[i]), s.target)
 	}
+	impl, err := f.impl.load()
+	if err != nil {
+		return err
+	}
 	run := results.Run{
 		SchemaVersion:  reports.JSONSchemaVersion,
 		HarnessVersion: version,
@@ -196,6 +207,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	for _, s := range suites {
 		maps.Copy(run.Options, s.options)
 	}
+	run.Implementation, run.CatalogueVersion = impl, requirements.CatalogueVersion()
 	// Each suite's results stay in catalogue order, suites in the order
 	// given, so the same targets give the same report every run.
 	perSuite := make([][]results.Result, len(suites))
