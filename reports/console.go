@@ -120,8 +120,8 @@ func (c *Console) Summary(run results.Run) {
 	s := results.SummarizeFor(rs, failOn)
 	var b strings.Builder
 
-	fmt.Fprintf(&b, "\n=== Summary: %s suite against %s (%d results in %s)\n",
-		clean(orDash(run.Role)), clean(orDash(run.Target)), len(rs), formatDuration(run.Duration))
+	fmt.Fprintf(&b, "\n=== Summary: %s against %s (%d results in %s)\n",
+		clean(suites(run.Role)), clean(orDash(run.Target)), len(rs), formatDuration(run.Duration))
 	for _, row := range []struct {
 		name string
 		n    int
@@ -433,6 +433,15 @@ func sortedResults(rs []results.Result) []results.Result {
 		return out[i].Variant < out[j].Variant
 	})
 	return out
+}
+
+// suites names the suites of a run of role: "server suite", "client
+// suite", "server and client suites" for RoleBoth.
+func suites(role string) string {
+	if role == results.RoleBoth {
+		return "server and client suites"
+	}
+	return orDash(role) + " suite"
 }
 
 func orDash(s string) string {

@@ -110,13 +110,22 @@ type Result struct {
 // FullName is "ID[variant]", the name used in reports and known-failing files.
 func (r Result) FullName() string { return r.ID + "[" + r.Variant + "]" }
 
+// The values of Run.Role.
+const (
+	RoleServer = "server"
+	RoleClient = "client"
+	RoleBoth   = "both"
+)
+
 // Run is a whole run of a suite against one target.
 type Run struct {
 	// SchemaVersion versions the JSON report layout.
 	SchemaVersion string `json:"schema_version"`
 	// HarnessVersion is the xdsconform version.
 	HarnessVersion string `json:"harness_version"`
-	// Role is "server" (the target is a management server) or "client".
+	// Role is RoleServer (the target is a management server), RoleClient
+	// (the target is an xDS client) or RoleBoth (`xdsconform run`: one
+	// suite of each; every result's ID starts with its own role).
 	Role string `json:"role"`
 	// Target names the target, e.g. "builtin:reference" or "10.0.0.1:18000".
 	Target string `json:"target"`

@@ -32,11 +32,13 @@ Exit codes:
   1    at least one scenario failed or errored, or a known-failing entry passed
   2    usage or configuration error (bad flag or flag combination, unreadable
        file, unwritable report path), or nothing could run (every selected
-       scenario was skipped; the error line says why)
-       or --target is a gRPC server that serves no xDS service
+       scenario was skipped; the error line says why), or --target
+       answers but serves no xDS service (a gRPC server without it, such
+       as the fixture API's port, or not a gRPC server at all; the error
+       line names what answered)
   3    no usable connection to the target (refused, timed out, TLS or
-       handshake failure, bytes that are not HTTP/2), or the target died
-       during the run; the error line gives the cause
+       handshake failure), or the target died during the run; the error
+       line gives the cause
   130  interrupted (Ctrl-C); the reports of what ran are still written`
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -29,6 +29,7 @@ type suiteFlags struct {
 	failOn                          string
 	knownFailing                    string
 	junit, json                     string
+	transcripts                     string
 	parallel                        int
 	verbose                         bool
 	impl                            implFlags
@@ -46,7 +47,8 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.failOn, "fail-on", "should", "which failures fail the run: must (MUST only) or should (MUST and SHOULD); MAY behaviours are only reported as supported or not")
 	fs.StringVar(&f.knownFailing, "known-failing", "", "file of expected failures, one 'PATTERN REASON' per line")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
-	fs.StringVar(&f.json, "json", "", "write a JSON report (with transcripts) to this file")
+	fs.StringVar(&f.json, "json", "", "write a JSON report (with the transcripts --transcripts keeps) to this file")
+	fs.StringVar(&f.transcripts, "transcripts", string(reports.TranscriptsFailing), "which pairs' transcripts the reports keep: failing (every pair that did not pass), all, or none")
 	fs.IntVar(&f.parallel, "parallel", engine.DefaultParallel, "how many scenario runs at once (launched client processes are capped lower)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen")
 	f.impl.register(fs)
@@ -81,6 +83,9 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 	if err != nil {
 		return engine.Selection{}, "", err
 	}
+	if _, err := f.transcriptPolicy(); err != nil {
+		return engine.Selection{}, "", err
+	}
 	// Every command checks its flags here before it starts anything.
 	if _, err := f.impl.load(); err != nil {
 		return engine.Selection{}, "", err
@@ -97,6 +102,15 @@ func (f *suiteFlags) failOnLevel() (results.Level, error) {
 		return results.Should, nil
 	}
 	return "", usageError("--fail-on %q: want must or should", f.failOn)
+}
+
+// transcriptPolicy reads --transcripts.
+func (f *suiteFlags) transcriptPolicy() (reports.TranscriptPolicy, error) {
+	p, err := reports.ParseTranscriptPolicy(f.transcripts)
+	if err != nil {
+		return "", usageError("--transcripts %v", err)
+	}
+	return p, nil
 }
 
 // prepareReports checks the report paths and removes the reports a
@@ -177,9 +191,12 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		return usageError("%v", engine.ErrNothingSelected)
 	}
 	console := reports.NewConsole(out, reports.ConsoleOptions{Verbose: f.verbose, FailOn: failOn})
-	var roles, names []string
+	var names []string
+	role := suites[0].role
+	if len(suites) > 1 {
+		role = results.RoleBoth
+	}
 	for i, s := range suites {
-		roles = append(roles, s.role)
 		names = append(names, s.target)
 		if len(suites) > 1 {
 			names[i] = s.role + ": " + s.target
@@ -193,7 +210,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	run := results.Run{
 		SchemaVersion:  reports.JSONSchemaVersion,
 		HarnessVersion: version,
-		Role:           strings.Join(roles, "+"),
+		Role:           role,
 		Target:         strings.Join(names, "; "),
 		Started:        time.Now().UTC(),
 		FailOn:         failOn,
@@ -237,7 +254,10 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	}
 	run.Duration = time.Since(run.Started)
 	console.Summary(run)
-	if err := reports.WriteFiles(run, f.junit, f.json); err != nil {
+	// The console had every transcript; the files keep those
+	// --transcripts asks for (selection checked it).
+	policy, _ := f.transcriptPolicy()
+	if err := reports.WriteFiles(reports.WithTranscripts(run, policy), f.junit, f.json); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("write reports: %w", err)}
 	}
 	switch {
