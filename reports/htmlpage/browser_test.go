@@ -318,6 +318,8 @@ func TestBrowserFilters(t *testing.T) {
 	if n := evalAs[int](b, `document.querySelectorAll('details.pair[open]').length`); n != total {
 		t.Errorf("Expand shown opened %d of %d rows", n, total)
 	}
+	// A folded resend loop reads as one marker across both lanes.
+	b.do("looking at a folded loop", chromedp.WaitVisible(chromedp.CSS(`.transcript .ev.side-fold .msg`)))
 	// A peer's markup is text on the page, never an element of it.
 	if n := evalAs[int](b, `document.querySelectorAll('img, iframe, object, embed, a, form, body script:not(:last-of-type)').length`); n != 0 {
 		t.Errorf("the page has %d elements a peer planted", n)

@@ -2,6 +2,7 @@ package htmlpage
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -65,6 +66,20 @@ func sampleRuns() []results.Run {
 		{At: 3 * time.Millisecond, Stream: "ads-sotw#1", Direction: transcript.Received, Kind: "DiscoveryRequest",
 			Message: json.RawMessage(`{"not json`)},
 	}
+	// A resend loop: a response and its NACK, forty times over, folded as
+	// the engine folds every transcript.
+	var loop []transcript.Entry
+	loop = append(loop, transcript.Entry{Stream: "ads#1", Direction: transcript.Event, Kind: "event", Note: "opened"})
+	for i := range 40 {
+		at := time.Duration(i+1) * time.Millisecond
+		loop = append(loop,
+			transcript.Entry{At: at, Stream: "ads#1", Direction: transcript.Received, Kind: "DiscoveryResponse",
+				Message: msg(map[string]any{"type_url": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "version_info": "1", "nonce": fmt.Sprint(i + 1)})},
+			transcript.Entry{At: at + 100*time.Microsecond, Stream: "ads#1", Direction: transcript.Sent, Kind: "DiscoveryRequest",
+				Message: msg(map[string]any{"type_url": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "response_nonce": fmt.Sprint(i + 1),
+					"error_detail": map[string]any{"code": 3, "message": "bad cluster"}})})
+	}
+	loop = transcript.Fold(loop)
 	started := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	server := results.Run{
 		SchemaVersion: "2", HarnessVersion: "v0.0.0-test", Role: "server",
@@ -87,6 +102,9 @@ func sampleRuns() []results.Run {
 				BrokenLevel: results.May, Transcript: serverTranscript},
 			{ID: "server/wildcard/" + h, Variant: h, Title: h, Requirements: []string{h, "WILD-2"},
 				Level: results.Level(h), Outcome: results.Outcome(h), Message: h, Transcript: serverTranscript},
+			{ID: "server/nack/resend-loop", Variant: "sotw-ads", Title: "A NACKed response is not resent as is", Requirements: []string{"ACK-5"},
+				Level: results.Should, Outcome: results.Fail, Message: "ACK-5 (SHOULD): the NACKed response came again, 39 times",
+				RulesBroken: []string{"ACK-5"}, BrokenLevel: results.Should, Duration: 45 * time.Millisecond, Transcript: loop},
 			{ID: "server/resources/dne", Variant: "delta-pertype", Title: "Needs the fixture", Requirements: []string{"RES-4"},
 				Level: results.Should, Outcome: results.Skip, Message: "needs fixture"},
 			{ID: "server/resources/dne", Variant: "sotw-pertype", Title: "Unreachable", Requirements: []string{"RES-4"},

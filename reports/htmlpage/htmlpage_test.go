@@ -224,6 +224,8 @@ func TestTranscriptLanes(t *testing.T) {
 	want := map[string]string{
 		"server/nonce/stale-request-ignored[sotw-ads]": "event client server client other event",
 		"client/nack/duplicate-names[sotw-ads]":        "event client server client",
+		// The loop's first cycle, one fold marker, its last cycle.
+		"server/nack/resend-loop[sotw-ads]": "event server client fold server client",
 	}
 	for name, w := range want {
 		if got := strings.Join(sides[name], " "); got != w {

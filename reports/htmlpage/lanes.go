@@ -29,6 +29,7 @@ const (
 	sideClient = "client" // sent by the xDS client
 	sideServer = "server" // sent by the management server
 	sideEvent  = "event"  // something that happened to a stream
+	sideFold   = "fold"   // a run of repeats folded into one marker
 	sideOther  = "other"  // a direction this version does not know
 )
 
@@ -52,7 +53,8 @@ type entryView struct {
 
 // knownEntryKeys are the JSON fields of transcript.Entry the page draws
 // on its own; any other is shown as an extra.
-var knownEntryKeys = map[string]bool{"at_ns": true, "stream": true, "direction": true, "kind": true, "message": true, "note": true}
+var knownEntryKeys = map[string]bool{"at_ns": true, "stream": true, "direction": true, "kind": true, "message": true, "note": true,
+	"until_ns": true, "folded": true, "cycle": true}
 
 // harnessIsClient says which side the harness played for r: the server
 // suite's scenarios (and a server run's) play the xDS client.
@@ -131,6 +133,10 @@ func entryOf(e transcript.Entry, harnessClient bool) entryView {
 	switch {
 	case e.Direction == transcript.Event:
 		ev.Side = sideEvent
+	case e.Direction == transcript.Folded:
+		// Its note says what it stands for and the time it spans, in
+		// words.
+		ev.Side = sideFold
 	case e.Direction == transcript.Sent && harnessClient, e.Direction == transcript.Received && !harnessClient:
 		ev.Side = sideClient
 	case e.Direction == transcript.Sent, e.Direction == transcript.Received:
