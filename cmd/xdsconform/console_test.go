@@ -13,7 +13,8 @@ import (
 )
 
 // shellWords splits a command line as a POSIX shell would, for the forms
-// the re-run line uses: plain words and single-quoted ones ('\'' inside).
+// the re-run line uses: plain words, and single-quoted ones in which a
+// quote is closed, escaped with a backslash and reopened.
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
 	var words []string
