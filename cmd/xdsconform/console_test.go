@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xdsconform/xdsconform/process"
 	"github.com/xdsconform/xdsconform/results"
 )
 
@@ -219,4 +221,19 @@ func TestCompletion(t *testing.T) {
 	assert.NotContains(t, complete(t, "client", "--fault", ""), "answer-stale-nonce")
 	assert.Equal(t, []string{"csds", "admin", "none"}, complete(t, "client", "--observer", ""))
 	assert.Equal(t, []string{"auto", "always", "never"}, complete(t, "server", "--color", ""))
+}
+
+// A secret in a client command's arguments or environment assignments
+// never reaches the console, the re-run line under its failure included.
+func TestRerunHidesClientCommandSecrets(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	const secret = "s3cr3t-client-arg-4411"
+	cmd := misbehavingClient + "=garbage API_TOKEN=" + secret + " " + process.Quote(exe) + " --token " + secret + " {{.Server}}"
+	code, out, stderr := run(t, "client", "--client-cmd", cmd, "--timeout", "1s",
+		"--run", "client/stream/client-speaks-first", "--variant", "sotw-ads")
+	require.Equal(t, exitFailures, code, stderr)
+	assert.NotContains(t, out+stderr, secret)
+	elidedCmd := process.Quote(misbehavingClient + "=… API_TOKEN=… " + process.Quote(exe) + " …")
+	assert.Contains(t, out, "      re-run: xdsconform client --client-cmd "+elidedCmd+" --timeout 1s --run 'client/stream/client-speaks-first[sotw-ads]'\n")
 }
