@@ -2,15 +2,21 @@
 GO ?= go
 # Go's default proxy without the slow direct fallback.
 export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The binary's version (xdsconform --version, every report's harness_version). In a clone it is
+# what the go command stamps from the checkout, a tag or a pseudo-version (+dirty), as for any
+# go build: that needs VCS stamping on, which these machines turn off (GOFLAGS=-buildvcs=false).
+# The go command stamps nothing in a git worktree (.git is a file there), so there git describe
+# names it. make build VERSION=v1.2.3 links in any other.
+VERSION ?= $(shell test -d .git || git describe --tags --always --dirty 2>/dev/null)
+BUILDFLAGS := -buildvcs=true $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 
-.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps
+.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check
 
 all: lint test build
 
 ## build: the xdsconform binary in bin/
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/xdsconform ./cmd/xdsconform
+	$(GO) build $(BUILDFLAGS) -o bin/xdsconform ./cmd/xdsconform
 
 ## test: every unit test, the self-proof tables and the built-in go-control-plane runs. One
 ## package at a time (-p 1): the scenario tests judge real peers against the CLI's default
@@ -82,6 +88,18 @@ e2e-heavy: e2e-heavy-deps
 ## compat: COMPATIBILITY.md from a fresh e2e run
 compat: e2e
 	$(GO) run ./e2e/compat -in e2e/out,e2e/heavy-results -out COMPATIBILITY.md
+
+## release-check: GoReleaser checks .goreleaser.yaml and builds a snapshot of every release
+## archive into dist/, without the image (needs a Docker engine) or publishing. GoReleaser is
+## built from its module into bin/tools the first time (minutes); not part of make test or .ci/run.
+GORELEASER_VERSION := v2.15.1
+GORELEASER := bin/tools/goreleaser
+release-check: $(GORELEASER)
+	$(GORELEASER) check
+	$(GORELEASER) release --snapshot --clean --skip=docker,publish
+
+$(GORELEASER):
+	GOBIN=$(CURDIR)/bin/tools $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 ## run: the embedded default, as a newcomer would
 run: build

@@ -233,7 +233,9 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	timedOut := ctx.Err() != nil
 	t.runAfter()
 
-	r.Transcript = t.Transcript.Entries()
+	// Repeats folded (a target in a resend loop), so that every report
+	// and the console show the loop once, with how long it went on.
+	r.Transcript = transcript.Fold(t.Transcript.Entries())
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {

@@ -89,7 +89,7 @@ func New(ctx context.Context, flavour Flavour) (*Server, error) {
 // STREAM-10). The ECDS and RLS config services of server.Server are left
 // out: they are outside the types the harness knows, and RLS is what keeps
 // pkg/server/v3 itself out of reach (see handlers).
-func (s *Server) Register(g *grpc.Server) {
+func (s *Server) Register(g grpc.ServiceRegistrar) {
 	wire.RegisterServices(g, wire.Handlers{SotW: s.xds.serveSotW, Delta: s.xds.serveDelta})
 }
 

@@ -110,7 +110,7 @@ type (
 
 // Register registers ADS (SotW and Delta) and every per-type discovery
 // service (SotW and Delta; VHDS Delta only) on g.
-func (s *Server) Register(g *grpc.Server) {
+func (s *Server) Register(g grpc.ServiceRegistrar) {
 	wire.RegisterServices(g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
 }
 

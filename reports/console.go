@@ -300,8 +300,8 @@ func (c *Console) Summary(run results.Run) {
 	s := results.SummarizeFor(rs, failOn)
 	var b screen
 
-	fmt.Fprintf(&b, "\n=== Summary: %s suite against %s (%s in %s)\n",
-		clean(orDash(run.Role)), clean(orDash(run.Target)), wording.N(len(rs), "result"), formatDuration(run.Duration))
+	fmt.Fprintf(&b, "\n=== Summary: %s against %s (%s in %s)\n",
+		clean(suites(run.Role)), clean(orDash(run.Target)), wording.N(len(rs), "result"), formatDuration(run.Duration))
 	for _, row := range []struct {
 		name string
 		n    int
@@ -681,6 +681,15 @@ func sortedResults(rs []results.Result) []results.Result {
 		return out[i].Variant < out[j].Variant
 	})
 	return out
+}
+
+// suites names the suites of a run of role: "server suite", "client
+// suite", "server and client suites" for RoleBoth.
+func suites(role string) string {
+	if role == results.RoleBoth {
+		return "server and client suites"
+	}
+	return orDash(role) + " suite"
 }
 
 func orDash(s string) string {

@@ -14,15 +14,23 @@ import (
 // and the summary.
 const JSONSchemaVersion = "2"
 
-// WriteJSON writes run as indented JSON, schema version 1. The layout is
-// results.Run's JSON encoding:
+// WriteJSON writes run as indented JSON, schema version 2. The layout is
+// results.Run's JSON encoding, and reports/schema/report.schema.json (a
+// JSON Schema every report the tests write is checked against) says the
+// same:
 //
 //	{
-//	  "schema_version": "1",
+//	  "schema_version": "2",
 //	  "harness_version": string,
-//	  "role": "server" | "client",
+//	  "role": "server" | "client" | "both", // both: xdsconform run, one suite of each
 //	  "target": string,
-//	  "options": {string: string},          // always an object
+//	  "options": {string: string},          // always an object; "transcripts": the
+//	                                        // --transcripts policy (see WithTranscripts)
+//	  "implementation": {                   // omitted when none was given
+//	    "name", "organization", "version", "url": string, // each omitted when empty
+//	    "contact": [string], "capabilities": [string]     // each omitted when empty
+//	  },
+//	  "catalogue_version": "sha256:HEX",    // the requirements.md judged against
 //	  "started": RFC 3339 timestamp,
 //	  "duration_ns": integer nanoseconds,
 //	  "interrupted": true,                  // present only when cut short
@@ -33,7 +41,7 @@ const JSONSchemaVersion = "2"
 //	    "ok": bool,                         // exit status 0
 //	    "by_level": {"MUST": {"pass", "fail", "unsupported", "skipped", "error": integer}, ...}
 //	  },
-//	  "results": [                          // sorted by id, then variant
+//	  "results": [                          // sorted by id, then variant; always an array
 //	    {
 //	      "id": "server/nonce/stale-request-ignored",
 //	      "variant": "sotw-ads",
@@ -48,14 +56,15 @@ const JSONSchemaVersion = "2"
 //	      "broken_level": "MUST" | ...,     // the strongest of them
 //	      "known_failing": string,          // reason; omitted when not listed
 //	      "duration_ns": integer,
-//	      "transcript": [                   // every entry, for every outcome;
-//	        {                               // omitted only when nothing was recorded
+//	      "transcript": [                   // omitted when nothing was recorded, or
+//	        {                               // when the policy does not keep it
 //	          "at_ns": integer,             // since the scenario started
 //	          "stream": "ads#1",
-//	          "direction": "sent" | "received" | "event",
-//	          "kind": "DiscoveryRequest" | ... | "event",
-//	          "message": {proto3 JSON, secrets redacted}, // omitted for events
-//	          "note": string                // omitted when empty
+//	          "direction": "sent" | "received" | "event" | "folded",
+//	          "kind": "DiscoveryRequest" | ... | "event" | "folded",
+//	          "message": {proto3 JSON, secrets redacted}, // omitted for events, folds
+//	          "note": string,               // omitted when empty
+//	          "until_ns", "folded", "cycle": integer // folds only (transcript.Fold)
 //	        }
 //	      ]
 //	    }
@@ -63,9 +72,13 @@ const JSONSchemaVersion = "2"
 //	}
 //
 // "unsupported" is a MAY behaviour the target does not implement: reported,
-// never a failure. Unlike JUnit, JSON keeps the transcripts of passing
-// results too: it is the complete record for tooling and for checking a
-// verdict after the fact. An empty SchemaVersion is filled in; a different
+// never a failure. WriteJSON writes every transcript run holds; which ones
+// that is, the caller decides with WithTranscripts (the CLI's
+// --transcripts: by default only the pairs that did not pass; with all,
+// passing pairs too, the complete record for checking a verdict after the
+// fact). A fold marker stands for a run of repeated entries (a resend
+// loop): the entries before and after it are the first and last repeats.
+// An empty SchemaVersion is filled in; a different
 // one is an error, since this writer and the comment above describe
 // version 2 only.
 func WriteJSON(w io.Writer, run results.Run) error {
@@ -83,6 +96,9 @@ func WriteJSON(w io.Writer, run results.Run) error {
 	}
 	run = scrubbedRun(run)
 	run.Results = sortedResults(run.Results)
+	if run.Results == nil {
+		run.Results = []results.Result{}
+	}
 	for i := range run.Results {
 		if run.Results[i].Requirements == nil {
 			run.Results[i].Requirements = []string{}
@@ -146,7 +162,35 @@ func scrubbedRun(run results.Run) results.Run {
 		}
 		run.Options = opts
 	}
+	run.Implementation = scrubbedImplementation(run.Implementation)
 	return run
+}
+
+// scrubbedImplementation is i with its free text scrubbed: the user gives
+// it, but a name or contact pasted from a configuration may carry a token
+// the run has learnt to hide. i is not changed.
+func scrubbedImplementation(i *results.Implementation) *results.Implementation {
+	if i == nil {
+		return nil
+	}
+	c := *i
+	for _, f := range []*string{&c.Name, &c.Organization, &c.Version, &c.URL} {
+		*f = transcript.Scrub(*f)
+	}
+	c.Contact, c.Capabilities = scrubbedAll(c.Contact), scrubbedAll(c.Capabilities)
+	return &c
+}
+
+// scrubbedAll is ss scrubbed, in a new slice (nil for none).
+func scrubbedAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = transcript.Scrub(s)
+	}
+	return out
 }
 
 // scrubbed is r with its message and transcript scrubbed of remembered

@@ -9,21 +9,31 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
 
-// The JUnit layout follows the de-facto schema shared by Jenkins (junit
-// plugin), GitLab (unit test reports) and the common GitHub actions:
+// The JUnit layout is valid against the common JUnit schema, the one
+// Jenkins' xUnit plugin validates against (reports/schema/junit.xsd, with
+// its provenance), which GitLab (unit test reports) and the common GitHub
+// actions read too:
 //
-//	<testsuites name tests failures errors skipped time>
+//	<testsuites name tests failures errors time>
 //	  <testsuite name="xdsconform <role> suite: <target> [<LEVEL>]" tests failures errors skipped time timestamp>
+//	                                    (xdsconform run: "xdsconform server and client suites: …")
 //	    <properties><property name value/>...</properties>
 //	    <testcase classname="<role>.<area>" name="<id>[<variant>]" time="seconds">
-//	      <failure|error message type>...</failure|error> | <skipped message/>
+//	      <skipped>reason</skipped> | <error message type>...</error> | <failure message type>...</failure>
 //	      <system-out>transcript</system-out>
 //	    </testcase>
+//
+// The schema allows no skipped count on the root (each suite has one) and
+// no attribute on <skipped>: its reason is its text, which Jenkins shows
+// as the skip message when there is no message attribute. A testcase's
+// children come in the schema's order: skipped, error, failure,
+// system-out.
 //
 // Results are grouped by level, one <testsuite> per level that has
 // results (MUST, SHOULD, MAY, in that order), so a CI page shows the MUST
@@ -37,7 +47,6 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -63,9 +72,9 @@ type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Name      string        `xml:"name,attr"`
 	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure"`
+	Skipped   *junitText    `xml:"skipped"`
 	Error     *junitProblem `xml:"error"`
-	Skipped   *junitProblem `xml:"skipped"`
+	Failure   *junitProblem `xml:"failure"`
 	SystemOut *junitText    `xml:"system-out"`
 }
 
@@ -110,11 +119,53 @@ func text(s string) string {
 	return b.String()
 }
 
+// SystemOutBytes bounds one testcase's <system-out>: the transcript's
+// first SystemOutBytes/4 and last 3*SystemOutBytes/4, cut on line ends,
+// with a line between them saying what was left out. The JSON report has
+// every entry the transcript kept; CI pages stay small whatever a target
+// floods.
+const SystemOutBytes = 64 << 10
+
 func systemOut(s string) *junitText {
 	if s == "" {
 		return nil
 	}
-	return &junitText{Body: text(s)}
+	return &junitText{Body: text(headTail(s, SystemOutBytes/4, SystemOutBytes-SystemOutBytes/4,
+		fmt.Sprintf("system-out keeps a transcript's first %d and last %d bytes; the JSON report keeps every entry", SystemOutBytes/4, SystemOutBytes-SystemOutBytes/4)))}
+}
+
+// skipped is a <skipped> element: its first line, then body (if any).
+func skipped(first, body string) *junitText {
+	if body != "" {
+		first += "\n\n" + body
+	}
+	return &junitText{Body: text(first)}
+}
+
+// headTail returns s when it is at most head+tail bytes long, otherwise
+// its lines in the first head bytes and in the last tail bytes (a line
+// longer than either is cut, on a character boundary), with one line
+// between them counting the bytes and lines left out and saying why.
+func headTail(s string, head, tail int, why string) string {
+	if len(s) <= head+tail {
+		return s
+	}
+	h := head
+	if i := strings.LastIndexByte(s[:h], '\n'); i >= 0 {
+		h = i + 1
+	}
+	for h > 0 && h < len(s) && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	t := len(s) - tail
+	if i := strings.IndexByte(s[t:], '\n'); i >= 0 && t+i+1 < len(s) {
+		t += i + 1
+	}
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	left := s[h:t]
+	return fmt.Sprintf("%s... %d bytes, %d lines, left out here (%s)\n%s", s[:h], len(left), strings.Count(left, "\n"), why, s[t:])
 }
 
 // WriteJUnit writes run as JUnit XML (see the layout above). Mapping:
@@ -123,9 +174,10 @@ func systemOut(s string) *junitText {
 //     with the message and the transcript tail; the full transcript goes to
 //     <system-out>.
 //   - error: <error>, same contents.
-//   - skip: <skipped message="reason"/>.
-//   - known-failing failure: <skipped message="known failing: reason"/>,
-//     with the failure text and transcript kept in its body and <system-out>.
+//   - skip: <skipped>reason</skipped>.
+//   - known-failing failure: <skipped>known failing: reason</skipped>,
+//     followed in its text by the failure and transcript tail, and the
+//     transcript in <system-out>.
 //     It is a skip, not a failure, because the run's exit status excuses it
 //     (results.Summary.OK): a <failure> would turn the CI job red or
 //     "unstable" while the harness itself reports success.
@@ -134,19 +186,19 @@ func systemOut(s string) *junitText {
 //     entry fails the run and the list must be cleaned up.
 //
 // Counts come from results.Summarize, so failures = fail + stale, errors =
-// error, skipped = skipped + known-failing.
+// error, skipped = skipped + known-failing (per suite: the root has no
+// skipped count in the common schema).
 func WriteJUnit(w io.Writer, run results.Run) error {
 	run = scrubbedRun(run)
 	rs := sortedResults(run.Results)
 	failOn := failOnOf(run.FailOn)
-	name := fmt.Sprintf("xdsconform %s suite: %s", orDash(run.Role), orDash(run.Target))
+	name := fmt.Sprintf("xdsconform %s: %s", suites(run.Role), orDash(run.Target))
 	total := junitCounts(rs, failOn)
 	doc := junitSuites{
 		Name:     name,
 		Tests:    len(rs),
 		Failures: total.Failures,
 		Errors:   total.Errors,
-		Skipped:  total.Skipped,
 		Time:     seconds(run.Duration),
 	}
 	// One suite per level, strongest first; a level nobody has is left
@@ -250,24 +302,24 @@ func junitTestCase(role string, r results.Result, failOn results.Level) junitCas
 	full := transcript.Format(r.Transcript)
 	switch label(r, failOn) {
 	case "PASS":
-		// Passing cases carry no transcript here; the JSON report has them
-		// all, and CI pages stay small.
+		// Passing cases carry no transcript here, whatever --transcripts
+		// says (the JSON report has them with --transcripts all): CI
+		// pages stay small.
 	case "FAIL":
 		tc.Failure = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
 		tc.SystemOut = systemOut(full)
 	case "WARN":
-		tc.Skipped = &junitProblem{Message: fmt.Sprintf("failure below --fail-on %s, not counted: %s", failOn, firstLineRaw(r.Message)),
-			Body: text(problemBody(r))}
+		tc.Skipped = skipped(fmt.Sprintf("failure below --fail-on %s, not counted: %s", failOn, firstLineRaw(r.Message)), problemBody(r))
 		tc.SystemOut = systemOut(full)
 	case "UNSUP":
-		tc.Skipped = &junitProblem{Message: "not supported (MAY): " + firstLineRaw(r.Message), Body: text(problemBody(r))}
+		tc.Skipped = skipped("not supported (MAY): "+firstLineRaw(r.Message), problemBody(r))
 	case "ERROR":
 		tc.Error = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
 		tc.SystemOut = systemOut(full)
 	case "SKIP":
-		tc.Skipped = &junitProblem{Message: firstLineRaw(r.Message)}
+		tc.Skipped = skipped(firstLineRaw(r.Message), "")
 	case "XFAIL":
-		tc.Skipped = &junitProblem{Message: "known failing: " + firstLineRaw(r.KnownFailing), Body: text(problemBody(r))}
+		tc.Skipped = skipped("known failing: "+firstLineRaw(r.KnownFailing), problemBody(r))
 		tc.SystemOut = systemOut(full)
 	case "XPASS":
 		tc.Failure = &junitProblem{
@@ -298,15 +350,24 @@ func knownOutcome(o results.Outcome) bool {
 func className(role, id string) string {
 	segs := strings.Split(id, "/")
 	segs = segs[:len(segs)-1]
-	// A combined run's role is "server+client"; its IDs already start
-	// with their own role.
-	if role != "" && (len(segs) == 0 || !slices.Contains(strings.Split(role, "+"), segs[0])) {
+	// A combined run's role is "both"; its IDs already start with their
+	// own role.
+	if role != "" && (len(segs) == 0 || !coversRole(role, segs[0])) {
 		segs = append([]string{role}, segs...)
 	}
 	if len(segs) == 0 {
 		return "xdsconform"
 	}
 	return strings.Join(segs, ".")
+}
+
+// coversRole reports whether a run of role runs scenarios of role id:
+// a combined run (RoleBoth) runs the server's and the client's.
+func coversRole(role, id string) bool {
+	if role == results.RoleBoth {
+		return id == results.RoleServer || id == results.RoleClient
+	}
+	return id == role
 }
 
 // problemType is "<level> <rules broken>", e.g. "MUST RES-4": the level
@@ -321,8 +382,14 @@ func problemType(r results.Result) string {
 	return strings.TrimSpace(string(r.Level) + " " + strings.Join(r.Requirements, " "))
 }
 
-// problemBody is the message followed by the transcript tail; the full
-// transcript is in <system-out>, which some CI views fold away.
+// ProblemTranscriptBytes bounds the transcript tail in a failure's,
+// error's or skip's text: its last entries are each up to
+// transcript.EntryBytes long.
+const ProblemTranscriptBytes = 16 << 10
+
+// problemBody is the message followed by the transcript tail (its last
+// ProblemTranscriptBytes); the full transcript is in <system-out>, which
+// some CI views fold away.
 func problemBody(r results.Result) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(r.Message, "\n"))
@@ -335,7 +402,8 @@ func problemBody(r results.Result) string {
 		heading += "; full transcript in system-out"
 	}
 	fmt.Fprintf(&b, "\ntranscript (%s):\n", heading)
-	b.WriteString(transcript.Format(entries))
+	b.WriteString(headTail(transcript.Format(entries), 0, ProblemTranscriptBytes,
+		fmt.Sprintf("only the tail's last %d bytes are shown here", ProblemTranscriptBytes)))
 	return b.String()
 }
 

@@ -2,6 +2,8 @@ package requirements
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -227,5 +229,19 @@ func TestCatalogCopyMatchesShared(t *testing.T) {
 	}
 	if bytes.Contains(added, []byte("\n## ")) {
 		t.Errorf("the repository's appendix must be the last section of requirements/requirements.md")
+	}
+}
+
+// TestCatalogueVersion checks that the catalogue version is the hash of
+// the requirements.md beside this file, so that it changes exactly when
+// the document does.
+func TestCatalogueVersion(t *testing.T) {
+	b, err := os.ReadFile("requirements.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if want := "sha256:" + hex.EncodeToString(sum[:]); CatalogueVersion() != want {
+		t.Errorf("CatalogueVersion() = %s, want %s", CatalogueVersion(), want)
 	}
 }

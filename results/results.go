@@ -110,18 +110,37 @@ type Result struct {
 // FullName is "ID[variant]", the name used in reports and known-failing files.
 func (r Result) FullName() string { return r.ID + "[" + r.Variant + "]" }
 
+// The values of Run.Role.
+const (
+	RoleServer = "server"
+	RoleClient = "client"
+	RoleBoth   = "both"
+)
+
 // Run is a whole run of a suite against one target.
 type Run struct {
 	// SchemaVersion versions the JSON report layout.
 	SchemaVersion string `json:"schema_version"`
 	// HarnessVersion is the xdsconform version.
 	HarnessVersion string `json:"harness_version"`
-	// Role is "server" (the target is a management server) or "client".
+	// Role is RoleServer (the target is a management server), RoleClient
+	// (the target is an xDS client) or RoleBoth (`xdsconform run`: one
+	// suite of each; every result's ID starts with its own role).
 	Role string `json:"role"`
 	// Target names the target, e.g. "builtin:reference" or "10.0.0.1:18000".
 	Target string `json:"target"`
 	// Options records the settings that shape verdicts (timeouts, filters).
 	Options map[string]string `json:"options"`
+	// Implementation describes the target as its maintainers name it
+	// (--impl-name and the other implementation flags, or an
+	// --implementation file); nil when none was given. The certification
+	// and Markdown reports and the compatibility matrix show it.
+	Implementation *Implementation `json:"implementation,omitempty"`
+	// CatalogueVersion identifies the requirements catalogue the verdicts
+	// were judged against (requirements.CatalogueVersion): "sha256:" and
+	// the hex digest of the shipped requirements.md. Reports written
+	// before it existed omit it.
+	CatalogueVersion string `json:"catalogue_version,omitempty"`
 	// Started is when the run began.
 	Started time.Time `json:"started"`
 	// Duration is the wall time of the whole run.
@@ -136,6 +155,67 @@ type Run struct {
 	// engine.Run returns them; the report writers sort them by ID then
 	// variant.
 	Results []Result `json:"results"`
+}
+
+// Implementation is what the people who ship a target say it is: the name,
+// version and contact that a certification report or a compatibility matrix
+// credits the verdicts to. Every field is optional and given by the user;
+// none of it shapes a verdict.
+type Implementation struct {
+	// Name is the project's name, e.g. "my-control-plane".
+	Name string `json:"name,omitempty"`
+	// Organization is who maintains it.
+	Organization string `json:"organization,omitempty"`
+	// Version is the version under test, e.g. "v1.4.2" or a commit.
+	Version string `json:"version,omitempty"`
+	// URL is the project's home page or repository.
+	URL string `json:"url,omitempty"`
+	// Contact lists who to ask about the results (people, teams, e-mail
+	// addresses or issue trackers).
+	Contact []string `json:"contact,omitempty"`
+	// Capabilities lists the features and variants the implementation
+	// claims (e.g. "delta-ads", "xdstp"); the certification report
+	// repeats them next to what the run showed.
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// Empty reports whether i says nothing (nil, or every field empty).
+func (i *Implementation) Empty() bool {
+	return i == nil || (i.Name == "" && i.Organization == "" && i.Version == "" && i.URL == "" &&
+		len(i.Contact) == 0 && len(i.Capabilities) == 0)
+}
+
+// Merge returns i with every field that o sets replaced by o's: flags over
+// a file, the report command's metadata over a report's. Neither is
+// changed; the result is nil when both say nothing.
+func (i *Implementation) Merge(o *Implementation) *Implementation {
+	var m Implementation
+	if i != nil {
+		m = *i
+	}
+	if o != nil {
+		for _, f := range []struct {
+			dst *string
+			src string
+		}{
+			{&m.Name, o.Name}, {&m.Organization, o.Organization}, {&m.Version, o.Version}, {&m.URL, o.URL},
+		} {
+			if f.src != "" {
+				*f.dst = f.src
+			}
+		}
+		if len(o.Contact) > 0 {
+			m.Contact = o.Contact
+		}
+		if len(o.Capabilities) > 0 {
+			m.Capabilities = o.Capabilities
+		}
+	}
+	m.Contact, m.Capabilities = slices.Clone(m.Contact), slices.Clone(m.Capabilities)
+	if m.Empty() {
+		return nil
+	}
+	return &m
 }
 
 // Summary counts results by outcome; each result is counted once.

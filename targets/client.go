@@ -150,6 +150,11 @@ type ClientOptions struct {
 	// Command is a shell command starting one fresh client per scenario;
 	// see CommandVars for the template variables it may use.
 	Command string
+	// Dir is the working directory Command runs in; empty means the
+	// harness's own, so that relative paths in the command mean what they
+	// mean where xdsconform was started ({{.Dir}} is the scenario's
+	// scratch directory).
+	Dir string
 	// Wait means the client is started elsewhere and connects on its own to
 	// Listen; scenarios then run one at a time on that address.
 	Wait bool
@@ -301,6 +306,13 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	}
 	if c.opts.Features == nil {
 		c.opts.Features = builtinClientFeatures[opts.Target]
+	}
+	if opts.Dir != "" {
+		dir, err := commandDir(opts)
+		if err != nil {
+			return nil, err
+		}
+		c.opts.Dir = dir
 	}
 	if opts.BootstrapTemplate != "" {
 		if opts.Command == "" {
@@ -640,7 +652,28 @@ var CommandVars = map[string]string{
 	"Target":         "the gRPC dial target: xds:///<Listener>, or xds://AUTHORITY/NAME in federation scenarios",
 	"CSDS":           "host:port the client should serve CSDS on (also $XDSCONFORM_CSDS_ADDR)",
 	"Admin":          "host:port for Envoy's admin interface (also $XDSCONFORM_ADMIN_ADDR)",
-	"Dir":            "a scratch directory for this scenario, removed afterwards",
+	"Dir":            "a scratch directory for this scenario, removed afterwards (not the working directory: see --client-dir)",
+}
+
+// commandDir checks opts.Dir, the working directory of a --client-cmd,
+// and makes it absolute: it must be an existing directory, and it applies
+// to a launched command only.
+func commandDir(opts ClientOptions) (string, error) {
+	if opts.Command == "" {
+		return "", errors.New("--client-dir only applies to --client-cmd")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return "", fmt.Errorf("--client-dir %q: %w", opts.Dir, err)
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("--client-dir: %w", err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("--client-dir %s: not a directory", opts.Dir)
+	}
+	return dir, nil
 }
 
 func checkTemplate(cmd string) error {
@@ -709,7 +742,7 @@ func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, 
 		"XDSCONFORM_CSDS_ADDR=" + csds,
 		"XDSCONFORM_ADMIN_ADDR=" + admin,
 		"XDSCONFORM_TARGET=" + vars["Target"],
-	}, Dir: dir})
+	}, Dir: c.opts.Dir})
 	if err != nil {
 		return fail(fmt.Errorf("starting --client-cmd: %w", err))
 	}

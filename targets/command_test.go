@@ -56,3 +56,55 @@ func TestClients_CommandStop(t *testing.T) {
 		})
 	}
 }
+
+// A --client-cmd runs where the harness was started, so that relative
+// paths in it mean what they mean on the command line, or in --client-dir;
+// {{.Dir}} stays the scenario's scratch directory either way.
+func TestClients_CommandDir(t *testing.T) {
+	here, err := os.Getwd()
+	require.NoError(t, err)
+	elsewhere := t.TempDir()
+	for _, tc := range []struct {
+		name, dir, want string
+	}{
+		{"default: the harness's directory", "", here},
+		{"--client-dir", elsewhere, elsewhere},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "where")
+			q := process.Quote(out)
+			cmd := `echo "$(pwd -P)" {{.Dir}} > ` + q + `.tmp && mv ` + q + `.tmp ` + q + `; exec sleep 300`
+			c, err := targets.NewClients(targets.ClientOptions{Command: cmd, Dir: tc.dir, Observer: targets.ObserveNone})
+			require.NoError(t, err)
+			run, err := c.Launch(t.Context(), targets.LaunchSpec{ServerAddr: "127.0.0.1:1", NodeID: "n", Listener: "L", Variant: wire.SotWADS})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, run.Stop()) }()
+			var fields []string
+			require.Eventually(t, func() bool {
+				b, err := os.ReadFile(out)
+				fields = strings.Fields(string(b))
+				return err == nil
+			}, 10*time.Second, 10*time.Millisecond, "the client command never ran")
+			require.Len(t, fields, 2)
+			want, err := filepath.EvalSymlinks(tc.want)
+			require.NoError(t, err)
+			assert.Equal(t, want, fields[0], "the working directory")
+			assert.NotEqual(t, fields[0], fields[1], "{{.Dir}} is the scratch directory, not the working one")
+			assert.DirExists(t, fields[1])
+		})
+	}
+
+	file := filepath.Join(elsewhere, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tc := range []struct {
+		opts targets.ClientOptions
+		err  string
+	}{
+		{targets.ClientOptions{Target: targets.BuiltinReference, Dir: elsewhere}, "--client-dir only applies to --client-cmd"},
+		{targets.ClientOptions{Command: "true", Dir: filepath.Join(elsewhere, "absent")}, "no such file or directory"},
+		{targets.ClientOptions{Command: "true", Dir: file}, "not a directory"},
+	} {
+		_, err := targets.NewClients(tc.opts)
+		assert.ErrorContains(t, err, tc.err)
+	}
+}

@@ -161,7 +161,7 @@ type badCaps struct {
 	fixturepb.UnimplementedFixtureServer
 }
 
-func (badCaps) Register(*grpc.Server)                    {}
+func (badCaps) Register(grpc.ServiceRegistrar)           {}
 func (b badCaps) FixtureServer() fixturepb.FixtureServer { return b }
 func (badCaps) GetCapabilities(context.Context, *fixturepb.GetCapabilitiesRequest) (*fixturepb.Capabilities, error) {
 	return &fixturepb.Capabilities{ApiVersion: "v1", VariantCapabilities: []*fixturepb.VariantCapabilities{{Variant: "delta"}}}, nil

@@ -10,23 +10,15 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"golang.org/x/net/http2"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
-
-	"github.com/xdsconform/xdsconform/wire"
 )
 
-// ErrNoXDS marks a target that speaks gRPC but serves no xDS service: a
-// configuration error (the CLI exits 2), typically --target pointed at the
-// fixture API's port.
+// ErrNoXDS marks a target that answers but serves no xDS service — a gRPC
+// server without it, typically the fixture API's port, or a server of
+// another protocol: a configuration error (the CLI exits 2).
 var ErrNoXDS = errors.New("serves no xDS service")
 
 // probe reaches a target's xDS address below gRPC, the way its gRPC
@@ -67,7 +59,8 @@ func newProbe(addr string, dial func(context.Context, string) (net.Conn, error),
 
 // check connects, completes the TLS handshake if any, and exchanges the
 // HTTP/2 connection prefaces, all within ctx. A failure is the cause in
-// words, wrapping ErrUnreachable.
+// words, wrapping ErrUnreachable, or ErrNoXDS when what answered speaks
+// another protocol than HTTP/2 and TLS.
 func (p *probe) check(ctx context.Context) error {
 	conn, err := p.dial(ctx, p.addr)
 	if err != nil {
@@ -122,8 +115,12 @@ func (p *probe) http2(conn net.Conn) error {
 	switch {
 	case n >= 9 && http2.FrameType(got[3]) == http2.FrameSettings && bytes.Equal(got[5:9], []byte{0, 0, 0, 0}):
 		return nil
-	case n > 0:
+	case n > 0 && plaintextHint(p, got) != "":
 		return fmt.Errorf("%w: %s does not speak HTTP/2 (so not gRPC): it answered the HTTP/2 preface with %q%s", ErrUnreachable, p.addr, got, plaintextHint(p, got))
+	case n > 0:
+		// Something answered, in another protocol: the address is wrong,
+		// not unreachable.
+		return fmt.Errorf("%s is not a gRPC server, so it %w: it does not speak HTTP/2 and answered the HTTP/2 preface with %s", p.addr, ErrNoXDS, whatAnswered(got))
 	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
 		// A reset is a close that found the preface unread.
 		return fmt.Errorf("%w: %s closed the connection in answer to the HTTP/2 preface without a byte%s", ErrUnreachable, p.addr, plaintextHint(p, nil))
@@ -142,6 +139,22 @@ func (p *probe) http2(conn net.Conn) error {
 	return fmt.Errorf("%w: %s: reading the HTTP/2 preface: %v", ErrUnreachable, p.addr, err)
 }
 
+// whatAnswered names the protocol of the first bytes got a server sent,
+// when they show it, with the bytes quoted (escaped).
+func whatAnswered(got []byte) string {
+	switch {
+	case bytes.HasPrefix(got, []byte("HTTP/1.")):
+		return fmt.Sprintf("an HTTP/1.x response (%q)", got)
+	case bytes.HasPrefix(got, []byte("SSH-")):
+		return fmt.Sprintf("an SSH banner (%q)", got)
+	case bytes.HasPrefix(got, []byte("<")):
+		// An HTTP/1.x server that answers a request it cannot parse
+		// with a bare error page (Python's http.server does).
+		return fmt.Sprintf("what looks like an HTML page (%q)", got)
+	}
+	return fmt.Sprintf("%q", got)
+}
+
 // plaintextHint suggests --tls when a plaintext preface met what a TLS
 // server sends to a client that is not speaking TLS: an alert record
 // (content type 21, version 3.x) or an immediate close.
@@ -153,108 +166,4 @@ func plaintextHint(p *probe, got []byte) string {
 		return " (a TLS port? connect with --tls)"
 	}
 	return ""
-}
-
-// xdsMethods are the discovery methods a management server may serve:
-// ADS first, then every per-type service, SotW and delta.
-func xdsMethods() []string {
-	out := []string{
-		wire.MethodFor(wire.Variant{Protocol: wire.SotW, Transport: wire.ADS}, wire.Type{}),
-		wire.MethodFor(wire.Variant{Protocol: wire.Delta, Transport: wire.ADS}, wire.Type{}),
-	}
-	for _, t := range wire.AllTypes {
-		for _, p := range []wire.Protocol{wire.SotW, wire.Delta} {
-			if t.Speaks(p) {
-				out = append(out, wire.MethodFor(wire.Variant{Protocol: p, Transport: wire.PerType}, t))
-			}
-		}
-	}
-	return out
-}
-
-// silentServes is how long a discovery stream the harness has half-closed
-// may stay silent before the method counts as served: a server that does
-// not serve a method answers Unimplemented at once, one that serves it
-// either ends the stream (the client has nothing more to say) or waits.
-const silentServes = time.Second
-
-// servesXDS checks, over conn, that the target serves at least one xDS
-// discovery method. ADS is tried first and alone, so a server that serves
-// it sees one empty stream; only a server without ADS is asked about the
-// per-type methods. A gRPC server that answers Unimplemented to all of
-// them is ErrNoXDS; a connection that fails is ErrUnreachable with grpc's
-// cause.
-func servesXDS(ctx context.Context, conn *grpc.ClientConn, md map[string]string, addr string) error {
-	if len(md) > 0 {
-		ctx = metadata.NewOutgoingContext(ctx, metadata.New(md))
-	}
-	methods := xdsMethods()
-	served, err := anyServed(ctx, conn, methods[:1])
-	if err != nil || served {
-		return err
-	}
-	served, err = anyServed(ctx, conn, methods[1:])
-	if err != nil || served {
-		return err
-	}
-	return fmt.Errorf("%s is a gRPC server but %w: ADS and every per-type discovery service answered Unimplemented (is it the fixture API's port?)", addr, ErrNoXDS)
-}
-
-// anyServed asks every one of methods at once and reports whether one is
-// served, as soon as one is.
-func anyServed(ctx context.Context, conn *grpc.ClientConn, methods []string) (bool, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	answers := make(chan error, len(methods))
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for _, m := range methods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers <- askMethod(ctx, conn, m)
-		}()
-	}
-	for range methods {
-		err := <-answers
-		switch status.Code(err) {
-		case codes.Unimplemented:
-			continue
-		case codes.Unavailable:
-			// The connection itself failed: grpc's message carries the
-			// cause (its last connection error).
-			return false, fmt.Errorf("%w: %s: %v", ErrUnreachable, conn.Target(), status.Convert(err).Message())
-		case codes.DeadlineExceeded:
-			if ctx.Err() != nil {
-				return false, fmt.Errorf("%w: %s did not answer a discovery stream in time", ErrUnreachable, conn.Target())
-			}
-		}
-		return true, nil
-	}
-	return false, nil
-}
-
-// askMethod opens a stream on method, half-closes it at once and returns
-// how it ended: Unimplemented when the method is not served, nil when the
-// stream stayed silent for silentServes (served, waiting for a request).
-func askMethod(ctx context.Context, conn *grpc.ClientConn, method string) error {
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cs, err := conn.NewStream(sctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method)
-	if err != nil {
-		return err
-	}
-	if err := cs.CloseSend(); err != nil {
-		return err
-	}
-	silent := time.AfterFunc(silentServes, cancel)
-	defer silent.Stop()
-	err = cs.RecvMsg(&discovery.DiscoveryResponse{})
-	if !silent.Stop() && ctx.Err() == nil {
-		return nil // silent: it serves the method and waits for a request
-	}
-	if err == io.EOF {
-		return nil // ended with OK: served
-	}
-	return err
 }

@@ -111,14 +111,17 @@ func TestStartServer_Unusable(t *testing.T) {
 			cause: []string{"HTTP/2 preface", "--tls"}},
 		{name: "TLS against plaintext", target: plainServer, tls: mutual, is: targets.ErrUnreachable,
 			cause: []string{"TLS handshake failed", "does not look like a TLS handshake"}},
-		{name: "garbage", target: garbage(t, "HELLO\x1b[31m not http/2\n"), is: targets.ErrUnreachable,
-			cause: []string{"does not speak HTTP/2", `"HELLO\x1b[31m not http/2\n"`}},
-		{name: "HTTP/1.1", target: garbage(t, "HTTP/1.1 400 Bad Request\r\n\r\n"), is: targets.ErrUnreachable,
-			cause: []string{"does not speak HTTP/2", "HTTP/1.1 400"}},
+		{name: "garbage", target: garbage(t, "HELLO\x1b[31m not http/2\n"), is: targets.ErrNoXDS,
+			cause: []string{"is not a gRPC server", "does not speak HTTP/2", `"HELLO\x1b[31m not http/2\n"`}},
+		{name: "HTTP/1.1", target: garbage(t, "HTTP/1.1 400 Bad Request\r\n\r\n"), is: targets.ErrNoXDS,
+			cause: []string{"is not a gRPC server", "does not speak HTTP/2", "an HTTP/1.x response", "HTTP/1.1 400"}},
+		{name: "SSH", target: garbage(t, "SSH-2.0-OpenSSH_9.2\r\n"), is: targets.ErrNoXDS,
+			cause: []string{"is not a gRPC server", "an SSH banner"}},
 		{name: "silent close", target: garbage(t, ""), is: targets.ErrUnreachable,
 			cause: []string{"closed the connection", "--tls"}},
 		{name: "gRPC without xDS", target: fixtureAddr, is: targets.ErrNoXDS,
-			cause: []string{fixtureAddr, "Unimplemented", "fixture"}},
+			cause: []string{fixtureAddr, "serves no xDS service", "it answered Unimplemented for ADS and every per-type discovery service",
+				"it serves the fixture API", "give this address as --fixture"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := targets.StartServer(t.Context(), targets.ServerOptions{Target: tc.target, TLS: tc.tls, ConnectTimeout: patient})

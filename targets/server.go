@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/xdsconform/xdsconform/docker"
@@ -195,6 +196,11 @@ type Server struct {
 	// makes (see ServerOptions.MaxRecvSize).
 	MaxRecvSize int
 
+	// services is what a probe found the target to serve, when no
+	// fixture claims it (nil otherwise); probeAll asks Preflight for it.
+	services *Services
+	probeAll bool
+
 	nodeCluster *template.Template // nil: DefaultNodeCluster
 	closers     []func()
 	// probe reaches the xDS address below gRPC, to name why it cannot be
@@ -265,7 +271,7 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	}
 	s := &Server{Name: opts.Target, Addr: opts.Target, Metadata: opts.Metadata, Dial: dial,
 		MaxRecvSize: maxRecvSize(opts.MaxRecvSize), probe: newProbe(opts.Target, opts.Dialer, tlsCfg),
-		connectTimeout: opts.ConnectTimeout}
+		connectTimeout: opts.ConnectTimeout, probeAll: opts.Fixture == ""}
 	if err := s.Preflight(ctx, opts.ConnectTimeout); err != nil {
 		return nil, err
 	}
@@ -369,7 +375,7 @@ func containerError(target string, err error) error {
 // InProcess is a management server that runs inside the harness: its xDS
 // services and its fixture API as a server (refserver, gcpserver).
 type InProcess interface {
-	Register(*grpc.Server)
+	Register(grpc.ServiceRegistrar)
 	FixtureServer() fixturepb.FixtureServer
 }
 
@@ -550,7 +556,9 @@ func tlsConfig(o TLSOptions) (*tls.Config, error) {
 
 // Preflight checks, within timeout, that the xDS address can be used: it
 // accepts a connection, completes the TLS handshake when TLS is on, speaks
-// HTTP/2, and serves at least one xDS discovery method. A target that
+// HTTP/2, and serves at least one xDS discovery method. A target started
+// without a fixture is asked about every discovery method, and Lacks
+// skips the pairs of those it does not serve (Services). A target that
 // cannot be used wraps ErrUnreachable, one that serves no xDS wraps
 // ErrNoXDS; either names the address and the cause in one line, as soon as
 // the cause is known.
@@ -580,8 +588,22 @@ func (s *Server) preflight(ctx context.Context) error {
 		return fmt.Errorf("%w: %s: %v", ErrUnreachable, s.Addr, err)
 	}
 	defer conn.Close()
-	return servesXDS(ctx, conn, s.Metadata, s.Addr)
+	if len(s.Metadata) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, metadata.New(s.Metadata))
+	}
+	found, err := probeServices(ctx, conn, s.Addr, s.probeAll)
+	if err != nil {
+		return err
+	}
+	if s.probeAll {
+		s.services = found
+	}
+	return nil
 }
+
+// Services is what the target was found to serve, probed because no
+// fixture claims it; nil for a target with a fixture.
+func (s *Server) Services() *Services { return s.services }
 
 // Connect opens a new client connection to the xDS address; each pair gets
 // its own, so a target that breaks one connection affects one pair.
@@ -601,6 +623,13 @@ func (s *Server) Connect() (*grpc.ClientConn, error) {
 // already lacks it, and name the variant when only its override does.
 func (s *Server) Lacks(sc *engine.Scenario, v wire.Variant) string {
 	var claims, global fixture.Claims
+	if s.services != nil {
+		// Without a fixture, what the probe found stands for the claims
+		// of the variants served.
+		if reason := s.services.lacks(sc, v); reason != "" {
+			return reason
+		}
+	}
 	if s.Caps != nil {
 		claims, global = fixture.Effective(s.Caps, v), fixture.Global(s.Caps)
 		if !claims.Served() {

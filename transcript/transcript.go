@@ -33,12 +33,20 @@ const (
 	Received Direction = "received"
 	// Event is something that happened to a stream (opened, closed, reset).
 	Event Direction = "event"
+	// Folded is a fold marker: an entry that stands for a run of entries
+	// Fold took out because they repeat the entries around it.
+	Folded Direction = "folded"
 )
 
-// Entry is one recorded message or stream event.
+// Entry is one recorded message or stream event, or a marker standing for
+// entries taken out: an elision (a harness event whose note counts what
+// the transcript's caps dropped) or a fold (Direction Folded, see Fold).
 type Entry struct {
-	// At is the time since the transcript started.
+	// At is the time since the transcript started (for a fold marker, of
+	// the first entry folded).
 	At time.Duration `json:"at_ns"`
+	// Until is, for a fold marker only, the time of the last entry folded.
+	Until time.Duration `json:"until_ns,omitempty"`
 	// Stream names the stream, e.g. "ads#1" or "CDS#2".
 	Stream string `json:"stream"`
 	// Direction is sent, received or event.
@@ -47,8 +55,16 @@ type Entry struct {
 	Kind string `json:"kind"`
 	// Message is the decoded message as proto3 JSON, with secrets redacted.
 	Message json.RawMessage `json:"message,omitempty"`
-	// Note is free text for events (e.g. the gRPC status of a closed stream).
+	// Note is free text for events (e.g. the gRPC status of a closed
+	// stream), for a message what rendering left out, and for a fold
+	// marker what it stands for, in words.
 	Note string `json:"note,omitempty"`
+	// Folded is, for a fold marker only, how many entries it stands for.
+	Folded int `json:"folded,omitempty"`
+	// Cycle is, for a fold marker only, how many entries make one repeat:
+	// the Cycle entries before the marker (and the Cycle after it) are
+	// what repeated Folded/Cycle times in between.
+	Cycle int `json:"cycle,omitempty"`
 }
 
 // Limits on what one transcript keeps, in bytes of rendered entries (see
@@ -415,7 +431,7 @@ func (t *Transcript) String() string { return Format(t.Entries()) }
 func Format(entries []Entry) string {
 	var b strings.Builder
 	for _, e := range entries {
-		arrow := map[Direction]string{Sent: "->", Received: "<-", Event: "**"}[e.Direction]
+		arrow := map[Direction]string{Sent: "->", Received: "<-", Event: "**", Folded: "~~"}[e.Direction]
 		fmt.Fprintf(&b, "%8.3fms %-8s %s %s", float64(e.At.Microseconds())/1000, e.Stream, arrow, e.Kind)
 		if len(e.Message) > 0 {
 			fmt.Fprintf(&b, " %s", e.Message)

@@ -48,9 +48,10 @@ Targets:
   --target container:IMAGE     an Envoy image, one container per scenario (needs a
                                Docker engine; observed through /config_dump)
 
-A --client-cmd is run by sh in its own process group (and its own cgroup
-where the system allows one) and stopped after each scenario with everything
-it started, detached or not: SIGTERM, then SIGKILL 2 s later. A client that
+A --client-cmd is run by sh, in the current directory (or --client-dir), in
+its own process group (and its own cgroup where the system allows one) and
+stopped after each scenario with everything it started, detached or not:
+SIGTERM, then SIGKILL 2 s later. A client that
 had to be killed ends its scenario with an error. It may use these template
 variables, shell-quoted when substituted:
 ` + "{{vars}}" + `
@@ -114,6 +115,7 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.opts.Target, "target", "", "built-in client: builtin:reference or builtin:grpc-go; or container:IMAGE, an Envoy image run with testcontainers (needs a Docker engine)")
 	fs.StringVar(&f.opts.Command, "client-cmd", "", "shell command starting your client, run once per scenario (template variables: see above)")
+	fs.StringVar(&f.opts.Dir, "client-dir", "", "with --client-cmd: the directory the command runs in (default: the current directory)")
 	fs.BoolVar(&f.opts.Wait, "client-wait", false, "your client is started elsewhere and connects to --listen; scenarios run one at a time")
 	fs.StringVar(&f.opts.Listen, "listen", "", "address of the harness's management server (default: a fresh 127.0.0.1 port per scenario; required with --client-wait)")
 	fs.StringVar(&f.opts.Listener, "listener", "", "with --client-wait: the listener name your client asks for")

@@ -32,6 +32,8 @@ func TestClientExitCodes(t *testing.T) {
 		{"variant grpc-go lacks", []string{"client", "--target", "builtin:grpc-go", "--client-variants", "delta-ads"}, exitUsage, "does not speak delta-ads"},
 		{"bad template", []string{"client", "--client-cmd", "run {{.Nope}}"}, exitUsage, "Nope"},
 		{"wait without listen", []string{"client", "--client-wait"}, exitUsage, "--listen"},
+		{"client dir without command", []string{"client", "--target", "builtin:reference", "--client-dir", "."}, exitUsage, "--client-dir only applies to --client-cmd"},
+		{"client dir missing", []string{"client", "--client-cmd", "true", "--client-dir", "no/such/dir"}, exitUsage, "--client-dir"},
 		{"bad observer", []string{"client", "--target", "builtin:reference", "--observer", "psychic"}, exitUsage, "unknown observer"},
 		{"bad profile", []string{"client", "--target", "builtin:reference", "--client-profile", "istio"}, exitUsage, "unknown client profile"},
 		{"envoy fault in grpc profile", []string{"client", "--target", "builtin:reference", "--fault", "no-warming"}, exitUsage, "--client-profile envoy"},

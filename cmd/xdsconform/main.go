@@ -27,8 +27,10 @@ const (
 	exitInterrupted = 130
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is the harness's version. A release or make build sets it with
+// -ldflags "-X main.version=…"; left empty, it is resolved from the build
+// information before main runs (version.go).
+var version string
 
 // memoryLimit is the Go runtime's soft memory limit for a run: under the
 // 256 MiB a harness process must stay within against any target, with

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/grpcgoclient"
 	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/reports/schema"
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 )
@@ -40,11 +42,13 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// readRun reads a JSON report.
+// readRun reads a JSON report, which must validate against the committed
+// JSON Schema: every report a test of the CLI writes is checked.
 func readRun(t *testing.T, path string) results.Run {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
+	require.NoError(t, schema.ValidateJSONReport(b), path)
 	var run results.Run
 	require.NoError(t, json.Unmarshal(b, &run))
 	return run
@@ -105,6 +109,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad container env", []string{"server", "--target", "container:example/cp", "--container-env", "NOVALUE"}, exitUsage, "--container-env"},
 		{"bad node cluster", []string{"server", "--target", "builtin:reference", "--node-cluster", "gw/{{.Cluster}}"}, exitUsage, "--node-cluster"},
 		{"bad variant", []string{"server", "--target", "builtin:reference", "--variant", "grpc"}, exitUsage, "unknown variant"},
+		{"bad transcripts", []string{"server", "--target", "builtin:reference", "--transcripts", "passing"}, exitUsage, `--transcripts "passing": want failing, all or none`},
+		{"bad transcripts on run", []string{"run", "--transcripts", "some"}, exitUsage, `--transcripts "some"`},
 		{"unknown fault", []string{"server", "--target", "builtin:reference", "--fault", "nope"}, exitUsage, "--fault"},
 		{"broken known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", broken}, exitUsage, "has no reason"},
 		{"missing known-failing", []string{"server", "--target", "builtin:reference", "--known-failing", filepath.Join(dir, "absent")}, exitUsage, "known-failing"},
@@ -207,6 +213,21 @@ func TestKnownFailingFile(t *testing.T) {
 	assert.Contains(t, out, "XPASS")
 }
 
+// checkJUnit validates a JUnit report against the common JUnit XSD (where
+// xmllint is installed: .ci/run installs it).
+func checkJUnit(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := schema.ValidateJUnit(ctx, b); errors.Is(err, schema.ErrNoXmllint) {
+		t.Log(err)
+	} else {
+		assert.NoError(t, err, path)
+	}
+}
+
 func TestReports(t *testing.T) {
 	dir := t.TempDir()
 	junit, js := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.json")
@@ -224,6 +245,7 @@ func TestReports(t *testing.T) {
 	require.NoError(t, xml.Unmarshal(b, &suites))
 	require.NotEmpty(t, suites.Suites)
 	assert.Positive(t, suites.Suites[0].Failures)
+	checkJUnit(t, junit)
 
 	run := readRun(t, js)
 	assert.Equal(t, "server", run.Role)
@@ -233,6 +255,37 @@ func TestReports(t *testing.T) {
 			assert.NotEmpty(t, r.Transcript, r.FullName())
 			assert.NotEmpty(t, r.Message, r.FullName())
 		}
+	}
+}
+
+// --transcripts decides which transcripts the report files keep; the
+// console's failure details are the same whatever it says.
+func TestTranscriptsFlag(t *testing.T) {
+	args := []string{"server", "--target", "builtin:reference", "--fault", "answer-stale-nonce", "--run", "server/nonce/*[sotw-ads]", "--timeout", "1s", "-v"}
+	var outs []string
+	for _, p := range []string{"failing", "all", "none"} {
+		js := filepath.Join(t.TempDir(), "r.json")
+		code, out, stderr := run(t, append(args, "--transcripts", p, "--json", js)...)
+		require.Equal(t, exitFailures, code, stderr)
+		outs = append(outs, out)
+		rep := readRun(t, js)
+		assert.Equal(t, p, rep.Options["transcripts"])
+		var passes, fails int
+		for _, r := range rep.Results {
+			switch r.Outcome {
+			case results.Pass:
+				passes++
+				assert.Equal(t, p == "all", len(r.Transcript) > 0, "%s: %s", p, r.FullName())
+			case results.Fail:
+				fails++
+				assert.Equal(t, p != "none", len(r.Transcript) > 0, "%s: %s", p, r.FullName())
+			}
+		}
+		require.Positive(t, passes)
+		require.Positive(t, fails)
+	}
+	for _, out := range outs {
+		assert.Contains(t, out, "transcript (", "the console shows failure details under every policy")
 	}
 }
 
@@ -257,15 +310,33 @@ func TestListJSON(t *testing.T) {
 // The embedded default passes: go-control-plane and grpc-go fail only what
 // their shipped known-failing lists say, and one report holds both suites.
 func TestDefaultRun(t *testing.T) {
-	js := filepath.Join(t.TempDir(), "r.json")
+	js, junit := filepath.Join(t.TempDir(), "r.json"), filepath.Join(t.TempDir(), "r.xml")
 	// The CLI's default expect timeout: both suites run at once, with
 	// grpc-go processes built with -race, on two cores. A long quiet window,
 	// so go-control-plane's must-not-happen violations are seen under load.
-	code, out, stderr := run(t, "run", "--quiet", "1s", "--json", js)
+	code, out, stderr := run(t, "run", "--quiet", "1s", "--json", js, "--junit", junit)
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Contains(t, out, "XFAIL")
 	run := readRun(t, js)
-	assert.Equal(t, "server+client", run.Role)
+	assert.Equal(t, results.RoleBoth, run.Role)
+	checkJUnit(t, junit)
+	// Sized for CI: transcripts of the pairs that did not pass only,
+	// resend loops folded.
+	for _, p := range []string{js, junit} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		t.Logf("%s: %d bytes", filepath.Base(p), fi.Size())
+		assert.Less(t, fi.Size(), int64(1<<20), p)
+	}
+	assert.Equal(t, "failing", run.Options["transcripts"])
+	for _, r := range run.Results {
+		if r.Outcome == results.Pass && r.KnownFailing == "" {
+			assert.Empty(t, r.Transcript, r.FullName())
+		}
+		if r.KnownFailing != "" && r.Outcome == results.Fail {
+			assert.NotEmpty(t, r.Transcript, r.FullName())
+		}
+	}
 	roles := map[string]bool{}
 	for _, r := range run.Results {
 		roles[strings.SplitN(r.ID, "/", 2)[0]] = true

@@ -25,17 +25,20 @@ Roles:
   list     the scenario catalogue
   coverage which catalogue rules the scenarios check, per role and level
   explain  one rule: its text, source, testability and the scenarios checking it
+  report   render JSON reports as a Markdown summary or a certification report
 
 Exit codes:
   0    every selected scenario passed (or failed and is listed as known-failing)
   1    at least one scenario failed or errored, or a known-failing entry passed
   2    usage or configuration error (bad flag or flag combination, unreadable
        file, unwritable report path), or nothing could run (every selected
-       scenario was skipped; the error line says why)
-       or --target is a gRPC server that serves no xDS service
+       scenario was skipped; the error line says why), or --target
+       answers but serves no xDS service (a gRPC server without it, such
+       as the fixture API's port, or not a gRPC server at all; the error
+       line names what answered)
   3    no usable connection to the target (refused, timed out, TLS or
-       handshake failure, bytes that are not HTTP/2), or the target died
-       during the run; the error line gives the cause
+       handshake failure), or the target died during the run; the error
+       line gives the cause
   130  interrupted (Ctrl-C); the reports of what ran are still written`
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -65,7 +68,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = reports.Prepare(paths...)
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout))
+	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout), newReportCmd(stdout))
 	if err := root.ExecuteContext(ctx); err != nil {
 		code := codeOf(err)
 		if code != exitFailures && code != exitInterrupted {

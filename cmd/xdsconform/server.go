@@ -178,8 +178,18 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		return err
 	}
 	defer srv.Close()
+	var options map[string]string
+	if found := srv.Services(); found != nil {
+		// Without a fixture the variants run are the ones the probe found.
+		options = map[string]string{"target_serves": found.String()}
+		if found.All() {
+			fmt.Fprintf(out, "no --fixture: the target serves every discovery service (%s)\n", found)
+		} else {
+			fmt.Fprintf(out, "no --fixture: the target serves only %s; the pairs that need another service are skipped\n", found)
+		}
+	}
 	err = runSuite(c.Context(), out, &f.suite, suiteRun{
-		role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known,
+		role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known, options: options,
 	})
 	return diedDuringRun(srv, err)
 }

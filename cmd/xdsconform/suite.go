@@ -17,6 +17,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 	"github.com/xdsconform/xdsconform/wording"
@@ -30,8 +31,10 @@ type suiteFlags struct {
 	failOn                          string
 	knownFailing                    string
 	junit, json                     string
+	transcripts                     string
 	parallel                        int
 	verbose                         bool
+	impl                            implFlags
 	color                           string
 	// cmd is the command these flags belong to: its changed flags make
 	// the re-run command printed under a failure.
@@ -50,10 +53,12 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.failOn, "fail-on", "should", "which failures fail the run: must (MUST only) or should (MUST and SHOULD); MAY behaviours are only reported as supported or not")
 	fs.StringVar(&f.knownFailing, "known-failing", "", "file of expected failures, one 'PATTERN REASON' per line")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
-	fs.StringVar(&f.json, "json", "", "write a JSON report (with transcripts) to this file")
+	fs.StringVar(&f.json, "json", "", "write a JSON report (with the transcripts --transcripts keeps) to this file")
+	fs.StringVar(&f.transcripts, "transcripts", string(reports.TranscriptsFailing), "which pairs' transcripts the reports keep: failing (every pair that did not pass), all, or none")
 	fs.IntVar(&f.parallel, "parallel", engine.DefaultParallel, "how many scenario runs at once (launched client processes are capped lower)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen, and a line for every skipped pair (otherwise counted by reason in the summary)")
 	fs.StringVar(&f.color, "color", "auto", "colour the console: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never")
+	f.impl.register(fs)
 	f.cmd = c
 }
 
@@ -87,6 +92,13 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 		return engine.Selection{}, "", err
 	}
 	if _, err := colorOn(f.color, false, os.Getenv); err != nil {
+		return engine.Selection{}, "", err
+	}
+	if _, err := f.transcriptPolicy(); err != nil {
+		return engine.Selection{}, "", err
+	}
+	// Every command checks its flags here before it starts anything.
+	if _, err := f.impl.load(); err != nil {
 		return engine.Selection{}, "", err
 	}
 	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, failOn, nil
@@ -134,6 +146,15 @@ func (f *suiteFlags) consoleOptions(out io.Writer, failOn results.Level) (report
 		opts.Rerun = rerunCommand(f.cmd)
 	}
 	return opts, nil
+}
+
+// transcriptPolicy reads --transcripts.
+func (f *suiteFlags) transcriptPolicy() (reports.TranscriptPolicy, error) {
+	p, err := reports.ParseTranscriptPolicy(f.transcripts)
+	if err != nil {
+		return "", usageError("--transcripts %v", err)
+	}
+	return p, nil
 }
 
 // prepareReports checks the report paths and removes the reports a
@@ -218,14 +239,21 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		return err
 	}
 	console := reports.NewConsole(out, copts)
-	var roles, names []string
+	var names []string
+	role := suites[0].role
+	if len(suites) > 1 {
+		role = results.RoleBoth
+	}
 	for i, s := range suites {
-		roles = append(roles, s.role)
 		names = append(names, s.target)
 		if len(suites) > 1 {
 			names[i] = s.role + ": " + s.target
 		}
 		fmt.Fprintf(out, "xdsconform %s: %s suite, %s against %s\n", version, s.role, wording.N(len(pairs[i]), "scenario run"), s.target)
+	}
+	impl, err := f.impl.load()
+	if err != nil {
+		return err
 	}
 	// Both suites of `run` count on one status line.
 	console.Start(selected)
@@ -233,7 +261,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	run := results.Run{
 		SchemaVersion:  reports.JSONSchemaVersion,
 		HarnessVersion: version,
-		Role:           strings.Join(roles, "+"),
+		Role:           role,
 		Target:         strings.Join(names, "; "),
 		Started:        time.Now().UTC(),
 		FailOn:         failOn,
@@ -247,6 +275,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	for _, s := range suites {
 		maps.Copy(run.Options, s.options)
 	}
+	run.Implementation, run.CatalogueVersion = impl, requirements.CatalogueVersion()
 	// Each suite's results stay in catalogue order, suites in the order
 	// given, so the same targets give the same report every run.
 	perSuite := make([][]results.Result, len(suites))
@@ -276,7 +305,10 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	}
 	run.Duration = time.Since(run.Started)
 	console.Summary(run)
-	if err := reports.WriteFiles(run, f.junit, f.json); err != nil {
+	// The console had every transcript; the files keep those
+	// --transcripts asks for (selection checked it).
+	policy, _ := f.transcriptPolicy()
+	if err := reports.WriteFiles(reports.WithTranscripts(run, policy), f.junit, f.json); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("write reports: %w", err)}
 	}
 	switch {

@@ -3,7 +3,11 @@
 // over a SnapshotCache or a LinearCache, and the fixture API that drives
 // that cache, on one plaintext gRPC port.
 //
-//	gcp-server -flavour snapshot|linear [-addr 127.0.0.1:0]
+//	gcp-server -flavour snapshot|linear [-addr 127.0.0.1:0] [-ads-only]
+//
+// With -ads-only it registers ADS alone and no fixture API, as a control
+// plane with no test build does: the e2e suite checks that the harness
+// finds out, without a fixture, which variants such a server serves.
 //
 // It prints "xds=HOST:PORT" on stdout once it serves, followed on the same
 // line by " rest=http://HOST:PORT" when the flavour serves REST-JSON
@@ -32,14 +36,24 @@ import (
 func main() {
 	flavour := flag.String("flavour", "snapshot", "the cache: snapshot or linear")
 	addr := flag.String("addr", "127.0.0.1:0", "address for xDS and the fixture API")
+	adsOnly := flag.Bool("ads-only", false, "serve ADS alone (no per-type service) and no fixture API")
 	flag.Parse()
-	if err := run(gcpserver.Flavour(*flavour), *addr); err != nil {
+	if err := run(gcpserver.Flavour(*flavour), *addr, *adsOnly); err != nil {
 		fmt.Fprintf(os.Stderr, "gcp-server: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(flavour gcpserver.Flavour, addr string) error {
+// adsOnly registers the ADS service alone on g.
+type adsOnly struct{ g *grpc.Server }
+
+func (a adsOnly) RegisterService(d *grpc.ServiceDesc, impl any) {
+	if d.ServiceName == "envoy.service.discovery.v3.AggregatedDiscoveryService" {
+		a.g.RegisterService(d, impl)
+	}
+}
+
+func run(flavour gcpserver.Flavour, addr string, onlyADS bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	srv, err := gcpserver.New(ctx, flavour)
@@ -51,8 +65,12 @@ func run(flavour gcpserver.Flavour, addr string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	g := grpc.NewServer()
-	srv.Register(g)
-	fixturepb.RegisterFixtureServer(g, srv.FixtureServer())
+	if onlyADS {
+		srv.Register(adsOnly{g})
+	} else {
+		srv.Register(g)
+		fixturepb.RegisterFixtureServer(g, srv.FixtureServer())
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- g.Serve(lis) }()
 	defer g.Stop()

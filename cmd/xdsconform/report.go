@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/reports/certify"
+	"github.com/xdsconform/xdsconform/reports/markdown"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+const reportLong = `Render JSON reports (from server, client or run --json; one or several,
+server and client) for people and for publishing:
+
+  --markdown FILE        a Markdown summary for a CI step summary
+                         ($GITHUB_STEP_SUMMARY) or a pull-request comment: the
+                         verdict, a table by level, each failure with its rules,
+                         skips summarised by reason; cut to --markdown-limit
+  --certification FILE   a certification report (YAML, apiVersion
+                         xdsconform.io/v1alpha1, kind ConformanceReport): the
+                         implementation, harness and catalogue versions, per
+                         role the rules passed and failed by level and variant,
+                         the known-failing entries claimed with their reasons,
+                         and the SHA-256 of the JSON reports as evidence. It is
+                         checked against its schema before it is written.
+
+"-" writes one of them to standard output. The implementation flags name
+the implementation under test; they override what the reports recorded
+(the same flags on server, client and run record it). A rule passes in a
+certification report only if every scenario run citing it passed, in every
+variant it ran in (docs/reports.md).`
+
+const reportExample = `  xdsconform server --target 127.0.0.1:18000 --fixture 127.0.0.1:18001 \
+      --impl-name my-control-plane --impl-version v1.4.2 --json server.json
+  xdsconform report --markdown "$GITHUB_STEP_SUMMARY" server.json
+  xdsconform report --certification conformance.yaml --implementation impl.yaml server.json client.json
+  xdsconform report --markdown - --markdown-limit 65536 server.json > comment.md`
+
+// reportFlags are the report command's flags.
+type reportFlags struct {
+	markdown, certification string
+	markdownLimit           byteSize
+	impl                    implFlags
+}
+
+func newReportCmd(out io.Writer) *cobra.Command {
+	f := &reportFlags{markdownLimit: markdown.StepSummaryLimit}
+	c := &cobra.Command{
+		Use:     "report [--markdown FILE] [--certification FILE] [flags] REPORT.json...",
+		Short:   "Render JSON reports as a Markdown summary or a certification report",
+		Long:    reportLong,
+		Example: reportExample,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("name one or more JSON reports (written by --json)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error { return runReport(out, f, args) },
+	}
+	fs := c.Flags()
+	fs.StringVar(&f.markdown, "markdown", "", `write a Markdown summary to this file ("-": standard output)`)
+	fs.StringVar(&f.certification, "certification", "", `write a certification report (YAML) to this file ("-": standard output)`)
+	fs.Var(&f.markdownLimit, "markdown-limit", fmt.Sprintf("largest Markdown summary, in bytes: lists past it are cut with a note (%d for a pull-request comment)", markdown.CommentLimit))
+	f.impl.register(fs)
+	return c
+}
+
+// output is one file the report command writes.
+type output struct {
+	flag, path string
+	render     func(io.Writer) error
+}
+
+func runReport(stdout io.Writer, f *reportFlags, args []string) error {
+	var outs []output
+	stdoutUsers := 0
+	for _, o := range []struct{ flag, path string }{{"--markdown", f.markdown}, {"--certification", f.certification}} {
+		if o.path == "" {
+			continue
+		}
+		if o.path == "-" {
+			stdoutUsers++
+		}
+		outs = append(outs, output{flag: o.flag, path: o.path})
+	}
+	switch {
+	case len(outs) == 0:
+		return usageError("nothing to write: give --markdown FILE or --certification FILE")
+	case stdoutUsers > 1:
+		return usageError(`only one output can go to standard output ("-")`)
+	case int(f.markdownLimit) < markdown.MinLimit:
+		return usageError("--markdown-limit %d: at least %d bytes", int(f.markdownLimit), markdown.MinLimit)
+	}
+	impl, err := f.impl.load()
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if o.path != "-" {
+			if err := reports.Prepare(o.path); err != nil {
+				return usageError("%s: %v", o.flag, err)
+			}
+		}
+	}
+	inputs := make([]certify.Input, len(args))
+	runs := make([]results.Run, len(args))
+	for i, path := range args {
+		run, sum, err := reports.ReadJSONFile(path)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		inputs[i] = certify.Input{File: filepath.Base(path), SHA256: sum, Run: run}
+		run.Implementation = run.Implementation.Merge(impl)
+		runs[i] = run
+	}
+	for i := range outs {
+		switch outs[i].flag {
+		case "--markdown":
+			outs[i].render = func(w io.Writer) error {
+				return markdown.Write(w, runs, markdown.Options{Limit: int(f.markdownLimit)})
+			}
+		case "--certification":
+			rep, err := certify.Build(inputs, impl)
+			if err != nil {
+				return usageError("--certification: %v", err)
+			}
+			outs[i].render = func(w io.Writer) error {
+				var b bytes.Buffer
+				if err := certify.Write(&b, rep); err != nil {
+					return err
+				}
+				if err := certify.Validate(b.Bytes()); err != nil {
+					return err
+				}
+				_, err := w.Write(b.Bytes())
+				return err
+			}
+		}
+	}
+	for _, o := range outs {
+		var err error
+		if o.path == "-" {
+			err = o.render(stdout)
+		} else {
+			err = reports.WriteFile(o.path, o.render)
+		}
+		if err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s %s: %w", o.flag, o.path, err)}
+		}
+	}
+	return nil
+}

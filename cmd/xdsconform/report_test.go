@@ -1,0 +1,135 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/xdsconform/xdsconform/reports/certify"
+	"github.com/xdsconform/xdsconform/reports/matrix"
+	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// nonceReport runs the reference server's nonce scenarios, one rule
+// broken, with the implementation flags given, and returns the JSON
+// report's path.
+func nonceReport(t *testing.T, dir string, impl ...string) string {
+	t.Helper()
+	path := filepath.Join(dir, "server.json")
+	args := append([]string{"server", "--target", "builtin:reference", "--fault", "answer-stale-nonce",
+		"--run", "server/nonce/*", "--json", path}, impl...)
+	code, _, stderr := run(t, args...)
+	require.Equal(t, exitFailures, code, stderr)
+	return path
+}
+
+// TestImplementationRecorded checks that the suite commands record the
+// implementation flags and file, and the catalogue version, in the JSON
+// report.
+func TestImplementationRecorded(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "impl.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("name: from-file\norganization: Org\nversion: v1\ncontact: team@example.com\ncapabilities: [delta-ads, xdstp]\n"), 0o644))
+	got := readRun(t, nonceReport(t, dir, "--implementation", file, "--impl-version", "v2", "--impl-url", "https://example.com/cp"))
+	assert.Equal(t, &results.Implementation{Name: "from-file", Organization: "Org", Version: "v2", URL: "https://example.com/cp",
+		Contact: []string{"team@example.com"}, Capabilities: []string{"delta-ads", "xdstp"}}, got.Implementation)
+	assert.Equal(t, requirements.CatalogueVersion(), got.CatalogueVersion)
+
+	got = readRun(t, nonceReport(t, dir))
+	assert.Nil(t, got.Implementation, "no flags, no implementation object")
+	b, err := os.ReadFile(filepath.Join(dir, "server.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"implementation"`)
+}
+
+// TestReportCommand renders a report of a real run as Markdown and as a
+// certification report, which validates against its schema.
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	js := nonceReport(t, dir, "--impl-name", "ref-server", "--impl-version", "v0.1")
+	md, cert := filepath.Join(dir, "summary.md"), filepath.Join(dir, "cert.yaml")
+	code, stdout, stderr := run(t, "report", "--markdown", md, "--certification", cert, "--impl-organization", "Example", js)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stdout)
+
+	page, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "**❌ FAIL**: 1 of 1 suite run failed")
+	assert.Contains(t, string(page), "## server suite of `ref-server` `v0.1`")
+	assert.Contains(t, string(page), "broke `NONCE-7`")
+
+	doc, err := os.ReadFile(cert)
+	require.NoError(t, err)
+	require.NoError(t, certify.Validate(doc))
+	var rep certify.Report
+	require.NoError(t, yaml.Unmarshal(doc, &rep))
+	assert.Equal(t, certify.Implementation{Organization: "Example", Project: "ref-server", Version: "v0.1"}, rep.Implementation)
+	require.Len(t, rep.Profiles, 1)
+	assert.Equal(t, []string{"NONCE-7"}, rep.Profiles[0].Rules.Should.Failed)
+	assert.Contains(t, rep.Profiles[0].Rules.Must.Passed, "NONCE-1")
+	assert.Equal(t, "server.json", rep.Evidence.Reports[0].File)
+
+	// "-" is standard output; the flags override the report's name.
+	code, stdout, stderr = run(t, "report", "--certification", "-", "--impl-name", "renamed", js)
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, certify.Validate([]byte(stdout)))
+	assert.Contains(t, stdout, "project: renamed")
+}
+
+// TestReportBadInput checks that every bad invocation of the report
+// command is one line and exit 2, and leaves no output file.
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := nonceReport(t, dir, "--impl-name", "a")
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	raw, err := os.ReadFile(good)
+	require.NoError(t, err)
+	other := write("other.json", strings.Replace(string(raw), `"name": "a"`, `"name": "b"`, 1))
+	anon := write("anon.json", strings.Replace(string(raw), `"name": "a"`, `"organization": "a"`, 1))
+	out := filepath.Join(dir, "out.md")
+	checkExitCodes(t, []exitCase{
+		{"no reports", []string{"report", "--markdown", out}, exitUsage, "name one or more JSON reports"},
+		{"no output", []string{"report", good}, exitUsage, "nothing to write"},
+		{"two to stdout", []string{"report", "--markdown", "-", "--certification", "-", good}, exitUsage, "only one output"},
+		{"missing", []string{"report", "--markdown", out, filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
+		{"not json", []string{"report", "--markdown", out, write("x.json", "<html>")}, exitUsage, "not an xdsconform JSON report"},
+		{"not a report", []string{"report", "--markdown", out, write("y.json", `{"a": 1}`)}, exitUsage, "no schema_version"},
+		{"no results", []string{"report", "--markdown", out, write("z.json", `{"schema_version": "2", "role": "server"}`)}, exitUsage, "no results"},
+		{"unknown version", []string{"report", "--markdown", out, write("v.json", `{"schema_version": "99", "role": "server", "results": []}`)}, exitUsage, `schema_version "99"`},
+		{"limit too small", []string{"report", "--markdown", out, "--markdown-limit", "100", good}, exitUsage, "--markdown-limit 100"},
+		{"impl newline", []string{"report", "--markdown", out, "--impl-name", "a\nb", good}, exitUsage, "--impl-name"},
+		{"impl file key", []string{"report", "--markdown", out, "--implementation", write("i.yaml", "nmae: x\n"), good}, exitUsage, "field nmae not found"},
+		{"impl file empty", []string{"report", "--markdown", out, "--implementation", write("e.yaml", ""), good}, exitUsage, "names nothing"},
+		{"impl file missing", []string{"report", "--markdown", out, "--implementation", filepath.Join(dir, "none.yaml"), good}, exitUsage, "--implementation"},
+		{"names differ", []string{"report", "--certification", out, good, other}, exitUsage, "different implementations"},
+		{"no name", []string{"report", "--certification", out, anon}, exitUsage, "no implementation name"},
+		{"suite impl file", []string{"server", "--target", "builtin:reference", "--implementation", filepath.Join(dir, "i.yaml")}, exitUsage, "field nmae not found"},
+	})
+	_, err = os.Stat(out)
+	assert.ErrorIs(t, err, os.ErrNotExist, "no output left behind")
+}
+
+// TestCompatAcceptsCLIReport checks that the compatibility matrix
+// generator (e2e/compat, package reports/matrix) accepts a report written
+// by `xdsconform server --impl-name`, credited to that name and version.
+func TestCompatAcceptsCLIReport(t *testing.T) {
+	dir := t.TempDir()
+	peerDir := filepath.Join(dir, "ref-server")
+	require.NoError(t, os.Mkdir(peerDir, 0o755))
+	nonceReport(t, peerDir, "--impl-name", "ref-server", "--impl-version", "v0.1")
+	runs, err := matrix.Load(dir)
+	require.NoError(t, err)
+	page := matrix.Render(runs)
+	assert.Contains(t, page, "| ref-server | v0.1 | no | 14 | 2 | 0 | 0 |")
+	assert.Contains(t, page, "- `server/nonce/stale-request-ignored[sotw-ads]` [broke NONCE-7, SHOULD]: not in the known-failing list")
+}
