@@ -18,7 +18,7 @@ import (
 // names (`xdsconform completion bash|zsh|fish|powershell` writes the
 // script): scenario IDs, families and ID[variant] for --run and --skip,
 // variants, the reference peers' faults, observers, and the fixed choices
-// of --color, --fail-on, --level and --client-profile. Each is registered
+// of --color, --fail-on, --transcripts, --level and --client-profile. Each is registered
 // where c has the flag; catalogue gives the scenarios c runs.
 func registerCompletions(c *cobra.Command, catalogue func() []*engine.Scenario) {
 	var variants []string
@@ -33,6 +33,7 @@ func registerCompletions(c *cobra.Command, catalogue func() []*engine.Scenario) 
 		"level":           completeList([]string{"MUST", "SHOULD", "MAY"}),
 		"color":           completeChoices("auto\ton a terminal, unless NO_COLOR is set or TERM is dumb", "always", "never"),
 		"fail-on":         completeChoices("must\tfail on broken MUST rules only", "should\tfail on broken MUST and SHOULD rules"),
+		"transcripts":     completeChoices("failing\tevery pair that did not pass", "all", "none"),
 	}
 	switch c.Name() {
 	case "server":

@@ -95,7 +95,8 @@ func TestRerunCommandElidesSecrets(t *testing.T) {
 	}{
 		{[]string{"client", "--client-cmd", "API_TOKEN=tok-8c1d /opt/bin/my-client --token tok-8c1d {{.Target}}", "--junit", "r.xml", "-v", "--skip", "client/dne/*"},
 			"xdsconform client --client-cmd 'API_TOKEN=… /opt/bin/my-client …' --run 'client/ack/x[sotw-ads]'"},
-		{[]string{"client", "--client-cmd", "./driver"}, "xdsconform client --client-cmd ./driver --run 'client/ack/x[sotw-ads]'"},
+		{[]string{"client", "--client-cmd", "./driver", "--client-dir", "drivers/js", "--transcripts", "all", "--impl-name", "x", "--json", "r.json"},
+			"xdsconform client --client-cmd ./driver --client-dir drivers/js --run 'client/ack/x[sotw-ads]'"},
 		{[]string{"server", "--target", "10.0.0.1:18000", "--metadata", "authorization=Bearer tok-8c1d", "--rest-target", "https://user:tok-8c1d@xds.example:443", "--tls", "--variant", "sotw-ads", "--parallel", "3"},
 			"xdsconform server --target 10.0.0.1:18000 --metadata 'authorization=…' --rest-target https://xds.example:443 --tls --run 'client/ack/x[sotw-ads]'"},
 		{[]string{"server", "--target", "container:cp", "--container-env", "PASSWORD=tok-8c1d", "--fixture-plaintext=false"},

@@ -13,13 +13,17 @@ import (
 )
 
 // notRerun are the flags a re-run command leaves out: those that select
-// pairs (--run names the one pair), those that write reports (a re-run
-// must not overwrite CI's), and those that only shape the console.
+// pairs (--run names the one pair), those that write or label reports (a
+// re-run must not overwrite CI's; --impl-* too), and those that only shape
+// the console.
 var notRerun = map[string]bool{
 	"run": true, "skip": true, "variant": true, "level": true,
-	"junit": true, "json": true, "parallel": true, "verbose": true, "color": true,
-	"help": true,
+	"junit": true, "json": true, "transcripts": true, "implementation": true,
+	"parallel": true, "verbose": true, "color": true, "help": true,
 }
+
+// leftOut reports whether a re-run command leaves flag name out.
+func leftOut(name string) bool { return notRerun[name] || strings.HasPrefix(name, "impl-") }
 
 // elided stands for a value a re-run command does not show.
 const elided = "…"
@@ -34,7 +38,7 @@ const elided = "…"
 func rerunCommand(c *cobra.Command) func(results.Result) string {
 	var given []*pflag.Flag
 	c.Flags().Visit(func(fl *pflag.Flag) {
-		if !notRerun[fl.Name] {
+		if !leftOut(fl.Name) {
 			given = append(given, fl)
 		}
 	})
