@@ -83,6 +83,6 @@ func TestUnkeptMessagesNeverPass(t *testing.T) {
 	rs, _ := run(t, context.Background(), pairsOf(t, pass, fail), engine.Config{Env: fakeEnv{}, Timeouts: quick})
 	require.Len(t, rs, 2)
 	assert.Equal(t, results.Error, rs[0].Outcome)
-	assert.Contains(t, rs[0].Message, "1 messages (100 bytes) more than the harness keeps")
+	assert.Contains(t, rs[0].Message, "1 message (100 bytes) more than the harness keeps")
 	assert.Equal(t, results.Fail, rs[1].Outcome, rs[1].Message)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Timeouts are the named waits of a run. Every wait in a scenario is bounded
@@ -151,7 +152,7 @@ func checkUnkept(t *T) {
 	if decided {
 		return
 	}
-	t.Abortf("the target sent %d messages (%d bytes) more than the harness keeps for one scenario; each was checked against the invariants as it came, but no pass can rest on messages the scenario never saw", n, bytes)
+	t.Abortf("the target sent %s (%d bytes) more than the harness keeps for one scenario; each was checked against the invariants as it came, but no pass can rest on messages the scenario never saw", wording.N(n, "message"), bytes)
 }
 
 // Headline is the scenario's headline rule, its first citation: failures
@@ -235,8 +236,8 @@ func (t *T) elide(rule string, size int) {
 		t.failures = append(t.failures, Failure{Rule: rule})
 		t.noteAt = len(t.failures) - 1
 	}
-	t.failures[t.noteAt].Message = fmt.Sprintf("%d more failures, %d bytes, elided (a scenario keeps %d bytes of failure messages and the first failure of every rule)",
-		t.elided, t.elidedBytes, FailuresBytes)
+	t.failures[t.noteAt].Message = fmt.Sprintf("%s, %d bytes, elided (a scenario keeps %d bytes of failure messages and the first failure of every rule)",
+		wording.N(t.elided, "more failure"), t.elidedBytes, FailuresBytes)
 }
 
 // clipMessage cuts msg to n bytes like transcript.Clip, counting extra

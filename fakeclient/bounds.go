@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
+
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Bounds on what the client keeps. A server flooding responses, some of
@@ -105,5 +107,5 @@ func (c *Client) overflowed(what string, types []*typeState) error {
 	if n == 0 {
 		return nil
 	}
-	return fmt.Errorf("waiting for a %s: %d responses were not kept: %w", what, n, ErrOverflow)
+	return fmt.Errorf("waiting for %s: %s not kept: %w", wording.A(what), wording.Count(n, "response was", "responses were"), ErrOverflow)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Options configure a fake client.
@@ -219,8 +220,8 @@ func (c *Client) check(w *watch, r *Response) {
 	}
 	if w.hits == 0 {
 		w.first = Violation{Rule: w.Rule, Stream: r.Stream, Nonce: r.Nonce,
-			Message: fmt.Sprintf("%s, yet a %s response came (version %q, resources %q, removed %q)",
-				w.Why, shortType(r.TypeURL), r.Version, r.Names(), r.removedNames())}
+			Message: fmt.Sprintf("%s, yet %s response came (version %q, resources %q, removed %q)",
+				w.Why, wording.A(shortType(r.TypeURL)), r.Version, r.Names(), r.removedNames())}
 		w.first.Message = transcript.Clip(w.first.Message, violationBytes)
 		c.opts.Transcript.Event(r.Stream, fmt.Sprintf("violation: %s: %s (nonce %q)", w.Rule, w.Why, r.Nonce))
 	}
@@ -382,8 +383,8 @@ func (c *Client) receive(s *stream) {
 		c.mu.Unlock()
 		if unkept {
 			c.opts.Transcript.Unkept(s.name, r.size, fmt.Sprintf(
-				"a %s response and every later one of its type on %s are checked but not kept: the unconsumed responses exceed %d bytes, or the run's budget is spent",
-				shortType(r.TypeURL), s.name, QueueBytes))
+				"%s response and every later one of its type on %s are checked but not kept: the unconsumed responses exceed %d bytes, or the run's budget is spent",
+				wording.A(shortType(r.TypeURL)), s.name, QueueBytes))
 		}
 		if ack {
 			c.autoAckOne(r)
@@ -778,7 +779,8 @@ func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Res
 	if len(types) == 1 {
 		what = types[0].Short + " response"
 	}
-	deadline := time.Now().Add(wait)
+	start := time.Now()
+	deadline := start.Add(wait)
 	for {
 		c.mu.Lock()
 		var first *typeState
@@ -789,7 +791,7 @@ func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Res
 				first = st
 			}
 			if s := c.streams[c.key(t)]; s != nil && s.err != nil && closed == nil {
-				closed = fmt.Errorf("waiting for a %s: %w", what, closedError(s))
+				closed = fmt.Errorf("waiting for %s: %w", wording.A(what), closedError(s))
 			}
 		}
 		if first != nil {
@@ -816,8 +818,13 @@ func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Res
 			return nil, closed
 		}
 		left := time.Until(deadline)
-		if !block || left <= 0 {
-			return nil, fmt.Errorf("no %s within %v: %w", what, wait, ErrTimeout)
+		switch {
+		case !block:
+			return nil, fmt.Errorf("no %s queued: %w", what, ErrTimeout)
+		case left <= 0:
+			// The time this call waited: a caller that spreads one
+			// deadline over several reads words the whole wait itself.
+			return nil, fmt.Errorf("no %s within %s: %w", what, wording.Duration(time.Since(start)), ErrTimeout)
 		}
 		timer := time.NewTimer(left)
 		select {
@@ -825,7 +832,7 @@ func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Res
 		case <-timer.C:
 		case <-c.ctx.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("interrupted while waiting for a %s: %w", what, c.ctx.Err())
+			return nil, fmt.Errorf("interrupted while waiting for %s: %w", wording.A(what), c.ctx.Err())
 		}
 		timer.Stop()
 	}

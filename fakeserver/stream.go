@@ -21,6 +21,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Stream is one discovery stream the client opened. Requests are queued per
@@ -389,7 +390,7 @@ func (st *Stream) overflow() error {
 	if st.unkept == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d requests on %s were not kept: %w", st.unkept, st.Name, ErrOverflow)
+	return fmt.Errorf("%s on %s not kept: %w", wording.Count(st.unkept, "request was", "requests were"), st.Name, ErrOverflow)
 }
 
 // check applies the invariants every request of every scenario must meet.

@@ -439,5 +439,9 @@ func ParseFault(s string) (Fault, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown fault %q", s)
+	names := make([]string, len(AllFaults))
+	for i, f := range AllFaults {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown fault %q (the faults are %s)", s, strings.Join(names, ", "))
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // raw is one resource as it came off the wire; name is the delta
@@ -402,7 +403,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			continue
 		}
 		if r.name != "" && c.deliveredName(u, r.name) != name {
-			probs = append(probs, problem{r.name, fmt.Sprintf("resource %q carries a %s named %q", r.name, t.Short, name)})
+			probs = append(probs, problem{r.name, fmt.Sprintf("resource %q carries %s named %q", r.name, wording.A(t.Short), name)})
 			continue
 		}
 		refs, err := c.validate(m)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // DefaultTranscriptTail is the number of transcript entries shown per
@@ -22,10 +23,12 @@ const DefaultTranscriptTail = 12
 
 // ConsoleOptions shape the console output.
 type ConsoleOptions struct {
-	// Verbose prints the detail block (level, requirements, message,
-	// transcript tail) under each fail, error and known-failing line as it
-	// arrives, and the full message under skips, instead of waiting for the
-	// summary. The summary itself is the same either way.
+	// Verbose prints a line for every skipped pair as it arrives, with the
+	// full message, and the detail block (level, requirements, message,
+	// transcript tail) under each fail, error and known-failing line,
+	// instead of waiting for the summary. Without it skips are only
+	// counted, by reason, in the summary. The summary is the same either
+	// way.
 	Verbose bool
 	// TranscriptTail is how many of the last transcript entries are shown
 	// per failure; 0 means DefaultTranscriptTail, a negative value shows
@@ -34,19 +37,57 @@ type ConsoleOptions struct {
 	// Color wraps outcome labels and the verdict in ANSI colours. Leave it
 	// off when the output is not a terminal.
 	Color bool
+	// Live keeps a status line under the result lines, redrawn in place:
+	// pairs done of the total given to Start, the time elapsed and an
+	// estimate of the time left. Only for a terminal: it moves the cursor
+	// with a carriage return and erases the line.
+	Live bool
+	// Width, if positive, is the terminal's width: the status line is cut
+	// to it, since a line that wraps cannot be redrawn in place.
+	Width int
 	// FailOn is the weakest level whose failures fail the run (default
 	// results.DefaultFailOn); weaker failures are labelled WARN.
 	FailOn results.Level
+	// Rerun, if set, returns the command line that runs r's pair again:
+	// it is printed under every failure, error, warning and stale
+	// known-failing entry, as it arrives and in the summary.
+	Rerun func(r results.Result) string
 }
+
+// etaAfter is how many pairs must have run (not been skipped) before the
+// status line shows an estimate: skips finish at once, and the first pairs
+// to finish are the quick ones, so an earlier estimate is mostly noise.
+const etaAfter = 5
+
+// statusEvery is how often the status line is redrawn while nothing
+// finishes, so that the elapsed time and the estimate keep moving during a
+// long wait (a client's 15 s does-not-exist timer).
+const statusEvery = time.Second
 
 // Console prints one line per finished scenario as results arrive, and a
 // summary at the end. It is safe for concurrent use: each call writes its
 // whole text with one Write under a lock, so lines of concurrently finishing
 // scenarios never interleave.
+//
+// Every text it prints, much of which the target chose (messages, names,
+// a client's output), is escaped with Sanitize; the only escape sequences
+// that reach the writer are the console's own colours and the status
+// line's carriage return and erase. A writer made by Terminal is written
+// through for that reason, not wrapped a second time.
 type Console struct {
 	mu   sync.Mutex
 	w    io.Writer
 	opts ConsoleOptions
+	now  func() time.Time
+
+	// The counter behind the status line.
+	total, done, ran, failed int
+	started                  time.Time
+	// status is the status line on screen ("" for none).
+	status string
+	// stopTicker ends the goroutine redrawing the status line; tickerDone
+	// is closed when it has.
+	stopTicker, tickerDone chan struct{}
 }
 
 // NewConsole returns a Console writing to w.
@@ -54,55 +95,193 @@ func NewConsole(w io.Writer, opts ConsoleOptions) *Console {
 	if opts.TranscriptTail == 0 {
 		opts.TranscriptTail = DefaultTranscriptTail
 	}
-	return &Console{w: w, opts: opts}
+	if t, ok := w.(*terminal); ok {
+		w = t.w
+	}
+	return &Console{w: w, opts: opts, now: time.Now}
+}
+
+// Start sets the number of pairs the run has, for the counter, and with
+// ConsoleOptions.Live draws the status line and keeps it moving until
+// Stop or Summary. Results of several suites run at once share the one
+// counter.
+func (c *Console) Start(total int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total, c.started = total, c.now()
+	if !c.opts.Live || c.stopTicker != nil {
+		return
+	}
+	var sc screen
+	c.redraw(&sc)
+	c.flush(&sc)
+	c.stopTicker, c.tickerDone = make(chan struct{}), make(chan struct{})
+	go c.tick(c.stopTicker, c.tickerDone)
+}
+
+// tick redraws the status line every statusEvery until stop is closed.
+func (c *Console) tick(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(statusEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			c.mu.Lock()
+			var sc screen
+			c.redraw(&sc)
+			c.flush(&sc)
+			c.mu.Unlock()
+		}
+	}
+}
+
+// Stop erases the status line and stops redrawing it. It is safe to call
+// more than once, and without Start.
+func (c *Console) Stop() {
+	c.mu.Lock()
+	stop, done := c.stopTicker, c.tickerDone
+	c.stopTicker = nil
+	c.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done // the ticker only waits on the lock, which is free
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var sc screen
+	c.erase(&sc)
+	c.flush(&sc)
 }
 
 // Finished prints the progress line for r, e.g.
 //
-//	PASS  server/nonce/stale-request-ignored [sotw-ads] (12ms)
-//	FAIL  server/nonce/stale-request-ignored [sotw-ads] (12ms): <first line of message>
-//	WARN  server/nonce/stale-request-ignored [sotw-ads] (12ms): <a failure below --fail-on>
-//	UNSUP server/delta/reconnect-unchanged-not-resent [delta-ads] (12ms): not supported: <first line>
-//	XFAIL server/nonce/stale-request-ignored [sotw-ads] (12ms): known failing: <reason>
-//	XPASS server/nonce/stale-request-ignored [sotw-ads] (12ms): stale known-failing entry: <reason>
+//	PASS  server/nonce/stale-request-ignored[sotw-ads] (12ms)
+//	FAIL  server/nonce/stale-request-ignored[sotw-ads] (12ms): <first line of message>
+//	      re-run: xdsconform server --target 127.0.0.1:18000 --run 'server/nonce/stale-request-ignored[sotw-ads]'
+//	WARN  server/nonce/stale-request-ignored[sotw-ads] (12ms): <a failure below --fail-on>
+//	UNSUP server/delta/reconnect-unchanged-not-resent[delta-ads] (12ms): not supported: <first line>
+//	XFAIL server/nonce/stale-request-ignored[sotw-ads] (12ms): known failing: <reason>
+//	XPASS server/nonce/stale-request-ignored[sotw-ads] (12ms): stale known-failing entry: <reason>
 //
-// A failure's message starts with the rule its failing step checks and
-// that rule's level ("RES-4 (MUST): ...").
+// The name is ID[variant], the form --run and --skip take. A failure's
+// message starts with the rule its failing step checks and that rule's
+// level ("RES-4 (MUST): ..."). A skipped pair prints nothing unless
+// ConsoleOptions.Verbose: skips are counted by reason in the summary.
 //
 // Write errors are ignored: progress output is best effort and must not
 // abort a run.
 func (c *Console) Finished(r results.Result) {
 	r = scrubbed(r)
-	var b strings.Builder
+	var b screen
 	lbl := label(r, failOnOf(c.opts.FailOn))
-	b.WriteString(c.paint(lbl, fmt.Sprintf("%-5s", lbl)))
-	fmt.Fprintf(&b, " %s [%s] (%s)", clean(r.ID), clean(r.Variant), formatDuration(r.Duration))
-	switch lbl {
-	case "FAIL", "WARN", "ERROR", "SKIP":
-		if m := firstLine(r.Message); m != "" {
-			b.WriteString(": " + m)
-		}
-	case "UNSUP":
-		b.WriteString(": not supported: " + firstLine(r.Message))
-	case "XFAIL":
-		b.WriteString(": known failing: " + firstLine(r.KnownFailing))
-	case "XPASS":
-		b.WriteString(": stale known-failing entry: " + firstLine(r.KnownFailing))
-	}
-	b.WriteByte('\n')
-	if c.opts.Verbose {
+	if lbl != "SKIP" || c.opts.Verbose {
+		c.paint(&b, lbl, fmt.Sprintf("%-5s", lbl))
+		fmt.Fprintf(&b, " %s (%s)", clean(r.FullName()), formatDuration(r.Duration))
 		switch lbl {
-		case "FAIL", "WARN", "ERROR", "XFAIL":
-			c.writeDetails(&b, r)
-		case "SKIP":
-			if strings.Contains(strings.TrimRight(r.Message, "\n"), "\n") {
-				writeIndented(&b, r.Message, "    ")
+		case "FAIL", "WARN", "ERROR", "SKIP":
+			if m := firstLine(r.Message); m != "" {
+				b.WriteString(": " + m)
+			}
+		case "UNSUP":
+			b.WriteString(": not supported: " + firstLine(r.Message))
+		case "XFAIL":
+			b.WriteString(": known failing: " + firstLine(r.KnownFailing))
+		case "XPASS":
+			b.WriteString(": stale known-failing entry: " + firstLine(r.KnownFailing))
+		}
+		b.WriteByte('\n')
+		c.writeRerun(&b, r, lbl, "      ")
+		if c.opts.Verbose {
+			switch lbl {
+			case "FAIL", "WARN", "ERROR", "XFAIL":
+				c.writeDetails(&b, r)
+			case "SKIP":
+				if strings.Contains(strings.TrimRight(r.Message, "\n"), "\n") {
+					writeIndented(&b, r.Message, "    ")
+				}
 			}
 		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, _ = io.WriteString(c.w, b.String())
+	c.done++
+	if lbl != "SKIP" {
+		c.ran++
+	}
+	if lbl == "FAIL" || lbl == "ERROR" || lbl == "XPASS" {
+		c.failed++
+	}
+	if len(b.parts) == 0 && c.status == "" {
+		return
+	}
+	var out screen
+	if len(b.parts) > 0 {
+		c.erase(&out)
+		out.parts = append(out.parts, b.parts...)
+	}
+	if c.stopTicker != nil {
+		c.redraw(&out)
+	}
+	c.flush(&out)
+}
+
+// writeRerun writes the line that runs r's pair again, under a label that
+// calls for one (see ConsoleOptions.Rerun).
+func (c *Console) writeRerun(b *screen, r results.Result, lbl, indent string) {
+	if c.opts.Rerun == nil {
+		return
+	}
+	switch lbl {
+	case "FAIL", "WARN", "ERROR", "XPASS":
+		if cmd := c.opts.Rerun(r); cmd != "" {
+			b.WriteString(indent + "re-run: " + clean(transcript.Scrub(cmd)) + "\n")
+		}
+	}
+}
+
+// statusLine is the text of the status line: pairs done of the total, how
+// many of them failed, the time elapsed and, once etaAfter pairs have run,
+// the time left at the pace so far. c.mu must be held.
+func (c *Console) statusLine() string {
+	elapsed := c.now().Sub(c.started)
+	line := fmt.Sprintf("[%d/%d] %s elapsed", c.done, c.total, elapsed.Round(time.Second))
+	if c.failed > 0 {
+		line += ", " + wording.N(c.failed, "failure")
+	}
+	if c.ran >= etaAfter && c.done < c.total {
+		left := time.Duration(float64(elapsed) / float64(c.done) * float64(c.total-c.done))
+		line += ", about " + max(left.Round(time.Second), time.Second).String() + " left"
+	}
+	if c.opts.Width > 1 && len(line) >= c.opts.Width {
+		line = line[:c.opts.Width-1] // ASCII only: no rune is cut
+	}
+	return line
+}
+
+// redraw writes the status line over the one on screen. c.mu must be held.
+func (c *Console) redraw(b *screen) {
+	c.erase(b)
+	c.status = c.statusLine()
+	b.text(c.status)
+}
+
+// erase writes what clears the status line, if one is on screen, leaving
+// the cursor at the start of the empty line. c.mu must be held.
+func (c *Console) erase(b *screen) {
+	if c.status != "" {
+		b.ctl("\r\x1b[K")
+		c.status = ""
+	}
+}
+
+// flush writes b. c.mu must be held.
+func (c *Console) flush(b *screen) {
+	if len(b.parts) > 0 {
+		_, _ = io.WriteString(c.w, b.String())
+	}
 }
 
 // Summary prints, in this order: totals by outcome (pass, fail,
@@ -114,14 +293,15 @@ func (c *Console) Finished(r results.Result) {
 // verdict. The output depends only on run, so two runs with the same results
 // print the same summary apart from durations.
 func (c *Console) Summary(run results.Run) {
+	c.Stop()
 	run = scrubbedRun(run)
 	rs := sortedResults(run.Results)
 	failOn := failOnOf(run.FailOn, c.opts.FailOn)
 	s := results.SummarizeFor(rs, failOn)
-	var b strings.Builder
+	var b screen
 
-	fmt.Fprintf(&b, "\n=== Summary: %s against %s (%d results in %s)\n",
-		clean(suites(run.Role)), clean(orDash(run.Target)), len(rs), formatDuration(run.Duration))
+	fmt.Fprintf(&b, "\n=== Summary: %s against %s (%s in %s)\n",
+		clean(suites(run.Role)), clean(orDash(run.Target)), wording.N(len(rs), "result"), formatDuration(run.Duration))
 	for _, row := range []struct {
 		name string
 		n    int
@@ -174,7 +354,10 @@ func (c *Console) Summary(run results.Run) {
 		fmt.Fprintf(&b, "\n=== %s (%d)\n", sec.title, len(sec.rs))
 		for _, r := range sec.rs {
 			lbl := label(r, failOn)
-			fmt.Fprintf(&b, "\n--- %s %s\n", c.paint(lbl, lbl), clean(r.FullName()))
+			b.WriteString("\n--- ")
+			c.paint(&b, lbl, lbl)
+			fmt.Fprintf(&b, " %s\n", clean(r.FullName()))
+			c.writeRerun(&b, r, lbl, "    ")
 			c.writeDetails(&b, r)
 		}
 	}
@@ -198,6 +381,7 @@ func (c *Console) Summary(run results.Run) {
 		fmt.Fprintf(&b, "\n=== Stale known-failing entries: these passed, remove them from the known-failing file (%d)\n", len(xpasses))
 		for _, r := range xpasses {
 			fmt.Fprintf(&b, "  %s: %s\n", clean(r.FullName()), firstLine(r.KnownFailing))
+			c.writeRerun(&b, r, "XPASS", "    ")
 		}
 	}
 	if len(skips) > 0 {
@@ -212,34 +396,37 @@ func (c *Console) Summary(run results.Run) {
 			}
 			return reasons[i] < reasons[j]
 		})
-		fmt.Fprintf(&b, "\n=== Skipped (%d)\n", s.Skip)
+		more := ""
+		if !c.opts.Verbose {
+			more = ", by reason; -v lists each"
+		}
+		fmt.Fprintf(&b, "\n=== Skipped (%d%s)\n", s.Skip, more)
 		for _, k := range reasons {
 			fmt.Fprintf(&b, "  %4d  %s\n", skips[k], k)
 		}
 	}
 
-	b.WriteString("\n" + c.verdict(run, s, failOn) + "\n")
+	b.WriteByte('\n')
+	c.verdict(&b, run, s, failOn)
+	b.WriteByte('\n')
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, _ = io.WriteString(c.w, b.String())
+	c.flush(&b)
 }
 
-// verdict is the last line, for summary s of run at level failOn. An
+// verdict writes the last line, for summary s of run at level failOn. An
 // interrupted run is never called a pass even when what finished was
 // clean, because unfinished scenarios were not judged.
-func (c *Console) verdict(run results.Run, s results.Summary, failOn results.Level) string {
+func (c *Console) verdict(b *screen, run results.Run, s results.Summary, failOn results.Level) {
 	var problems []string
-	add := func(n int, one, many string) {
-		switch {
-		case n == 1:
-			problems = append(problems, "1 "+one)
-		case n > 1:
-			problems = append(problems, strconv.Itoa(n)+" "+many)
+	add := func(n int, noun string) {
+		if n > 0 {
+			problems = append(problems, wording.N(n, noun))
 		}
 	}
-	add(s.Fail, "failure", "failures")
-	add(s.Error, "error", "errors")
-	add(s.StalePasses, "stale known-failing entry", "stale known-failing entries")
+	add(s.Fail, "failure")
+	add(s.Error, "error")
+	add(s.StalePasses, "stale known-failing entry")
 	extra := ""
 	if s.Tolerated > 0 {
 		extra += fmt.Sprintf(", %d below --fail-on %s", s.Tolerated, failOn)
@@ -250,11 +437,14 @@ func (c *Console) verdict(run results.Run, s results.Summary, failOn results.Lev
 	switch {
 	case run.Interrupted:
 		problems = append([]string{"run interrupted, results are partial"}, problems...)
-		return c.paint("ERROR", "INTERRUPTED") + ": " + strings.Join(problems, ", ")
+		c.paint(b, "ERROR", "INTERRUPTED")
+		b.WriteString(": " + strings.Join(problems, ", "))
 	case !s.OK():
-		return c.paint("FAIL", "FAIL") + ": " + strings.Join(problems, ", ")
+		c.paint(b, "FAIL", "FAIL")
+		b.WriteString(": " + strings.Join(problems, ", "))
 	default:
-		return c.paint("PASS", "PASS") + fmt.Sprintf(": %d passed, %d known failing, %d skipped", s.Pass, s.KnownFailing, s.Skip) + extra
+		c.paint(b, "PASS", "PASS")
+		fmt.Fprintf(b, ": %d passed, %d known failing, %d skipped%s", s.Pass, s.KnownFailing, s.Skip, extra)
 	}
 }
 
@@ -271,7 +461,7 @@ func failOnOf(levels ...results.Level) results.Level {
 }
 
 // writeByLevel writes the outcome counts per level, MUST first.
-func writeByLevel(b *strings.Builder, s results.Summary) {
+func writeByLevel(b *screen, s results.Summary) {
 	b.WriteString("  by level:\n")
 	for _, l := range results.Levels {
 		lc := s.ByLevel[l]
@@ -284,7 +474,7 @@ func writeByLevel(b *strings.Builder, s results.Summary) {
 }
 
 // writeDetails writes the indented detail block of a failing result.
-func (c *Console) writeDetails(b *strings.Builder, r results.Result) {
+func (c *Console) writeDetails(b *screen, r results.Result) {
 	fmt.Fprintf(b, "    level:        %s\n", clean(orDash(string(r.Level))))
 	fmt.Fprintf(b, "    requirements: %s\n", clean(orDash(strings.Join(r.Requirements, ", "))))
 	if len(r.RulesBroken) > 0 {
@@ -362,19 +552,77 @@ const (
 	ansiYellow = "\x1b[33m"
 )
 
-// paint colours text by the label's meaning when colour is enabled.
-func (c *Console) paint(lbl, text string) string {
-	if !c.opts.Color {
-		return text
+// labelColors are the colours of the labels: red for what fails the run,
+// yellow for what is reported without failing it, green for a pass.
+var labelColors = map[string]string{
+	"PASS": ansiGreen, "FAIL": ansiRed, "ERROR": ansiRed, "XPASS": ansiRed,
+	"SKIP": ansiYellow, "XFAIL": ansiYellow, "WARN": ansiYellow, "UNSUP": ansiYellow,
+}
+
+// paint writes text, coloured by the label's meaning when colour is
+// enabled.
+func (c *Console) paint(b *screen, lbl, text string) {
+	col := labelColors[lbl]
+	if !c.opts.Color || col == "" {
+		b.text(text)
+		return
 	}
-	col := map[string]string{
-		"PASS": ansiGreen, "FAIL": ansiRed, "ERROR": ansiRed, "XPASS": ansiRed,
-		"SKIP": ansiYellow, "XFAIL": ansiYellow, "WARN": ansiYellow, "UNSUP": ansiYellow,
-	}[lbl]
-	if col == "" {
-		return text
+	b.ctl(col)
+	b.text(text)
+	b.ctl(ansiReset)
+}
+
+// screen collects what one call of the console prints: text, escaped with
+// Sanitize on its way out whatever its source, and the console's own escape
+// sequences (colours, the status line's carriage return and erase), which
+// only ctl writes and which come from this file's constants.
+type screen struct{ parts []screenPart }
+
+type screenPart struct {
+	s   string
+	ctl bool
+}
+
+// text adds s as text.
+func (sc *screen) text(s string) {
+	if s != "" {
+		sc.parts = append(sc.parts, screenPart{s: s})
 	}
-	return col + text + ansiReset
+}
+
+// ctl adds an escape sequence of the console's own.
+func (sc *screen) ctl(seq string) { sc.parts = append(sc.parts, screenPart{s: seq, ctl: true}) }
+
+// Write adds p as text, for fmt.Fprintf.
+func (sc *screen) Write(p []byte) (int, error) {
+	sc.text(string(p))
+	return len(p), nil
+}
+
+// WriteString adds s as text.
+func (sc *screen) WriteString(s string) (int, error) {
+	sc.text(s)
+	return len(s), nil
+}
+
+// WriteByte adds c as text.
+func (sc *screen) WriteByte(c byte) error {
+	sc.text(string(c))
+	return nil
+}
+
+// String is what reaches the writer: every text part escaped, the
+// sequences as they are.
+func (sc *screen) String() string {
+	var b strings.Builder
+	for _, p := range sc.parts {
+		if p.ctl {
+			b.WriteString(p.s)
+		} else {
+			b.WriteString(Sanitize(p.s))
+		}
+	}
+	return b.String()
 }
 
 // formatDuration renders durations compactly and at a fixed precision so
@@ -391,7 +639,7 @@ func firstLine(s string) string { return clean(firstLineRaw(s)) }
 
 // writeIndented writes every line of s with prefix, dropping trailing
 // newlines so blocks end cleanly.
-func writeIndented(b *strings.Builder, s, prefix string) {
+func writeIndented(b *screen, s, prefix string) {
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		b.WriteString(prefix + clean(l) + "\n")
 	}

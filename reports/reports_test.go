@@ -76,14 +76,14 @@ func TestConsoleFinishedLine(t *testing.T) {
 		known   string
 		want    string
 	}{
-		{"pass", results.Pass, "", "", "PASS  server/nonce/stale-request-ignored [sotw-ads] (12ms)\n"},
-		{"fail", results.Fail, failMsg, "", "FAIL  server/nonce/stale-request-ignored [sotw-ads] (12ms): stale-nonce request answered\n"},
-		{"skip", results.Skip, "no ADS\nmore", "", "SKIP  server/nonce/stale-request-ignored [sotw-ads] (12ms): no ADS\n"},
-		{"error", results.Error, "connection refused", "", "ERROR server/nonce/stale-request-ignored [sotw-ads] (12ms): connection refused\n"},
-		{"known failing", results.Fail, failMsg, "bug #12", "XFAIL server/nonce/stale-request-ignored [sotw-ads] (12ms): known failing: bug #12\n"},
-		{"stale entry", results.Pass, "", "bug #12", "XPASS server/nonce/stale-request-ignored [sotw-ads] (12ms): stale known-failing entry: bug #12\n"},
-		{"known failing error stays an error", results.Error, "boom", "bug #12", "ERROR server/nonce/stale-request-ignored [sotw-ads] (12ms): boom\n"},
-		{"control characters escaped", results.Fail, "bad \x1b[2Jname", "", "FAIL  server/nonce/stale-request-ignored [sotw-ads] (12ms): bad \\x1b[2Jname\n"},
+		{"pass", results.Pass, "", "", "PASS  server/nonce/stale-request-ignored[sotw-ads] (12ms)\n"},
+		{"fail", results.Fail, failMsg, "", "FAIL  server/nonce/stale-request-ignored[sotw-ads] (12ms): stale-nonce request answered\n"},
+		{"skip: counted for the summary, not printed", results.Skip, "no ADS\nmore", "", ""},
+		{"error", results.Error, "connection refused", "", "ERROR server/nonce/stale-request-ignored[sotw-ads] (12ms): connection refused\n"},
+		{"known failing", results.Fail, failMsg, "bug #12", "XFAIL server/nonce/stale-request-ignored[sotw-ads] (12ms): known failing: bug #12\n"},
+		{"stale entry", results.Pass, "", "bug #12", "XPASS server/nonce/stale-request-ignored[sotw-ads] (12ms): stale known-failing entry: bug #12\n"},
+		{"known failing error stays an error", results.Error, "boom", "bug #12", "ERROR server/nonce/stale-request-ignored[sotw-ads] (12ms): boom\n"},
+		{"control characters escaped", results.Fail, "bad \x1b[2Jname", "", "FAIL  server/nonce/stale-request-ignored[sotw-ads] (12ms): bad \\x1b[2Jname\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestConsoleSummary(t *testing.T) {
 		"dial tcp: connection refused",
 		"=== Known failing, not counted against the run (1)\n  server/nonce/stale-request-ignored[delta-ads]: upstream bug #1",
 		"server/nonce/other[sotw-ads]: was broken in v1",
-		"=== Skipped (3)\n     2  target has no REST endpoint\n     1  delta disabled\n",
+		"=== Skipped (3, by reason; -v lists each)\n     2  target has no REST endpoint\n     1  delta disabled\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q", want)
@@ -551,9 +551,9 @@ func TestRulesBrokenLevelsAndFailOn(t *testing.T) {
 	c.Summary(run)
 	out := con.String()
 	for _, want := range []string{
-		"FAIL  server/ack/nack [sotw-ads] (12ms): RES-4 (MUST): expected a response carrying b",
-		"WARN  server/ack/loop [sotw-ads] (12ms): UPD-1 (SHOULD): resent after an ACK",
-		"UNSUP server/delta/skip [delta-ads] (12ms): not supported: DELTA-8 (MAY): resent",
+		"FAIL  server/ack/nack[sotw-ads] (12ms): RES-4 (MUST): expected a response carrying b",
+		"WARN  server/ack/loop[sotw-ads] (12ms): UPD-1 (SHOULD): resent after an ACK",
+		"UNSUP server/delta/skip[delta-ads] (12ms): not supported: DELTA-8 (MAY): resent",
 		"    rules broken: RES-4 (MUST)",
 		"=== Not supported: optional (MAY) behaviours the target does not implement (1)",
 		"MAY     0 supported, 1 not supported, 0 fail",

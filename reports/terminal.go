@@ -3,8 +3,11 @@ package reports
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/term"
 )
 
 // Terminal wraps w so that what reaches a terminal cannot drive it: C0
@@ -13,8 +16,27 @@ import (
 // console prints comes from the target (a fixture's server name, resource
 // names, a client's output tail, error texts), and an escape sequence in
 // any of it could rewrite the screen or the terminal's title, or hide a
-// failure line.
+// failure line. A Console given such a writer writes through it: it
+// escapes every text itself and adds only its own colours and status line.
 func Terminal(w io.Writer) io.Writer { return &terminal{w: w} }
+
+// IsTerminal reports whether w, or the writer a Terminal wraps, is a
+// terminal, and its width in columns (0 when it cannot be told): what
+// decides whether the console draws a live status line and colours.
+func IsTerminal(w io.Writer) (bool, int) {
+	if t, ok := w.(*terminal); ok {
+		w = t.w
+	}
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false, 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		width = 0
+	}
+	return true, width
+}
 
 type terminal struct {
 	w io.Writer

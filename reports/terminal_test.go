@@ -2,6 +2,8 @@ package reports
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,4 +34,16 @@ func TestTerminalSplitRune(t *testing.T) {
 		require.Equal(t, len(chunk), n)
 	}
 	assert.Equal(t, "é is é; csi \\u009b2J\n", buf.String())
+}
+
+// A buffer, a file and a Terminal around either are not terminals.
+func TestIsTerminal(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	require.NoError(t, err)
+	defer f.Close()
+	for _, w := range []io.Writer{&bytes.Buffer{}, f, Terminal(f), Terminal(&bytes.Buffer{})} {
+		tty, width := IsTerminal(w)
+		assert.False(t, tty, "%T", w)
+		assert.Zero(t, width)
+	}
 }

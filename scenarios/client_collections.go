@@ -16,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 	"github.com/xdsconform/xdsconform/xdstp"
 )
 
@@ -84,7 +85,7 @@ func (c *C) expectCollection() *fakeserver.Request {
 	defer cancel()
 	r, err := c.Stream(LDS).Next(ctx, lcoll)
 	if err != nil {
-		c.fail("expected a %s request: %v", lcoll.Short, err)
+		c.fail("expected %s request: %v", wording.A(lcoll.Short), err)
 	}
 	return r
 }

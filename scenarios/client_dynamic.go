@@ -16,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Dynamic parameters (xRFC TP2): the client subscribes through
@@ -74,7 +75,7 @@ func (c *C) RespondVariant(t wire.Type, version string, res proto.Message, dc *d
 	}
 	n, err := c.Stream(t).RespondWrapped(c.Context(), t, version, []*discovery.Resource{w}, nil)
 	if err != nil {
-		c.fail("sending a %s variant: %v", t.Short, err)
+		c.fail("sending %s variant: %v", wording.A(t.Short), err)
 	}
 	return n
 }

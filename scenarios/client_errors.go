@@ -15,6 +15,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Per-resource errors (xRFC TP3, gRFC A88): the harness, as the server,
@@ -43,7 +44,7 @@ func resourceError(name string, code codes.Code) *discovery.ResourceError {
 func (c *C) RespondErrors(t wire.Type, version string, errs ...*discovery.ResourceError) string {
 	n, err := c.Stream(t).RespondWrapped(c.Context(), t, version, nil, errs)
 	if err != nil {
-		c.fail("sending a %s response with resource_errors: %v", t.Short, err)
+		c.fail("sending %s response with resource_errors: %v", wording.A(t.Short), err)
 	}
 	return n
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // C is a client-role scenario in progress: the engine's T, the fake
@@ -395,7 +396,7 @@ func (c *C) Expect(t wire.Type) *fakeserver.Request {
 	defer cancel()
 	r, err := c.Stream(t).Next(ctx, t)
 	if err != nil {
-		c.fail("expected a %s request: %v", t.Short, err)
+		c.fail("expected %s request: %v", wording.A(t.Short), err)
 	}
 	return r
 }
@@ -471,7 +472,7 @@ func (c *C) Respond(t wire.Type, version string, resources ...proto.Message) str
 		resp, err = st.Respond(c.Context(), t, version, resources...)
 	}
 	if err != nil {
-		c.fail("sending a %s response: %v", t.Short, err)
+		c.fail("sending %s response: %v", wording.A(t.Short), err)
 	}
 	return resp.GetNonce()
 }
@@ -481,7 +482,7 @@ func (c *C) Respond(t wire.Type, version string, resources ...proto.Message) str
 func (c *C) RespondAnys(t wire.Type, version string, anys ...*anypb.Any) string {
 	resp, err := c.Stream(t).RespondAnys(c.Context(), t, version, anys...)
 	if err != nil {
-		c.fail("sending a %s response: %v", t.Short, err)
+		c.fail("sending %s response: %v", wording.A(t.Short), err)
 	}
 	return resp.GetNonce()
 }
@@ -496,7 +497,7 @@ func (c *C) Remove(t wire.Type, version string, names ...string) string {
 func (c *C) RespondDelta(t wire.Type, version string, resources []proto.Message, removed ...string) string {
 	resp, err := c.Stream(t).RespondDelta(c.Context(), t, version, resources, removed...)
 	if err != nil {
-		c.fail("sending a %s delta response: %v", t.Short, err)
+		c.fail("sending %s delta response: %v", wording.A(t.Short), err)
 	}
 	return resp.GetNonce()
 }
@@ -504,7 +505,7 @@ func (c *C) RespondDelta(t wire.Type, version string, resources []proto.Message,
 // Send sends a raw response on the stream carrying t.
 func (c *C) Send(t wire.Type, m proto.Message) {
 	if err := c.Stream(t).Send(c.Context(), m); err != nil {
-		c.fail("sending a %s response: %v", t.Short, err)
+		c.fail("sending %s response: %v", wording.A(t.Short), err)
 	}
 }
 
@@ -823,12 +824,12 @@ func (c *C) Never(t wire.Type, name, what string, bad func(observer.Resource) bo
 func (c *C) neverRead(t wire.Type, name, what string, read, failed int, lastErr error) {
 	switch {
 	case read > 0 && failed > 0:
-		c.Logf("%d of %d reads of the client's status view failed while watching that it never shows %s %s %s; the check rests on the %d that succeeded (last failure: %v)",
-			failed, read+failed, t.Short, name, what, read, lastErr)
+		c.Logf("%d of %s of the client's status view failed while watching that it never shows %s %s %s; the check rests on the %d that succeeded (last failure: %v)",
+			failed, wording.N(read+failed, "read"), t.Short, name, what, read, lastErr)
 	case read == 0 && !c.Decided():
 		why := "no read finished within the window"
 		if lastErr != nil {
-			why = fmt.Sprintf("%d reads failed, the last with: %v", failed, lastErr)
+			why = fmt.Sprintf("%s failed, the last with: %v", wording.N(failed, "read"), lastErr)
 		}
 		c.Abortf("the client's status view could not be read while watching that it never shows %s %s %s (%s): a must-not-happen check cannot pass on no reading",
 			t.Short, name, what, why)

@@ -60,8 +60,9 @@ func (s *S) arrivals(events ...event) map[string]int {
 		types[e.t.URL] = e.t
 	}
 	ts := slices.Collect(maps.Values(types))
-	deadline := time.Now().Add(s.Timeouts.Expect)
-	for len(seen) < len(events) {
+	start := time.Now()
+	deadline := start.Add(s.Timeouts.Expect)
+	for read := 0; len(seen) < len(events); read++ {
 		r, err := s.C.ExpectAnyWithin(time.Until(deadline), ts...)
 		if err != nil {
 			var missing []string
@@ -74,7 +75,7 @@ func (s *S) arrivals(events ...event) map[string]int {
 					missing = append(missing, e.name)
 				}
 			}
-			s.failAs(s.awaitRule(first), err, "the change was not all delivered: no response for %q: %v", missing, err)
+			s.failAs(s.awaitRule(first), err, "the change was not all delivered: no response for %q: %s", missing, waitEnded(err, "response", start, read))
 		}
 		for _, e := range events {
 			if seen[e.name] == 0 && e.t.URL == r.TypeURL && e.match(r) {

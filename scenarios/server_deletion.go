@@ -11,6 +11,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // subscriptionKind is how the client of a table-driven scenario holds the
@@ -65,7 +66,7 @@ func deletionFamily() []*engine.Scenario {
 					// before the deletion: wait for the one without b,
 					// checking that a stays in every one.
 					full := s.Checking("GRP-1")
-					gone := s.Checking("DEL-7").awaitWhere(t, fmt.Sprintf("a %s response without %q", t.Short, b), func(r *fakeclient.Response) bool {
+					gone := s.Checking("DEL-7").awaitWhere(t, fmt.Sprintf("%s response without %q", wording.A(t.Short), b), func(r *fakeclient.Response) bool {
 						require.True(full, r.Has(a), "%s response (nonce %q) dropped %q, which was not deleted", t.Short, r.Nonce, a)
 						return !r.Has(b)
 					})
@@ -152,7 +153,7 @@ var deletionScenarios = append(deletionFamily(), []*engine.Scenario{
 				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 				s.Subscribe(t, a, b)
 				s.AwaitAll(t, a, b)
-				s.Checking("GRP-2").NeverCarrying("only a changed", t, b)
+				s.Checking("GRP-2").NeverCarrying("only a changed: b need not be sent again", t, b)
 				s.Set(t, "a", 2)
 				s.AwaitRevision(t, a, 2)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Per-resource errors (xRFC TP3): a server reports why it cannot provide
@@ -45,7 +46,7 @@ func (s *S) setErrorOn(t wire.Type, name string, code codes.Code) string {
 // another rule.
 func (s *S) AwaitError(t wire.Type, name string) *fakeclient.Response {
 	v := s.Checking(s.ruleOr("ERR-1"))
-	return v.awaitWhere(t, fmt.Sprintf("a %s response reporting an error for %q in resource_errors", t.Short, name), func(r *fakeclient.Response) bool {
+	return v.awaitWhere(t, fmt.Sprintf("%s response reporting an error for %q in resource_errors", wording.A(t.Short), name), func(r *fakeclient.Response) bool {
 		return r.ErrorFor(name) != nil
 	})
 }

@@ -324,9 +324,14 @@ func (s *S) servedOn(c *fakeclient.Client, t wire.Type, name string) error {
 	if err := c.Subscribe(t, name); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(s.Timeouts.Expect)
-	for {
+	start := time.Now()
+	deadline := start.Add(s.Timeouts.Expect)
+	for passed := 0; ; passed++ {
 		r, err := c.ExpectWithin(t, max(time.Until(deadline), 0))
+		if errors.Is(err, fakeclient.ErrTimeout) {
+			// The last read's own error names only what was left of the wait.
+			return fmt.Errorf("%s response carrying %q: %s: %w", t.Short, name, waitEnded(err, t.Short+" response", start, passed), fakeclient.ErrTimeout)
+		}
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // wildcardSet collects the wildcard answer that holds names, and ACKs it:
@@ -37,7 +38,7 @@ func (s *S) wildcardSet(t wire.Type, names ...string) {
 	}
 	delivered := map[string]bool{}
 	full := s.Checking("GRP-1")
-	r := s.awaitWhere(t, fmt.Sprintf("a %s wildcard response holding %q", t.Short, names), func(r *fakeclient.Response) bool {
+	r := s.awaitWhere(t, fmt.Sprintf("%s wildcard response holding %q", wording.A(t.Short), names), func(r *fakeclient.Response) bool {
 		own := s.Own(r)
 		for name := range delivered {
 			require.Contains(full, own, name, "%s wildcard response (nonce %q) must hold every %s resource: it dropped one it had sent", t.Short, r.Nonce, t.Short)

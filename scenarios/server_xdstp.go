@@ -16,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 	"github.com/xdsconform/xdsconform/xdstp"
 )
 
@@ -126,7 +127,7 @@ func sameResource(name string, n xdstp.Name) bool {
 func (s *S) AwaitX(t wire.Type, sub string) (*fakeclient.Response, string) {
 	want := xdstp.MustParse(sub)
 	var got string
-	r := s.awaitWhere(t, fmt.Sprintf("a %s response carrying %s", t.Short, sub), func(r *fakeclient.Response) bool {
+	r := s.awaitWhere(t, fmt.Sprintf("%s response carrying %s", wording.A(t.Short), sub), func(r *fakeclient.Response) bool {
 		if !s.checkDelivered(r) {
 			s.FailNow()
 		}
@@ -167,7 +168,7 @@ func (s *S) requireXRevision(t wire.Type, r *fakeclient.Response, name, set stri
 		m, err = a.UnmarshalNew()
 	}
 	if err != nil {
-		s.Fatalf("%s response (nonce %q) carries %q, which does not decode as a %s: %v", t.Short, r.Nonce, name, t.Short, err)
+		s.Fatalf("%s response (nonce %q) carries %q, which does not decode as %s: %v", t.Short, r.Nonce, name, wording.A(t.Short), err)
 	}
 	requireSameMessage(s, wire.Build(t, set, rev), m, "%s %q is not revision %d of %q", t.Short, name, rev, set)
 }
@@ -426,7 +427,7 @@ var xdstpScenarios = []*engine.Scenario{
 // xdstp locator, each directive at most once (XDSTP-9). It returns the
 // locator.
 func (s *S) awaitRedirect(t wire.Type, name string) xdstp.Name {
-	r := s.awaitWhere(t, fmt.Sprintf("a %s response carrying the redirect %q", t.Short, name), func(r *fakeclient.Response) bool {
+	r := s.awaitWhere(t, fmt.Sprintf("%s response carrying the redirect %q", wording.A(t.Short), name), func(r *fakeclient.Response) bool {
 		if r.HasRemoved(name) {
 			s.Fatalf("%s response (nonce %q) reports %q removed, but the fixture set a redirect", t.Short, r.Nonce, name)
 		}
@@ -449,11 +450,12 @@ func (s *S) awaitRedirect(t wire.Type, name string) xdstp.Name {
 // scenario's own, until one carries name, ACKing each, within one expect
 // timeout, and returns it.
 func (s *S) awaitOn(c *fakeclient.Client, t wire.Type, name string) *fakeclient.Response {
-	deadline := time.Now().Add(s.Timeouts.Expect)
-	for {
+	start := time.Now()
+	deadline := start.Add(s.Timeouts.Expect)
+	for passed := 0; ; passed++ {
 		r, err := c.ExpectWithin(t, max(time.Until(deadline), 0))
 		if err != nil {
-			s.failAs(s.awaitRule(t), err, "the second client expected a %s response carrying %q within %v: %v", t.Short, name, s.Timeouts.Expect, err)
+			s.failAs(s.awaitRule(t), err, "the second client expected %s response carrying %q: %s", wording.A(t.Short), name, waitEnded(err, t.Short+" response", start, passed))
 		}
 		s.must(t, c.Ack(t, r))
 		if r.Has(name) {

@@ -27,6 +27,7 @@ import (
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // S is a server-role scenario in progress: the engine's T plus a fake xDS
@@ -439,7 +440,7 @@ func (s *S) must(t wire.Type, err error) {
 func (s *S) Expect(t wire.Type) *fakeclient.Response {
 	r, err := s.C.Expect(t)
 	if err != nil {
-		s.failAs(s.awaitRule(t), err, "expected a %s response: %v", t.Short, err)
+		s.failAs(s.awaitRule(t), err, "expected %s response: %v", wording.A(t.Short), err)
 	}
 	return r
 }
@@ -456,21 +457,42 @@ func (s *S) awaitWhere(t wire.Type, what string, done func(*fakeclient.Response)
 // awaitExplaining is awaitWhere whose failure also says why the responses
 // read were not the awaited one: lastMiss, if set, describes the last.
 func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Response) bool, lastMiss func() string) *fakeclient.Response {
-	deadline := time.Now().Add(s.Timeouts.Expect)
+	start := time.Now()
+	deadline := start.Add(s.Timeouts.Expect)
+	passed := 0
 	for {
 		r, err := s.C.ExpectWithin(t, max(time.Until(deadline), 0))
 		if err != nil {
+			why := waitEnded(err, t.Short+" response", start, passed)
 			if lastMiss != nil && lastMiss() != "" {
-				s.failAs(s.awaitRule(t), err, "expected %s within %v: %v (the last one was not: %s)", what, s.Timeouts.Expect, err, lastMiss())
+				s.failAs(s.awaitRule(t), err, "expected %s: %s (the last one was not: %s)", what, why, lastMiss())
 			}
-			s.failAs(s.awaitRule(t), err, "expected %s within %v: %v", what, s.Timeouts.Expect, err)
+			s.failAs(s.awaitRule(t), err, "expected %s: %s", what, why)
 		}
 		if done(r) {
 			return r
 		}
+		passed++
 		s.Logf("response %q is not yet %s; ACKing it and waiting on", r.Nonce, what)
 		s.Ack(t, r)
 	}
+}
+
+// waitEnded says why a wait that began at start, reading responses (kind:
+// "EDS response", say) until one would do and passing over the others,
+// ended with err. On a
+// timeout it names the time the whole wait took and how many responses it
+// passed over: err itself only knows its last read, which had what was left
+// of the wait ("within 3ms"). Any other end is err's own text.
+func waitEnded(err error, kind string, start time.Time, passed int) string {
+	if !errors.Is(err, fakeclient.ErrTimeout) {
+		return err.Error()
+	}
+	why := "none came within " + wording.Duration(time.Since(start))
+	if passed > 0 {
+		why += fmt.Sprintf(" (%s came meanwhile)", wording.N(passed, "other "+kind))
+	}
+	return why
 }
 
 // ExpectAcked is Expect followed by an ACK of the response.
@@ -564,7 +586,7 @@ func (s *S) quiet(t wire.Type, why string, names []string) {
 // send separately: GRP-2), and returns it. It fails if none does within
 // the expect timeout.
 func (s *S) AwaitResource(t wire.Type, name string) *fakeclient.Response {
-	return s.awaitWhere(t, fmt.Sprintf("a %s response carrying %q", t.Short, name), func(r *fakeclient.Response) bool {
+	return s.awaitWhere(t, fmt.Sprintf("%s response carrying %q", wording.A(t.Short), name), func(r *fakeclient.Response) bool {
 		return r.Has(name)
 	})
 }
@@ -575,7 +597,7 @@ func (s *S) AwaitRemoved(t wire.Type, name string) *fakeclient.Response {
 	// A response still carrying name is no failure on its own: a server
 	// whose model catches up with the fixture a little later (Consul) may
 	// send the resource once more before it removes it.
-	return s.awaitWhere(t, fmt.Sprintf("a %s response removing %q", t.Short, name), func(r *fakeclient.Response) bool {
+	return s.awaitWhere(t, fmt.Sprintf("%s response removing %q", wording.A(t.Short), name), func(r *fakeclient.Response) bool {
 		return r.HasRemoved(name)
 	})
 }
@@ -756,7 +778,7 @@ func (s *S) AwaitRevision(t wire.Type, name string, rev int) *fakeclient.Respons
 // must not come along with it.
 func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(*fakeclient.Response)) *fakeclient.Response {
 	var miss string
-	return s.awaitExplaining(t, fmt.Sprintf("a %s response carrying %q at revision %d", t.Short, name, rev), func(r *fakeclient.Response) bool {
+	return s.awaitExplaining(t, fmt.Sprintf("%s response carrying %q at revision %d", wording.A(t.Short), name, rev), func(r *fakeclient.Response) bool {
 		if check != nil {
 			check(r)
 		}

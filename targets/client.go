@@ -328,7 +328,7 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	for _, f := range opts.Faults {
 		pf, err := refclient.ParseFault(f)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--fault: %w", err)
 		}
 		if p := pf.Profile(); p != "" && p != c.opts.Profile {
 			return nil, fmt.Errorf("fault %s acts in the %s profile only (--client-profile %s)", pf, p, p)

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Direction says which way a message travelled, from the harness's side.
@@ -391,8 +393,8 @@ func (t *Transcript) Entries() []Entry {
 	out = append(out, t.head...)
 	if t.elided > 0 {
 		out = append(out, Entry{At: t.elidedAt, Stream: "harness", Direction: Event, Kind: "event",
-			Note: fmt.Sprintf("%d more entries, %d bytes, elided (a transcript keeps its first %d and last %d bytes, within %d bytes for the whole run)",
-				t.elided, t.elidedSize, HeadBytes, TailBytes, t.budget.Limit())})
+			Note: fmt.Sprintf("%s, %d bytes, elided (a transcript keeps its first %d and last %d bytes, within %d bytes for the whole run)",
+				wording.Count(t.elided, "more entry", "more entries"), t.elidedSize, HeadBytes, TailBytes, t.budget.Limit())})
 	}
 	out = append(out, t.tail...)
 	streams := make([]string, 0, len(t.unkept))
@@ -403,7 +405,7 @@ func (t *Transcript) Entries() []Entry {
 	for _, s := range streams {
 		u := t.unkept[s]
 		out = append(out, Entry{At: u.at, Stream: s, Direction: Event, Kind: "event",
-			Note: fmt.Sprintf("%d more messages, %d bytes, were received and checked but not kept for the scenario", u.n, u.bytes)})
+			Note: fmt.Sprintf("%s, %d bytes, %s received and checked but not kept for the scenario", wording.N(u.n, "more message"), u.bytes, wasWere(u.n))})
 	}
 	return out
 }
@@ -573,4 +575,12 @@ func compact(b []byte) json.RawMessage {
 		return b
 	}
 	return out
+}
+
+// wasWere is the verb after a count of n.
+func wasWere(n int64) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }

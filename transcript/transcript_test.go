@@ -170,7 +170,7 @@ func TestUnkept(t *testing.T) {
 		"ads#1: queue full",
 		"cds#1: queue full too",
 		"ads#1: 2 more messages, 150 bytes, were received and checked but not kept for the scenario",
-		"cds#1: 1 more messages, 7 bytes, were received and checked but not kept for the scenario",
+		"cds#1: 1 more message, 7 bytes, was received and checked but not kept for the scenario",
 	}, notes)
 }
 

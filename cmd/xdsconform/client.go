@@ -107,6 +107,7 @@ func newClientCmd(out io.Writer) *cobra.Command {
 	}
 	f.suite.register(c)
 	f.register(c)
+	registerCompletions(c, clientCatalogue)
 	return c
 }
 

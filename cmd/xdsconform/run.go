@@ -58,5 +58,6 @@ func newRunCmd(out io.Writer) *cobra.Command {
 		},
 	}
 	f.register(c)
+	registerCompletions(c, bothCatalogues)
 	return c
 }

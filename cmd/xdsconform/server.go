@@ -100,6 +100,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.IntVar(&f.containerFx, "container-fixture-port", 0, "with --target container:IMAGE: the fixture API port inside the container (0: none)")
 	f.maxRecv = targets.DefaultMaxRecvSize
 	fs.Var(&f.maxRecv, "max-recv-size", maxRecvSizeHelp("the server"))
+	registerCompletions(c, serverCatalogue)
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
+	"github.com/xdsconform/xdsconform/wording"
 )
 
 // suiteFlags are the flags shared by every command that runs scenarios.
@@ -33,6 +35,10 @@ type suiteFlags struct {
 	parallel                        int
 	verbose                         bool
 	impl                            implFlags
+	color                           string
+	// cmd is the command these flags belong to: its changed flags make
+	// the re-run command printed under a failure.
+	cmd *cobra.Command
 }
 
 func (f *suiteFlags) register(c *cobra.Command) {
@@ -50,8 +56,10 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.json, "json", "", "write a JSON report (with the transcripts --transcripts keeps) to this file")
 	fs.StringVar(&f.transcripts, "transcripts", string(reports.TranscriptsFailing), "which pairs' transcripts the reports keep: failing (every pair that did not pass), all, or none")
 	fs.IntVar(&f.parallel, "parallel", engine.DefaultParallel, "how many scenario runs at once (launched client processes are capped lower)")
-	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print failure details as they happen, and a line for every skipped pair (otherwise counted by reason in the summary)")
+	fs.StringVar(&f.color, "color", "auto", "colour the console: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never")
 	f.impl.register(fs)
+	f.cmd = c
 }
 
 // selection validates the selection flags and returns the selection and
@@ -83,6 +91,9 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 	if err != nil {
 		return engine.Selection{}, "", err
 	}
+	if _, err := colorOn(f.color, false, os.Getenv); err != nil {
+		return engine.Selection{}, "", err
+	}
 	if _, err := f.transcriptPolicy(); err != nil {
 		return engine.Selection{}, "", err
 	}
@@ -102,6 +113,39 @@ func (f *suiteFlags) failOnLevel() (results.Level, error) {
 		return results.Should, nil
 	}
 	return "", usageError("--fail-on %q: want must or should", f.failOn)
+}
+
+// colorOn reads --color: auto colours a terminal (tty) unless NO_COLOR
+// is set to anything or TERM is dumb (no-color.org; a flag given on the
+// command line wins over the environment).
+func colorOn(mode string, tty bool, getenv func(string) string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		return tty && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb", nil
+	}
+	return false, usageError("--color %q: want auto, always or never", mode)
+}
+
+// consoleOptions are the console's settings for a run writing to out:
+// colour and a live status line only on a terminal (the status line moves
+// the cursor, which a dumb terminal cannot), the re-run command of the
+// flags given.
+func (f *suiteFlags) consoleOptions(out io.Writer, failOn results.Level) (reports.ConsoleOptions, error) {
+	tty, width := reports.IsTerminal(out)
+	color, err := colorOn(f.color, tty, os.Getenv)
+	if err != nil {
+		return reports.ConsoleOptions{}, err
+	}
+	opts := reports.ConsoleOptions{Verbose: f.verbose, FailOn: failOn, Color: color,
+		Live: tty && os.Getenv("TERM") != "dumb", Width: width}
+	if f.cmd != nil {
+		opts.Rerun = rerunCommand(f.cmd)
+	}
+	return opts, nil
 }
 
 // transcriptPolicy reads --transcripts.
@@ -190,7 +234,11 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	if selected == 0 {
 		return usageError("%v", engine.ErrNothingSelected)
 	}
-	console := reports.NewConsole(out, reports.ConsoleOptions{Verbose: f.verbose, FailOn: failOn})
+	copts, err := f.consoleOptions(out, failOn)
+	if err != nil {
+		return err
+	}
+	console := reports.NewConsole(out, copts)
 	var names []string
 	role := suites[0].role
 	if len(suites) > 1 {
@@ -201,12 +249,15 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		if len(suites) > 1 {
 			names[i] = s.role + ": " + s.target
 		}
-		fmt.Fprintf(out, "xdsconform %s: %s suite, %d scenario runs against %s\n", version, s.role, len(pairs[i]), s.target)
+		fmt.Fprintf(out, "xdsconform %s: %s suite, %s against %s\n", version, s.role, wording.N(len(pairs[i]), "scenario run"), s.target)
 	}
 	impl, err := f.impl.load()
 	if err != nil {
 		return err
 	}
+	// Both suites of `run` count on one status line.
+	console.Start(selected)
+	defer console.Stop()
 	run := results.Run{
 		SchemaVersion:  reports.JSONSchemaVersion,
 		HarnessVersion: version,
@@ -300,7 +351,11 @@ func skipReasons(rs []results.Result) string {
 	}
 	more := ""
 	if len(order) > 3 {
-		more = fmt.Sprintf("; and %d other reasons", len(order)-3)
+		more = "; and " + wording.N(len(order)-3, "other reason")
 	}
-	return fmt.Sprintf("all %d selected scenario runs were skipped: %s%s", len(rs), strings.Join(parts, "; "), more)
+	what := "all " + wording.N(len(rs), "selected scenario run") + " were"
+	if len(rs) == 1 {
+		what = "the 1 selected scenario run was"
+	}
+	return fmt.Sprintf("%s skipped: %s%s", what, strings.Join(parts, "; "), more)
 }
