@@ -10,6 +10,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/reports/certify"
+	"github.com/xdsconform/xdsconform/reports/htmlpage"
 	"github.com/xdsconform/xdsconform/reports/markdown"
 	"github.com/xdsconform/xdsconform/results"
 )
@@ -17,6 +18,10 @@ import (
 const reportLong = `Render JSON reports (from server, client or run --json; one or several,
 server and client) for people and for publishing:
 
+  --html FILE            one self-contained HTML page (no network; a strict
+                         Content-Security-Policy): summaries by level and rule
+                         family, filters, each failure with its rules' text
+                         and its wire transcript as a sequence of messages
   --markdown FILE        a Markdown summary for a CI step summary
                          ($GITHUB_STEP_SUMMARY) or a pull-request comment: the
                          verdict, a table by level, each failure with its rules,
@@ -38,21 +43,22 @@ variant it ran in (docs/reports.md).`
 const reportExample = `  xdsconform server --target 127.0.0.1:18000 --fixture 127.0.0.1:18001 \
       --impl-name my-control-plane --impl-version v1.4.2 --json server.json
   xdsconform report --markdown "$GITHUB_STEP_SUMMARY" server.json
+  xdsconform report --html report.html server.json client.json
   xdsconform report --certification conformance.yaml --implementation impl.yaml server.json client.json
   xdsconform report --markdown - --markdown-limit 65536 server.json > comment.md`
 
 // reportFlags are the report command's flags.
 type reportFlags struct {
-	markdown, certification string
-	markdownLimit           byteSize
-	impl                    implFlags
+	html, markdown, certification string
+	markdownLimit                 byteSize
+	impl                          implFlags
 }
 
 func newReportCmd(out io.Writer) *cobra.Command {
 	f := &reportFlags{markdownLimit: markdown.StepSummaryLimit}
 	c := &cobra.Command{
-		Use:     "report [--markdown FILE] [--certification FILE] [flags] REPORT.json...",
-		Short:   "Render JSON reports as a Markdown summary or a certification report",
+		Use:     "report [--html FILE] [--markdown FILE] [--certification FILE] [flags] REPORT.json...",
+		Short:   "Render JSON reports as an HTML page, a Markdown summary or a certification report",
 		Long:    reportLong,
 		Example: reportExample,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -64,6 +70,7 @@ func newReportCmd(out io.Writer) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error { return runReport(out, f, args) },
 	}
 	fs := c.Flags()
+	fs.StringVar(&f.html, "html", "", `write a self-contained HTML page to this file ("-": standard output)`)
 	fs.StringVar(&f.markdown, "markdown", "", `write a Markdown summary to this file ("-": standard output)`)
 	fs.StringVar(&f.certification, "certification", "", `write a certification report (YAML) to this file ("-": standard output)`)
 	fs.Var(&f.markdownLimit, "markdown-limit", fmt.Sprintf("largest Markdown summary, in bytes: lists past it are cut with a note (%d for a pull-request comment)", markdown.CommentLimit))
@@ -80,7 +87,7 @@ type output struct {
 func runReport(stdout io.Writer, f *reportFlags, args []string) error {
 	var outs []output
 	stdoutUsers := 0
-	for _, o := range []struct{ flag, path string }{{"--markdown", f.markdown}, {"--certification", f.certification}} {
+	for _, o := range []struct{ flag, path string }{{"--html", f.html}, {"--markdown", f.markdown}, {"--certification", f.certification}} {
 		if o.path == "" {
 			continue
 		}
@@ -91,7 +98,7 @@ func runReport(stdout io.Writer, f *reportFlags, args []string) error {
 	}
 	switch {
 	case len(outs) == 0:
-		return usageError("nothing to write: give --markdown FILE or --certification FILE")
+		return usageError("nothing to write: give --html FILE, --markdown FILE or --certification FILE")
 	case stdoutUsers > 1:
 		return usageError(`only one output can go to standard output ("-")`)
 	case int(f.markdownLimit) < markdown.MinLimit:
@@ -121,6 +128,8 @@ func runReport(stdout io.Writer, f *reportFlags, args []string) error {
 	}
 	for i := range outs {
 		switch outs[i].flag {
+		case "--html":
+			outs[i].render = func(w io.Writer) error { return htmlpage.Write(w, runs) }
 		case "--markdown":
 			outs[i].render = func(w io.Writer) error {
 				return markdown.Write(w, runs, markdown.Options{Limit: int(f.markdownLimit)})

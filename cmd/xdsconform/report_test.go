@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xdsconform/xdsconform/reports/certify"
+	"github.com/xdsconform/xdsconform/reports/htmlpage"
 	"github.com/xdsconform/xdsconform/reports/matrix"
 	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
@@ -74,6 +76,19 @@ func TestReportCommand(t *testing.T) {
 	assert.Equal(t, []string{"NONCE-7"}, rep.Profiles[0].Rules.Should.Failed)
 	assert.Contains(t, rep.Profiles[0].Rules.Must.Passed, "NONCE-1")
 	assert.Equal(t, "server.json", rep.Evidence.Reports[0].File)
+
+	// The HTML page is the one reports/htmlpage renders of the same
+	// runs, its browser test's subject.
+	html := filepath.Join(dir, "report.html")
+	code, _, stderr = run(t, "report", "--html", html, js)
+	require.Equal(t, exitOK, code, stderr)
+	got, err := os.ReadFile(html)
+	require.NoError(t, err)
+	r := readRun(t, js)
+	var want bytes.Buffer
+	require.NoError(t, htmlpage.Write(&want, []results.Run{r}))
+	assert.Equal(t, want.String(), string(got))
+	assert.Contains(t, string(got), "server/nonce/stale-request-ignored[sotw-ads]")
 
 	// "-" is standard output; the flags override the report's name.
 	code, stdout, stderr = run(t, "report", "--certification", "-", "--impl-name", "renamed", js)
