@@ -224,7 +224,7 @@ func TestGitHubAction(t *testing.T) {
 				assert.Contains(t, res.summary, "xdsconform wrote no report")
 				return
 			}
-			for _, f := range []string{"junit.xml", "report.json", "summary.md"} {
+			for _, f := range []string{"junit.xml", "report.json", "summary.md", "report.html"} {
 				fi, err := os.Stat(filepath.Join(dir, f))
 				if assert.NoError(t, err) {
 					assert.NotZero(t, fi.Size(), f)
@@ -304,7 +304,7 @@ func TestGitLabSnippet(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		reports := filepath.Join(workspace, vars["XDSCONFORM_REPORTS"])
-		for _, f := range []string{"junit.xml", "report.json", "summary.md"} {
+		for _, f := range []string{"junit.xml", "report.json", "summary.md", "report.html"} {
 			assert.FileExists(t, filepath.Join(reports, f))
 		}
 		assert.FileExists(t, filepath.Join(workspace, job.Artifacts.Reports.JUnit), "the JUnit artefact is the file the job writes")
