@@ -312,9 +312,13 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 var errClientCancelled = grpcstatus.Error(codes.Canceled, "cancelled by the client")
 
 // EndedByClient reports whether err, from a wait on a stream, says the
-// client cancelled the stream (or lost its connection) rather than that
-// the wait ran out or the harness ended it.
-func EndedByClient(err error) bool { return errors.Is(err, errClientCancelled) }
+// client left the stream: it half-closed it (io.EOF), cancelled it or lost
+// its connection, rather than that the wait ran out or the harness ended
+// it. A client closing its stream may do either first: both are its own
+// leaving.
+func EndedByClient(err error) bool {
+	return errors.Is(err, errClientCancelled) || errors.Is(err, io.EOF)
+}
 
 // finish records how the stream ended, once.
 func (st *Stream) finish(err error, note string) {

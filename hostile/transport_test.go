@@ -148,7 +148,8 @@ func garbagePort(t *testing.T) string {
 
 // TestTransport_Unusable: every way a target's port can be unusable exits
 // 3 with the cause in its one stderr line (the x509 or handshake cause for
-// TLS: a bar of the issue), and a gRPC server that serves no xDS exits 2;
+// TLS: a bar of the issue), and a port that answers without xDS (a gRPC
+// server without it, an SSH banner) exits 2;
 // no report is left behind and nothing ran.
 func TestTransport_Unusable(t *testing.T) {
 	pki := newTestPKI(t)
@@ -168,8 +169,10 @@ func TestTransport_Unusable(t *testing.T) {
 			code: 3, cause: []string{"HTTP/2 preface", "--tls"}},
 		{name: "TLS against plaintext", args: []string{"--target", plainAddr, "--tls-ca", pki.caFile},
 			code: 3, cause: []string{"TLS handshake failed", "first record does not look like a TLS handshake"}},
+		// Something answered, and it is not xDS: a configuration error
+		// (issue 13), like a gRPC server without xDS.
 		{name: "garbage", args: []string{"--target", garbagePort(t)},
-			code: 3, cause: []string{"does not speak HTTP/2", `"SSH-2.0-OpenSSH_9.6\r\n"`}},
+			code: 2, cause: []string{"does not speak HTTP/2", `"SSH-2.0-OpenSSH_9.6\r\n"`}},
 		{name: "gRPC without xDS", args: []string{"--target", fixtureAddr},
 			code: 2, cause: []string{fixtureAddr, "serves no xDS service", "Unimplemented"}},
 	} {
