@@ -364,11 +364,7 @@ func listV1(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
 	if list == nil {
 		return nil, errors.New("reflection answered without a list")
 	}
-	names := []string{}
-	for _, s := range list.GetService()[:min(len(list.GetService()), maxKept)] {
-		names = append(names, s.GetName())
-	}
-	return names, nil
+	return serviceNames(list.GetService()), nil
 }
 
 func listV1alpha(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
@@ -389,11 +385,17 @@ func listV1alpha(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
 	if list == nil {
 		return nil, errors.New("reflection answered without a list")
 	}
+	return serviceNames(list.GetService()), nil
+}
+
+// serviceNames are the names of the first maxKept services of a
+// reflection list, of either reflection version.
+func serviceNames[S interface{ GetName() string }](list []S) []string {
 	names := []string{}
-	for _, s := range list.GetService()[:min(len(list.GetService()), maxKept)] {
+	for _, s := range list[:min(len(list), maxKept)] {
 		names = append(names, s.GetName())
 	}
-	return names, nil
+	return names
 }
 
 // listed is names as a message shows them: sorted, each shown safely,
