@@ -32,11 +32,53 @@ func WriteFiles(run results.Run, junitPath, jsonPath string) error {
 	return errors.Join(errs...)
 }
 
+// writesThrough reports whether path names something other than a
+// regular file or a directory (a device such as /dev/null, a pipe such as
+// /dev/stdout in CI, directly or through links): a report is written into
+// it, never put in its place.
+func writesThrough(path string) bool {
+	fi, err := os.Stat(path) // through links
+	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
+}
+
+// resolved is the file a report path names, through symbolic links (also
+// one whose file Prepare removed): a report written to a link replaces the
+// file it points to, not the link.
+func resolved(path string) string {
+	for range 40 { // the kernel's own bound on a chain of links
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return path
+}
+
 func writeAtomic(path string, render func(io.Writer) error) (err error) {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
 		return err
 	}
+	if writesThrough(path) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(buf.Bytes()); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	path = resolved(path)
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -75,12 +117,15 @@ func writeAtomic(path string, render func(io.Writer) error) (err error) {
 // and whatever report is there already is removed. A run that then ends
 // early (a usage error, an unreachable target, a crash) leaves no report
 // at all, never the previous run's: a CI step uploading the path must not
-// publish yesterday's green. The error names the path and the problem.
+// publish yesterday's green. A path naming a device or a pipe
+// (/dev/stdout) is left as it is, and a symbolic link stays: the file it
+// points to is the report. The error names the path and the problem.
 func Prepare(paths ...string) error {
 	for _, path := range paths {
-		if path == "" {
+		if path == "" || writesThrough(path) {
 			continue
 		}
+		path := resolved(path)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			return fmt.Errorf("report path %s is a directory", path)
 		}
