@@ -310,3 +310,29 @@ func TestGitLabSnippet(t *testing.T) {
 		assert.FileExists(t, filepath.Join(workspace, job.Artifacts.Reports.JUnit), "the JUnit artefact is the file the job writes")
 	}
 }
+
+// TestActionMetadataShape checks action.yml against the metadata syntax of
+// a composite action, which the run above does not exercise: GitHub
+// refuses to load an action with an unknown key, and a composite action's
+// output needs a value.
+func TestActionMetadataShape(t *testing.T) {
+	b, err := os.ReadFile("../../action.yml")
+	require.NoError(t, err)
+	var a map[string]any
+	require.NoError(t, yaml.Unmarshal(b, &a))
+	allowed := func(what string, m map[string]any, keys ...string) {
+		for k := range m {
+			assert.Contains(t, keys, k, "%s: key %q is not in the action metadata syntax", what, k)
+		}
+	}
+	allowed("action.yml", a, "name", "author", "description", "inputs", "outputs", "runs", "branding")
+	for name, in := range a["inputs"].(map[string]any) {
+		allowed("input "+name, in.(map[string]any), "description", "required", "default", "deprecationMessage")
+		assert.Contains(t, in, "description", "input %s", name)
+	}
+	for name, out := range a["outputs"].(map[string]any) {
+		o := out.(map[string]any)
+		allowed("output "+name, o, "description", "value")
+		assert.Contains(t, o, "value", "output %s: a composite action's output needs a value", name)
+	}
+}
