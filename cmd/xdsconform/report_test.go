@@ -74,6 +74,7 @@ func TestReportCommand(t *testing.T) {
 	assert.Equal(t, certify.Implementation{Organization: "Example", Project: "ref-server", Version: "v0.1"}, rep.Implementation)
 	require.Len(t, rep.Profiles, 1)
 	assert.Equal(t, []string{"NONCE-7"}, rep.Profiles[0].Rules.Should.Failed)
+	assert.Equal(t, []string{"--run=server/nonce/*"}, rep.Profiles[0].Selection, "a partial run says so")
 	assert.Contains(t, rep.Profiles[0].Rules.Must.Passed, "NONCE-1")
 	assert.Equal(t, "server.json", rep.Evidence.Reports[0].File)
 

@@ -89,6 +89,10 @@ type Profile struct {
 	// Interrupted is set when a run was cut short: its verdicts cover
 	// only what finished.
 	Interrupted bool `yaml:"interrupted,omitempty"`
+	// Selection lists the options that narrowed a run to part of the
+	// catalogue (--run, --skip, --level, --variant), as "flag=value":
+	// a profile with a selection certifies only what it selected.
+	Selection []string `yaml:"selection,omitempty,flow"`
 	// Variants are those in which at least one pair ran; Skipped those
 	// in which every pair was skipped (the target does not serve or
 	// speak them, or they were not selected).
@@ -192,8 +196,10 @@ type Input struct {
 
 // Build makes the certification report of inputs. impl, when not nil,
 // overrides the implementation the reports name, field by field (the
-// report command's flags). The reports must agree on the implementation's
-// name and on the catalogue version; one of them, or impl, must name it.
+// report command's flags). Reports that name different implementations
+// are refused whatever impl says: one certification report is one
+// implementation's evidence, never another's renamed. One of the reports,
+// or impl, must name it; the reports must agree on the catalogue version.
 func Build(inputs []Input, impl *results.Implementation) (Report, error) {
 	if len(inputs) == 0 {
 		return Report{}, errors.New("no report to certify")
@@ -213,8 +219,8 @@ func Build(inputs []Input, impl *results.Implementation) (Report, error) {
 		case i.Empty():
 		case named == nil:
 			named = i
-		case named.Name != i.Name && (impl == nil || impl.Name == ""):
-			return Report{}, fmt.Errorf("the reports name different implementations (%q in %s, %q before it): give the one to certify with --impl-name", i.Name, in.File, named.Name)
+		case named.Name != i.Name:
+			return Report{}, fmt.Errorf("the reports name different implementations (%q in %s, %q before it): certify each from its own reports", i.Name, in.File, named.Name)
 		}
 		if date.IsZero() || run.Started.Before(date) {
 			date = run.Started
@@ -262,6 +268,10 @@ func Build(inputs []Input, impl *results.Implementation) (Report, error) {
 	return rep, nil
 }
 
+// selectionOptions are the run options (as the suite commands record
+// them) that select part of the catalogue.
+var selectionOptions = []string{"run", "skip", "level", "variant"}
+
 // profile is one role's part of the report, from every run of that role.
 func profile(role string, runs []results.Run) Profile {
 	p := Profile{Role: role, Result: "pass", FailOn: runs[0].FailOn}
@@ -277,6 +287,11 @@ func profile(role string, runs []results.Run) Profile {
 			p.Result = "fail"
 		}
 		p.Interrupted = p.Interrupted || run.Interrupted
+		for _, opt := range selectionOptions {
+			if v := run.Options[opt]; v != "" {
+				p.Selection = appendNew(p.Selection, "--"+opt+"="+v)
+			}
+		}
 		for _, r := range run.Results {
 			if verdict.Classify(r, run.FailOn) == verdict.ClassKnownFailing {
 				p.KnownFailing = append(p.KnownFailing, Claim{Pair: r.FullName(), Level: r.FailureLevel(), Rules: r.RulesBroken, Reason: r.KnownFailing})

@@ -125,8 +125,9 @@ func TestImplementationSources(t *testing.T) {
 	other.Implementation = &results.Implementation{Name: "other"}
 	_, err = Build([]Input{in, input(t, other, "o.json")}, nil)
 	assert.ErrorContains(t, err, "different implementations")
+	// Naming one of them does not make the other's results its own.
 	_, err = Build([]Input{in, input(t, other, "o.json")}, &results.Implementation{Name: "cp"})
-	assert.NoError(t, err)
+	assert.ErrorContains(t, err, "different implementations")
 
 	old := sample()
 	old.CatalogueVersion = "sha256:" + strings.Repeat("0", 64)
