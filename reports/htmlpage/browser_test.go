@@ -227,6 +227,7 @@ func count(ss []string, want string) (n int, others []string) {
 }
 
 // The page opens with no console error, no CSP violation and no fetch,
+// on the pairs that did not pass,
 // hostile strings and all; its filters show exactly the rows they name;
 // a summary count filters the rows it counts; a failure opens on its
 // transcript.
@@ -240,8 +241,15 @@ func TestBrowserFilters(t *testing.T) {
 	}
 	b := openPage(t, render(t, runs), 1400, 1000)
 
+	// A page with failures opens on the pairs that did not pass; Reset
+	// shows them all.
+	notPassing := total - want[oPass] - want[oSkipped]
+	if got := b.visible("data-outcome"); len(got) != notPassing {
+		t.Fatalf("%d of %d rows shown on opening, want the %d not passing", len(got), total, notPassing)
+	}
+	b.do("clicking Reset", chromedp.Click(chromedp.ID("b-reset")))
 	if got := b.visible("data-outcome"); len(got) != total {
-		t.Fatalf("%d of %d rows shown before any filter", len(got), total)
+		t.Fatalf("%d of %d rows shown after Reset", len(got), total)
 	}
 
 	b.selectOption("f-outcome", oFail)

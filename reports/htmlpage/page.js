@@ -98,6 +98,11 @@
   }
   window.addEventListener('hashchange', openTarget);
 
+  // A page with failures opens on them: they are what a reader came for,
+  // and Reset shows every row.
+  if (pairs.some(function (p) { return p.dataset.outcome !== 'pass' && p.dataset.outcome !== 'skipped'; })) {
+    set(selects.outcome, '!pass');
+  }
   apply();
   openTarget();
 }());
