@@ -403,7 +403,13 @@ func cell(s string) string {
 }
 
 // clean makes s one line of at most maxField printable characters.
-func clean(s string) string {
+func clean(s string) string { return oneLine(s, maxField) }
+
+// oneLine makes s one line of printable characters: runs of spaces and
+// control characters become one space, invalid UTF-8 and bidirectional
+// formatting characters go, and past limit characters (when limit > 0)
+// an ellipsis ends it.
+func oneLine(s string, limit int) string {
 	var b strings.Builder
 	n := 0
 	space := false
@@ -415,7 +421,7 @@ func clean(s string) string {
 			space = b.Len() > 0
 			continue
 		}
-		if n == maxField {
+		if limit > 0 && n == limit {
 			b.WriteString("…")
 			break
 		}
@@ -473,20 +479,11 @@ var rawHTML = regexp.MustCompile(`^<(?:` +
 // that documents written before it (COMPATIBILITY.md) stay byte for byte
 // what they were. It does not cut s.
 func Inline(s string) string {
+	// Escaping looks at the neighbours a reader sees: a dropped
+	// character between "]" and "(" must not hide a link.
+	s = oneLine(s, 0)
 	var b strings.Builder
-	space := false
 	for i, r := range s {
-		switch {
-		case r == utf8.RuneError, isBidi(r):
-			continue
-		case unicode.IsSpace(r) || unicode.IsControl(r):
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
 		switch {
 		case r == '|':
 			b.WriteString(`\|`)

@@ -219,3 +219,12 @@ func TestBothSuites(t *testing.T) {
 	assert.Contains(t, md, "## server suite\n\n**✅ PASS**")
 	assert.Contains(t, md, "## client suite\n\n**❌ FAIL**")
 }
+
+// A character Inline drops (a bidirectional control) between "]" and "("
+// does not hide the link they make once it is gone.
+func TestInlineEscapesAcrossDroppedCharacters(t *testing.T) {
+	got := Inline("[x]\u202a(javascript:alert(1))")
+	if strings.Contains(got, "](") {
+		t.Errorf("Inline left a link: %q", got)
+	}
+}
