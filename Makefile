@@ -34,19 +34,19 @@ bench:
 ## flips, peak RSS and goroutines. Not part of make test or .ci/run.
 SOAK_RUNS ?= 200
 soak:
-	$(GO) test -tags soak -count=1 -timeout 120m -run TestSoak ./soak/ -v -soak.runs=$(SOAK_RUNS)
+	$(GO) test -tags soak -count=1 -timeout 120m -run TestSoak ./internal/soak/ -v -soak.runs=$(SOAK_RUNS)
 
 ## lint: gofmt and go vet
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
-	$(GO) vet -tags soak ./soak/
+	$(GO) vet -tags soak ./internal/soak/
 
-## generate: regenerate the requirements catalogue (from requirements/requirements.md) and the
+## generate: regenerate the requirements catalogue (from internal/requirements/requirements.md) and the
 ## fixture API code (installs protoc from Debian and the pinned Go plugins into bin/tools if missing)
 generate:
-	cd requirements && $(GO) generate ./...
+	cd internal/requirements && $(GO) generate ./...
 	GO=$(GO) tools/genproto.sh
 
 ## e2e-deps: build and install the real peers the e2e suite drives (each Go peer from its own

@@ -23,7 +23,7 @@ import (
 	"github.com/xdsconform/xdsconform/e2e/netns"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
-	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/internal/process"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
 )
@@ -40,7 +40,7 @@ var _ = Describe("heavy management servers", Label("server", "heavy"), func() {
 	// Its snapshot cache also keeps SotW and delta streams in one map keyed
 	// by a stream id that go-control-plane counts separately per protocol,
 	// so a delta stream can take a SotW stream's place (see
-	// knownfailing/envoy-gateway.txt): the protocols run one at a time.
+	// internal/knownfailing/envoy-gateway.txt): the protocols run one at a time.
 	eg := timeouts
 	eg.Expect, eg.Scenario = 20*time.Second, 2*time.Minute
 	describe(peer{Name: "envoy-gateway", Version: "Envoy Gateway " + envoyGatewayVersion() + " (standalone, file provider)", Role: "server",

@@ -37,7 +37,7 @@ var _ = Describe("a server without a fixture", Ordered, Label("server", "go-cont
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "xdsconform"), "server", "--target", addr,
-			"--known-failing", "knownfailing/go-control-plane-snapshot.txt", "--json", out)
+			"--known-failing", "internal/knownfailing/go-control-plane-snapshot.txt", "--json", out)
 		cmd.Dir = repoRoot()
 		console, err := cmd.CombinedOutput()
 		require.NoError(GinkgoT(), err, "%s", console)

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/results"
 )
 

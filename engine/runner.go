@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"

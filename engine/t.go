@@ -13,10 +13,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/internal/requirements"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Timeouts are the named waits of a run. Every wait in a scenario is bounded

@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/xdsconform/xdsconform/wording"
+	"github.com/xdsconform/xdsconform/internal/wording"
 )
 
 // Bounds on what the client keeps. A server flooding responses, some of

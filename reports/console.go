@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
-	"github.com/xdsconform/xdsconform/wording"
 )
 
 // DefaultTranscriptTail is the number of transcript entries shown per

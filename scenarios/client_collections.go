@@ -13,11 +13,11 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/internal/xdstp"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/wording"
-	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // Glob collections and redirects in the client role (xRFC TP1): a client

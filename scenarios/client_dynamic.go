@@ -13,10 +13,10 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/wording"
 )
 
 // Dynamic parameters (xRFC TP2): the client subscribes through

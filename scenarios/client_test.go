@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/grpcgoclient"
-	"github.com/xdsconform/xdsconform/knownfailing"
-	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/internal/knownfailing"
+	"github.com/xdsconform/xdsconform/peers/grpcgoclient"
+	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"

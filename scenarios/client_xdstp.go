@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/xdsconform/xdsconform/bootstrap"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/bootstrap"
+	"github.com/xdsconform/xdsconform/internal/xdstp"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // Federation in the client role (xRFC TP1, gRFC A47): the client is

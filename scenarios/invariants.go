@@ -1,6 +1,6 @@
 package scenarios
 
-import "github.com/xdsconform/xdsconform/requirements"
+import "github.com/xdsconform/xdsconform/internal/requirements"
 
 // Invariant is a rule the fake peers check on every message of every scenario of a role.
 type Invariant struct {

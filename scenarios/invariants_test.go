@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/internal/requirements"
 )
 
 func TestInvariantsBindTheirRole(t *testing.T) {

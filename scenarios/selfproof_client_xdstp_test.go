@@ -1,12 +1,12 @@
 package scenarios
 
 import (
-	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
 // The federation scenarios' catches (client_xdstp.go): each reference
-// client fault of refclient/faults_xdstp.go fails the scenario written
+// client fault of peers/refclient/faults_xdstp.go fails the scenario written
 // for its rule.
 func init() {
 	for id, catches := range map[string][]clientCatch{

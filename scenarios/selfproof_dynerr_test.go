@@ -1,6 +1,6 @@
 package scenarios
 
-import "github.com/xdsconform/xdsconform/refserver"
+import "github.com/xdsconform/xdsconform/peers/refserver"
 
 // The catches of the dynamic-parameter (xRFC TP2) and per-resource error
 // (xRFC TP3) scenarios: one fault per step.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/results"
 )
 

@@ -1,8 +1,8 @@
 package scenarios
 
-import "github.com/xdsconform/xdsconform/refserver"
+import "github.com/xdsconform/xdsconform/peers/refserver"
 
-// The REST scenarios' faults (refserver/faults_rest.go).
+// The REST scenarios' faults (peers/refserver/faults_rest.go).
 func init() {
 	for id, c := range map[string][]serverCatch{
 		"server/rest/endpoints": {{fault: refserver.FaultRESTNoRoutesPath, rule: "REST-5"}},

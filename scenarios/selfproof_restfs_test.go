@@ -1,9 +1,9 @@
 package scenarios
 
-import "github.com/xdsconform/xdsconform/refclient"
+import "github.com/xdsconform/xdsconform/peers/refclient"
 
 // The client-role REST and filesystem scenarios' faults
-// (refclient/faults_restfs.go).
+// (peers/refclient/faults_restfs.go).
 func init() {
 	for id, c := range map[string][]clientCatch{
 		"client/rest/one-poll-outstanding":   {{fault: refclient.FaultRESTTwoOutstanding, rule: "REST-1"}},

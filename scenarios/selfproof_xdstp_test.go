@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/wire"
 )
 

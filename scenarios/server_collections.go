@@ -11,10 +11,10 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/internal/xdstp"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // LCOLL is the list collection of listeners (COLL-1).

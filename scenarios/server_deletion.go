@@ -8,10 +8,10 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/wording"
 )
 
 // subscriptionKind is how the client of a table-driven scenario holds the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
-	"github.com/xdsconform/xdsconform/gcpserver"
+	"github.com/xdsconform/xdsconform/peers/gcpserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"text/template"
 
-	"github.com/xdsconform/xdsconform/bootstrap"
+	"github.com/xdsconform/xdsconform/internal/bootstrap"
 )
 
 // BootstrapVars are the variables of a --bootstrap-template: what one

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/xdsconform/xdsconform/bootstrap"
+	"github.com/xdsconform/xdsconform/internal/bootstrap"
 )
 
 // A --bootstrap-template sees the scenario's servers per authority, the

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xdsconform/xdsconform/bootstrap"
 	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/grpcgoclient"
+	"github.com/xdsconform/xdsconform/internal/bootstrap"
+	"github.com/xdsconform/xdsconform/internal/process"
 	"github.com/xdsconform/xdsconform/observer"
-	"github.com/xdsconform/xdsconform/process"
-	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/peers/grpcgoclient"
+	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/wire"
 )
 

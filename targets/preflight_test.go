@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
-	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/targets"
 )
 

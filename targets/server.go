@@ -30,8 +30,8 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
-	"github.com/xdsconform/xdsconform/gcpserver"
-	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/peers/gcpserver"
+	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/wire"
 )
 

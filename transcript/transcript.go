@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/xdsconform/xdsconform/wording"
+	"github.com/xdsconform/xdsconform/internal/wording"
 )
 
 // Direction says which way a message travelled, from the harness's side.

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	"github.com/xdsconform/xdsconform/xdstp"
+	"github.com/xdsconform/xdsconform/internal/xdstp"
 )
 
 // named is implemented by every v3 resource message except the

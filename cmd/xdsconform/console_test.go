@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/internal/process"
 	"github.com/xdsconform/xdsconform/results"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/xdsconform/xdsconform/requirements"
+	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/scenarios"
 )
 

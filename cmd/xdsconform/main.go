@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/xdsconform/xdsconform/grpcgoclient"
-	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/internal/process"
+	"github.com/xdsconform/xdsconform/peers/grpcgoclient"
 )
 
 // Exit codes, documented in the help text and the README.

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/reports/certify"
 	"github.com/xdsconform/xdsconform/reports/htmlpage"
 	"github.com/xdsconform/xdsconform/reports/matrix"
-	"github.com/xdsconform/xdsconform/requirements"
 	"github.com/xdsconform/xdsconform/results"
 )
 

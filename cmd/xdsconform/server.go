@@ -15,8 +15,8 @@ import (
 
 	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/knownfailing"
-	"github.com/xdsconform/xdsconform/refserver"
+	"github.com/xdsconform/xdsconform/internal/knownfailing"
+	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"

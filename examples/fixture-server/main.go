@@ -10,7 +10,7 @@
 // installs a whole new snapshot on every change, each type at its own
 // version. Only ADS is registered, and the capabilities say so: the
 // harness then skips the per-type variants. Per-type services are
-// registered the same way (see gcpserver/handlers.go).
+// registered the same way (see peers/gcpserver/handlers.go).
 package main
 
 import (

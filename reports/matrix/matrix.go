@@ -22,7 +22,7 @@ import (
 	"strings"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/knownfailing"
+	"github.com/xdsconform/xdsconform/internal/knownfailing"
 	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/reports/markdown"
 	"github.com/xdsconform/xdsconform/reports/verdict"
@@ -136,7 +136,7 @@ func Render(runs []results.Run) string {
 	b.WriteString("`make e2e-heavy` in `e2e/heavy-results`); do not edit by hand. Each real implementation ran\n")
 	b.WriteString("the whole suite of its role in every variant it speaks (\"patched\" says what was changed in it). A cell shows the\n")
 	b.WriteString("variants that passed (✓), failed (✗), did not implement an optional (MAY) behaviour (○) and were\n")
-	b.WriteString("skipped (–); every failure is in the peer's known-failing list (`knownfailing/`), read against the\n")
+	b.WriteString("skipped (–); every failure is in the peer's known-failing list (`internal/knownfailing/`), read against the\n")
 	b.WriteString("transcript and the peer's source, and explained below the table with the rules it broke.\n")
 	for _, role := range []struct{ name, title string }{
 		{"server", "Management servers (xdsconform plays the client)"},

@@ -30,7 +30,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
-	"github.com/xdsconform/xdsconform/gcpserver"
+	"github.com/xdsconform/xdsconform/peers/gcpserver"
 )
 
 func main() {

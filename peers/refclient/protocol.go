@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/wording"
 )
 
 // raw is one resource as it came off the wire; name is the delta

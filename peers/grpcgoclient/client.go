@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/internal/process"
 )
 
 // stopGrace is how long the child gets to exit on SIGTERM; it only has to

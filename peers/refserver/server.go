@@ -35,8 +35,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/xdsconform/xdsconform/internal/xdstp"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // Server is the reference management server. Create it with New, expose the

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/internal/xdstp"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 const xL = "xdstp://a/envoy.config.listener.v3.Listener/"

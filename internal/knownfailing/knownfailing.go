@@ -47,5 +47,5 @@ func load(name string) (*engine.KnownFailing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shipped known-failing file %s: %w", name, err)
 	}
-	return engine.ParseKnownFailing(bytes.NewReader(b), "knownfailing/"+name)
+	return engine.ParseKnownFailing(bytes.NewReader(b), "internal/knownfailing/"+name)
 }

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/xdsconform/xdsconform/internal/xdstp"
 	"github.com/xdsconform/xdsconform/wire"
-	"github.com/xdsconform/xdsconform/xdstp"
 )
 
 // Federation (xRFC TP1, gRFC A47): the reference client takes xdstp://

@@ -1,5 +1,5 @@
 // Package specmd extracts the numbered rules from the requirements
-// catalogue (requirements/requirements.md, a copy of
+// catalogue (internal/requirements/requirements.md, a copy of
 // shared/spec/requirements.md with the repository's own rules appended)
 // and renders them as the TSV file that package
 // requirements embeds.

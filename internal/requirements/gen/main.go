@@ -1,5 +1,5 @@
-// Command gen regenerates requirements/catalog.tsv from the requirements
-// catalogue document (the repository's copy, requirements/requirements.md).
+// Command gen regenerates internal/requirements/catalog.tsv from the requirements
+// catalogue document (the repository's copy, internal/requirements/requirements.md).
 // It is run by go generate in package requirements (make generate):
 //
 //	go run ./gen requirements.md catalog.tsv
@@ -13,7 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/xdsconform/xdsconform/requirements/internal/specmd"
+	"github.com/xdsconform/xdsconform/internal/requirements/internal/specmd"
 )
 
 func main() {

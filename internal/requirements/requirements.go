@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/xdsconform/xdsconform/requirements/internal/specmd"
+	"github.com/xdsconform/xdsconform/internal/requirements/internal/specmd"
 )
 
 //go:embed catalog.tsv

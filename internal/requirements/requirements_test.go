@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xdsconform/xdsconform/requirements/internal/specmd"
+	"github.com/xdsconform/xdsconform/internal/requirements/internal/specmd"
 )
 
 // docPath is the repository's copy of the catalogue document, the one
@@ -20,7 +20,7 @@ const docPath = "requirements.md"
 
 // sharedPath is where the original document sits relative to this package
 // when the shared/ tree is checked out beside the repository.
-const sharedPath = "../../shared/spec/requirements.md"
+const sharedPath = "../../../shared/spec/requirements.md"
 
 func TestKnownRequirements(t *testing.T) {
 	tests := []struct {
@@ -222,13 +222,13 @@ func TestCatalogCopyMatchesShared(t *testing.T) {
 	}
 	copied, added, ok := bytes.Cut(local, []byte(additionsHeading))
 	if !ok {
-		t.Fatalf("requirements/requirements.md has no %q heading for the repository's own rules", strings.TrimSpace(additionsHeading))
+		t.Fatalf("internal/requirements/requirements.md has no %q heading for the repository's own rules", strings.TrimSpace(additionsHeading))
 	}
 	if !bytes.Equal(shared, copied) {
-		t.Errorf("requirements/requirements.md, up to its own appendix, differs from shared/spec/requirements.md: copy the shared document over that part and run make generate")
+		t.Errorf("internal/requirements/requirements.md, up to its own appendix, differs from shared/spec/requirements.md: copy the shared document over that part and run make generate")
 	}
 	if bytes.Contains(added, []byte("\n## ")) {
-		t.Errorf("the repository's appendix must be the last section of requirements/requirements.md")
+		t.Errorf("the repository's appendix must be the last section of internal/requirements/requirements.md")
 	}
 }
 

@@ -42,7 +42,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/xdsconform/xdsconform/process"
+	"github.com/xdsconform/xdsconform/internal/process"
 	"github.com/xdsconform/xdsconform/results"
 )
 
@@ -128,7 +128,7 @@ func TestMain(m *testing.M) {
 	}
 	xdsconformBin = filepath.Join(dir, "xdsconform")
 	build := exec.Command("go", "build", "-o", xdsconformBin, "./cmd/xdsconform")
-	build.Dir = ".." // the module root
+	build.Dir = "../.." // the module root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building xdsconform: %v\n%s", err, out)
 		os.RemoveAll(dir)

@@ -26,9 +26,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xdsconform/xdsconform/internal/process"
 	"github.com/xdsconform/xdsconform/observer"
-	"github.com/xdsconform/xdsconform/process"
-	"github.com/xdsconform/xdsconform/refclient"
+	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
