@@ -70,9 +70,10 @@ var (
 	perType     = []wire.Variant{wire.SotWPerType, wire.DeltaPerType}
 )
 
-// fx says the scenario drives server state through the fixture and uses
-// the given types.
-func fx(types ...wire.Type) []engine.Need {
+// Fixture is the needs of a scenario that drives server state through the
+// fixture API and uses the given types: a pair against a target without a
+// fixture, or that does not serve one of the types, is skipped.
+func Fixture(types ...wire.Type) []engine.Need {
 	needs := []engine.Need{targets.NeedFixture}
 	for _, t := range types {
 		needs = append(needs, targets.NeedType(t))
@@ -85,7 +86,10 @@ func with(needs []engine.Need, extra ...engine.Need) []engine.Need {
 	return append(slices.Clip(needs), extra...) // never into a shared slice's spare capacity
 }
 
-// srv adapts a server-role body to the engine.
-func srv(body func(s *S)) func(*engine.T) {
-	return func(t *engine.T) { body(server(t)) }
+// ServerScript adapts a server-role body to the engine: it is a Scenario's
+// Run. The body gets an S connected to the target in the pair's variant,
+// with the pair's own node id and a clean fixture state; the global
+// invariants are checked after it returns.
+func ServerScript(body func(s *S)) func(*engine.T) {
+	return func(t *engine.T) { body(NewS(t)) }
 }

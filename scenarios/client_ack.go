@@ -21,7 +21,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-2"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			n := c.Respond(LDS, "2", c.Hop(LDS, 2))
 			ack := c.ExpectAck(LDS, n, "2")
@@ -34,7 +34,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			for rev := 2; rev <= 5; rev++ {
 				c.Update(CDS, strconv.Itoa(rev), rev)
@@ -47,7 +47,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"VER-2", "ADS-1"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			for i, hop := range c.hops(1) {
 				c.ExpectSubscribed(hop.t, hop.name)
 				v := []string{"lds-1", "rds-1", "cds-1", "eds-1"}[i]
@@ -77,7 +77,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        fresh,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			nack := c.Checking(c.either("ACK-3", "DELTA-1")).ExpectNack(LDS, c.Respond(LDS, "1", wire.InvalidListener(c.L, 1)))
 			if nack.SotW != nil { // delta requests have no version_info
@@ -91,7 +91,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-4"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			nack := c.ExpectNack(LDS, c.Respond(LDS, "2", wire.InvalidListener(c.L, 2)))
 			require.NotEmpty(c, nack.ErrorDetail().GetMessage(), "%s should say in error_detail.message why it rejected the listener", nack)
@@ -103,7 +103,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-3"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			n := c.Respond(LDS, "2", wire.InvalidListener(c.L, 2))
 			nack := c.ExpectNack(LDS, n)
@@ -117,7 +117,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.ExpectNack(CDS, c.Respond(CDS, "2", wire.InvalidCluster(c.CL, 2)))
 			v1 := c.V("1", c.CL)
@@ -132,7 +132,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Level:        results.May,
 		Variants:     allVariants,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			other := c.routeToTwoClusters()
 			c.ExpectAck(CDS, c.Respond(CDS, "1", c.Hop(CDS, 1), wire.ClientCluster(other, 1)), "1")
 			// Cluster 1 changes validly, cluster 2 invalidly: one NACK.
@@ -148,7 +148,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        with(observed, targets.NeedStatus(observer.Nacked)),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.ExpectNack(CDS, c.Respond(CDS, "2", wire.InvalidCluster(c.CL, 2)))
 			r := c.AwaitState(CDS, c.CL, observer.Nacked)
@@ -161,7 +161,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-6"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			c.ExpectNack(LDS, c.Respond(LDS, "2", wire.InvalidListener(c.L, 2)))
 			c.Checking("ACK-6").Update(LDS, "3", 3)
@@ -173,7 +173,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"DUP-2"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.ExpectNack(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), c.Hop(CDS, 3)))
 			if c.Observable() {
@@ -188,7 +188,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-7", "RES-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			n := c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster("", 2))
 			r := c.Expect(CDS)
@@ -210,7 +210,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-8"},
 		Level:        results.Should,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			// A listener under the cluster type: a server mixing up its types.
 			wrong := mustAny(c, wire.ClientListener(c.CL, c.R, 2))
@@ -224,7 +224,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Timed:        true,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			// Prompt is taken to be within the quiet window: a reply slower
 			// than the window the harness watches for late events in is
@@ -245,7 +245,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-4"},
 		Level:        results.Should,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			n := c.Respond(LDS, "1", c.Hop(LDS, 1))
 			r := c.expectReply(LDS, n)
@@ -260,7 +260,7 @@ var clientAckScenarios = []*engine.Scenario{
 		Requirements: []string{"HINT-1"},
 		Level:        results.May,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			nonces := c.Chain(EDS)
 			other := c.Extra("cluster-2")
 			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "2")

@@ -22,7 +22,7 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.AwaitAcked(CDS, c.CL, "1")
 			c.ExpectAck(CDS, c.Remove(CDS, "2", c.CL), "")
@@ -36,7 +36,7 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			other := c.twoClusters()
 			c.ExpectAck(CDS, c.RespondDelta(CDS, "3", []proto.Message{wire.ClientCluster(other, 3)}, c.CL), "")
 			c.Checking("DEL-2").AwaitGone(CDS, c.CL)
@@ -50,7 +50,7 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			other := c.twoClusters()
 			c.Update(CDS, "3", 3) // the chain's cluster only
 			v2 := c.V("2", other)
@@ -66,7 +66,7 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		Requirements: []string{"DEL-6"},
 		Level:        results.May,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(RDS)
 			other := c.Extra("route-2")
 			c.ExpectAck(LDS, c.Respond(LDS, "2", wire.ClientListener(c.L, other, 2)), "2")
@@ -80,7 +80,7 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.Checking("DEL-3").ExpectAck(CDS, c.Remove(CDS, "2", c.Extra("never-sent")), "")
 			c.AwaitAcked(CDS, c.CL, "1")
@@ -118,7 +118,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        with(showsMissing, targets.NeedFreshClient),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			timer := c.target.Options().DNETimer
 			v := c.Checking(c.either("DNE-1", "DNE-6"))
@@ -133,7 +133,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        showsMissing,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			other := c.routeToTwoClusters()
 			// This response may answer a request made before the client
 			// wanted the second cluster: its absence proves nothing.
@@ -152,7 +152,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        with(showsMissing, targets.NeedFreshClient),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			c.Checking(c.either("DNE-1", "DNE-6")).Await(LDS, c.L, "as DOES_NOT_EXIST", c.target.Options().DNETimer, isMissing)
 			v := c.Checking("DNE-4")
@@ -167,7 +167,7 @@ var clientMissingScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        showsMissing,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.Restart(codes.Unavailable)
 			c.Expect(LDS) // back, and never answered
@@ -221,7 +221,7 @@ func sotwAbsence(what string, t wire.Type, deletes, others bool, title string) *
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(t)
 			name := c.NameOf(t)
 			c.AwaitAcked(t, name, "1")

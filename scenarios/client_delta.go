@@ -18,7 +18,7 @@ var clientDeltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-1", "NONCE-11"},
 		Level:        results.Must,
 		Variants:     delta,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2)), "")
 			latest := c.Respond(CDS, "3", wire.InvalidCluster(c.CL, 3))
@@ -39,7 +39,7 @@ var clientDeltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-2"},
 		Level:        results.Must,
 		Variants:     delta,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			for rev := 2; rev <= 3; rev++ {
 				ack := c.ExpectAck(CDS, c.Respond(CDS, strconv.Itoa(rev), c.Hop(CDS, rev)), "")
@@ -56,7 +56,7 @@ var clientDeltaScenarios = []*engine.Scenario{
 		Requirements: []string{"VER-6"},
 		Level:        results.Must,
 		Variants:     delta,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			for i, sys := range []string{"", "0", "zzz", "1"} {
 				st := c.Stream(CDS)

@@ -38,7 +38,7 @@ var dynParams = map[string]string{"xdsconform.env": "prod", "xdsconform.region":
 // asked to send dynParams.
 func locating(body func(c *C)) func(*engine.T) {
 	return func(t *engine.T) {
-		body(clientWith(t, func(s *targets.LaunchSpec) { s.DynamicParameters = dynParams }))
+		body(NewCWith(t, func(s *targets.LaunchSpec) { s.DynamicParameters = dynParams }))
 	}
 }
 
@@ -216,7 +216,7 @@ var clientDynamicScenarios = []*engine.Scenario{
 		Requirements: []string{"CACHE-2"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			if !c.Variant.IsDelta() {
 				c.requireResourceInSotW() // delta resources are always wrapped

@@ -40,7 +40,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        envoyProfile,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.EnvoyChain()
 			c.Restart(codes.Unavailable)
 			v := c.Checking("WILD-7")
@@ -60,7 +60,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        envoyObserved,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			v := c.Checking("WARM-1")
 			inUse := func(r observer.Resource) bool { return r.State == observer.Acked }
 			c.ExpectWildcard(CDS)
@@ -85,7 +85,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        envoyObserved,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.EnvoyChain()
 			c.AwaitAcked(CDS, c.CL, "1")
 			c.ExpectAck(CDS, c.Respond(CDS, "2", c.EnvoyHop(CDS, 2)), "2")
@@ -114,7 +114,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		// The check is the fake server's: no request of any SotW stream
 		// asks for VirtualHosts (an invariant of every client scenario);
 		// this scenario gives the client a reason to.
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.ExpectWildcard(LDS)
 			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
 			c.AwaitSubscribed(RDS, c.R)

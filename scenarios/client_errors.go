@@ -96,7 +96,7 @@ var clientErrorScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        showsErrors,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.awaitClusterSubscribed()
 			c.errorFor("1", codes.Unavailable)
 			c.Checking("ERR-12").AwaitState(CDS, c.CL, observer.ReceivedError)
@@ -119,7 +119,7 @@ var clientErrorScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        with(showsMissing, takesErrors),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.awaitClusterSubscribed()
 			c.errorFor("1", codes.Unavailable)
 			// Past the whole timer, as if it had started only now.
@@ -134,7 +134,7 @@ var clientErrorScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        with(observed, takesErrors),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.keepsThroughErrors("ERR-7", codes.Unavailable, codes.Internal, codes.Unknown)
 		}),
 	},
@@ -145,7 +145,7 @@ var clientErrorScenarios = []*engine.Scenario{
 		Level:        results.May,
 		Variants:     allVariants,
 		Needs:        with(showsMissing, takesErrors),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			asked := c.awaitClusterSubscribed()
 			c.errorFor("1", codes.NotFound)
 			v := c.Checking("ERR-8")
@@ -163,7 +163,7 @@ var clientErrorScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        with(observed, takesErrors),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.keepsThroughErrors("ERR-9", codes.FailedPrecondition, codes.Aborted)
 		}),
 	},
@@ -174,7 +174,7 @@ var clientErrorScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(observed, takesErrors),
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.AwaitAcked(CDS, c.CL, "1")
 			c.errorFor("2", codes.NotFound)
@@ -188,7 +188,7 @@ var clientErrorScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        showsErrors,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.errorFor("2", codes.Unavailable)
 			v := c.Checking("ERR-12")

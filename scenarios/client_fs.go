@@ -76,7 +76,7 @@ func fsRun(ext string, watched bool, body func(c *C, f *fsFiles)) func(*engine.T
 		if watched {
 			src.WatchedDirectory = dir
 		}
-		c := clientWith(t, func(s *targets.LaunchSpec) { s.CDSFile = src })
+		c := NewCWith(t, func(s *targets.LaunchSpec) { s.CDSFile = src })
 		body(c, f)
 	}
 }

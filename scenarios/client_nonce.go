@@ -20,7 +20,7 @@ var clientNonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			c.Update(LDS, "2", 2)
 			c.Update(LDS, "3", 3)
@@ -33,7 +33,7 @@ var clientNonceScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		// Delta subscription changes carry no nonce at all (NONCE-11).
 		Variants: []wire.Variant{wire.SotWADS},
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			nonces := c.Chain(EDS)
 			// Point the route at a second cluster: the RDS response is the
 			// stream's latest, but the CDS request it causes answers CDS.
@@ -62,7 +62,7 @@ var clientNonceScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        fresh,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			// Not Chain, whose ACK check would catch an empty nonce first:
 			// every answer is taken as it comes and judged below.
 			for _, hop := range c.hops(1) {
@@ -89,7 +89,7 @@ var clientNonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-5"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.Restart(codes.Unavailable)
 			for _, t := range chainTypes {
@@ -104,7 +104,7 @@ var clientNonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-6"},
 		Level:        results.Should,
 		Variants:     []wire.Variant{wire.SotWADS},
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			nonces := c.Chain(EDS)
 			c.dropEndpoints()
 			drop := c.Expect(EDS)
@@ -122,7 +122,7 @@ var clientNonceScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		// Delta subscription changes carry no nonce at all (NONCE-11).
 		Variants: sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			n := c.Respond(CDS, "2", wire.InvalidCluster(c.CL, 2))
 			c.ExpectNack(CDS, n)

@@ -19,7 +19,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Requirements: []string{"RECONN-3", "DELTA-7"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.Restart(codes.Unavailable)
 			for _, hop := range c.hops(1) {
@@ -33,7 +33,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Requirements: []string{"VER-4"},
 		Level:        results.Should,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.Update(CDS, "2", 2)
 			c.Restart(codes.Unavailable)
@@ -53,7 +53,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			c.Restart(codes.Unavailable)
 			r := c.Expect(LDS)
@@ -66,7 +66,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-6", "DELTA-7"},
 		Level:        results.Must,
 		Variants:     delta,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.Update(CDS, "2", 2)
 			c.Restart(codes.Unavailable)
@@ -95,7 +95,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        fresh,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			c.Restart(codes.Unavailable)
 			lastOld := c.after[LDS.URL] // streams after this one are reconnected ones
@@ -121,7 +121,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.Restart(codes.OK)
 			c.Expect(LDS) // the client is back, and gets no answer
@@ -139,7 +139,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Timed:        true,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			// Three streams in a row fail at once, before any response:
 			// the waits before the next ones must grow (with jitter
 			// allowed: the third at least half again the first). A wait is

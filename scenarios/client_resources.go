@@ -29,7 +29,7 @@ func unrequestedIgnored(rule string, level results.Level, variants []wire.Varian
 		Requirements: []string{rule},
 		Level:        level,
 		Variants:     variants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			unrequested := c.Extra("unrequested")
 			c.Checking(rule).ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(unrequested, 1)), "2")
@@ -51,7 +51,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.dropEndpoints()
 			drop := c.Expect(EDS)
@@ -70,7 +70,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Requirements: []string{"UNSUB-1", "UNSUB-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.dropEndpoints() // the client loses interest in its only EDS name
 			r := c.Expect(EDS)
@@ -87,7 +87,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-1"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			other := c.Extra("cluster-2")
 			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "2")
@@ -102,7 +102,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.Update(CDS, "2", 2)
 			c.RequireConfig(c.AwaitAcked(CDS, c.CL, "2"), c.Hop(CDS, 2))
@@ -114,7 +114,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-5"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			first := c.ExpectSubscribed(LDS, c.L)
 			c.QuietNoStream(first.Stream.ID, "a new stream while the server has not answered yet")
 			v := c.Checking("UPD-5")
@@ -135,7 +135,7 @@ var clientResourceScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			// A hop answered late on a loaded machine is silence too: a
 			// client that leaves its stream for it breaks UPD-5 as well.
 			c.LeavingBreaks("UPD-5").Chain(EDS)
@@ -158,7 +158,7 @@ var clientWrapperScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.requireResourceInSotW()
 			c.ExpectAck(CDS, c.RespondAnys(CDS, "2", mustAny(c, &discovery.Resource{Name: c.CL, Version: "2", Resource: mustAny(c, c.Hop(CDS, 2))})), "2")
@@ -172,7 +172,7 @@ var clientWrapperScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        observed,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.requireResourceInSotW()
 			// A resource with a TTL, then a heartbeat that renews it: the

@@ -115,7 +115,7 @@ var clientRESTScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     restOnly,
 		Needs:        restClient,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Poll(CDS)
 			c.Respond(CDS, "1", wire.ClientDNSCluster(c.CL, 1))
 			c.PollAfter(CDS, 1) // the ACK, held from here on
@@ -129,7 +129,7 @@ var clientRESTScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     restOnly,
 		Needs:        restClient,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			v := c.Checking("REST-3")
 			v.Poll(LDS)
 			v.Poll(CDS)
@@ -144,7 +144,7 @@ var clientRESTScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     restOnly,
 		Needs:        restClient,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			// Each row is a response and the poll that must answer it.
 			steps := []struct {
 				version string
@@ -173,7 +173,7 @@ var clientRESTScenarios = []*engine.Scenario{
 		Level:        results.May,
 		Variants:     restOnly,
 		Needs:        restClient,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Poll(CDS)
 			a, err := anypb.New(wire.ClientDNSCluster(c.CL, 1))
 			if err != nil {

@@ -32,7 +32,7 @@ var clientRobustnessScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Alone:        true,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			n := c.RespondRaw(CDS, "2", c.CL, &anypb.Any{TypeUrl: CDS.URL, Value: undecodable}, c.Stream(CDS).NewNonce())
 			c.Checking("ACK-7").requireNack(CDS, n)
@@ -46,7 +46,7 @@ var clientRobustnessScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     ads,
 		Alone:        true,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.Send(CDS, c.unknownTypeResponse(CDS))
 			c.GoesOn(CDS, "3", 3)
@@ -59,7 +59,7 @@ var clientRobustnessScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Alone:        true,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.RespondRaw(CDS, "2", c.CL, mustAny(c, c.Hop(CDS, 2)), "")
 			c.GoesOn(CDS, "3", 3)
@@ -72,7 +72,7 @@ var clientRobustnessScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Alone:        true,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.RespondRaw(CDS, "2", c.CL, mustAny(c, c.Hop(CDS, 2)), strings.Repeat("n", 64<<10))
 			c.GoesOn(CDS, "3", 3)

@@ -105,14 +105,15 @@ func (c *C) fixedf(rule, format string, args ...any) {
 	c.FailNow()
 }
 
-// client starts a client-role scenario: a fake management server for this
+// NewC starts a client-role scenario: a fake management server for this
 // pair, a fresh client pointed at it, and the server's invariants checked
-// after the body.
-func client(t *engine.T) *C { return clientWith(t, nil) }
+// after the body. ClientScript calls it; a body that needs the launch
+// adjusted calls NewCWith itself.
+func NewC(t *engine.T) *C { return NewCWith(t, nil) }
 
-// clientWith is client, with the launch spec adjusted by prepare (nil: as
+// NewCWith is NewC, with the launch spec adjusted by prepare (nil: as
 // is) before the client starts: authorities, a file to read clusters from.
-func clientWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
+func NewCWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
 	target, ok := t.Env.(*targets.Clients)
 	if !ok {
 		t.Abortf("client scenario run without a client target (env %T)", t.Env)
@@ -906,9 +907,11 @@ func (c *C) Update(t wire.Type, version string, rev int) {
 	c.ExpectAck(t, n, version)
 }
 
-// cli adapts a client-role body to the engine.
-func cli(body func(c *C)) func(*engine.T) {
-	return func(t *engine.T) { body(client(t)) }
+// ClientScript adapts a client-role body to the engine: it is a Scenario's
+// Run. The body gets a C whose fake management server the launched client
+// under test is connected to.
+func ClientScript(body func(c *C)) func(*engine.T) {
+	return func(t *engine.T) { body(NewC(t)) }
 }
 
 // observed says the scenario reads the client's status view.

@@ -21,7 +21,7 @@ var clientStreamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			c.Restart(codes.Unavailable)
 			c.ExpectSubscribed(LDS, c.L)
@@ -33,7 +33,7 @@ var clientStreamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			for range 3 {
 				c.Restart(codes.Unavailable)
@@ -58,7 +58,7 @@ var clientStreamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-5"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(EDS)
 			c.Update(LDS, "2", 2)
 			for _, st := range c.Srv.Streams() {
@@ -77,7 +77,7 @@ var clientStreamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-6"},
 		Level:        results.Must,
 		Variants:     ads,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			// Not Chain: a reply without type_url is queued under no type,
 			// so waiting for the listener's ACK would only time out. The
 			// route subscription follows the listener's answer.
@@ -98,7 +98,7 @@ var clientStreamScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			r := c.Expect(LDS)
 			switch names := r.Names(); {
 			case len(names) == 0 || (len(names) == 1 && names[0] == "*"):
@@ -120,7 +120,7 @@ var clientProfileScenarios = []*engine.Scenario{
 		Requirements: []string{"ADS-3"},
 		Level:        results.Must,
 		Variants:     ads,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.Chain(LDS)
 			// Accepting the listener makes the client want its route: on
 			// the same stream, not on a new aggregated one.
@@ -134,7 +134,7 @@ var clientProfileScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-11"},
 		Level:        results.Must,
 		Variants:     []wire.Variant{wire.SotWADS},
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.ExpectSubscribed(LDS, c.L)
 			c.requireGRPCProfile()
 			c.ExpectNack(LDS, c.Respond(LDS, "1", wire.NonADSListener(c.L, c.R, 1)))

@@ -76,7 +76,7 @@ var clientTTLScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        showsMissing,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.chainWithTTL()
 			c.AwaitAcked(CDS, c.CL, "2")
 			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", clientTTL, isMissing)
@@ -89,7 +89,7 @@ var clientTTLScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        showsMissing,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			c.chainWithTTL()
 			c.respondWithTTL("3", 3, 0, "") // no TTL any more
 			c.Checking("TTL-3").NeverWithin(2*clientTTL, CDS, c.CL, "gone, though its TTL was removed", isMissing)
@@ -103,7 +103,7 @@ var clientTTLScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        showsMissing,
-		Run: cli(func(c *C) {
+		Run: ClientScript(func(c *C) {
 			sent := c.chainWithTTL()
 			held := c.V("2", c.CL)
 			v := c.Checking("TTL-4")

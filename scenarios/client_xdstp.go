@@ -83,7 +83,7 @@ func federated(t *engine.T, s fedSetup) *F {
 		s.names(t, &n)
 	}
 	servers := map[string]*fakeserver.Server{}
-	c := clientWith(t, func(spec *targets.LaunchSpec) {
+	c := NewCWith(t, func(spec *targets.LaunchSpec) {
 		spec.Listener = n.L
 		for _, a := range s.shared {
 			spec.Authorities = append(spec.Authorities, bootstrap.Authority{Name: a, ServerAddr: spec.ServerAddr})

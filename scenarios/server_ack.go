@@ -18,8 +18,8 @@ var ackScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-1"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
@@ -32,8 +32,8 @@ var ackScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-1"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			r := s.ExpectAcked(EDS)
@@ -48,8 +48,8 @@ var ackScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-5", "UPD-1"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			s.Nack(EDS, s.Expect(EDS))
@@ -62,7 +62,7 @@ var ackScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-9"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
+		Needs:        Fixture(EDS),
 		Run:          nackThenNewVersion(func(s *S, r *fakeclient.Response) { s.Nack(EDS, r) }),
 	},
 	{
@@ -71,7 +71,7 @@ var ackScenarios = []*engine.Scenario{
 		Requirements: []string{"ACK-4"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
+		Needs:        Fixture(EDS),
 		Run: nackThenNewVersion(func(s *S, r *fakeclient.Response) {
 			s.Checking("ACK-4").NackWith(EDS, r, &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)})
 		}),
@@ -83,7 +83,7 @@ var ackScenarios = []*engine.Scenario{
 // revision must be pushed on the same stream without a further request,
 // under the rule of the scenario (its headline).
 func nackThenNewVersion(nack func(s *S, r *fakeclient.Response)) func(*engine.T) {
-	return srv(func(s *S) {
+	return ServerScript(func(s *S) {
 		a := s.Set(EDS, "a", 1)
 		s.Subscribe(EDS, a)
 		nack(s, s.Expect(EDS))

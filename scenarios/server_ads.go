@@ -15,8 +15,8 @@ var adsScenarios = []*engine.Scenario{
 		Requirements: []string{"ADS-1", "NONCE-8"},
 		Level:        results.Must,
 		Variants:     []wire.Variant{wire.SotWADS}, // delta requests are never stale
-		Needs:        fx(CDS, EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS, EDS),
+		Run: ServerScript(func(s *S) {
 			c, e1, e2 := s.Set(CDS, "c", 1), s.Set(EDS, "e1", 1), s.Set(EDS, "e2", 1)
 			s.Subscribe(CDS, c)
 			s.ExpectAcked(CDS)
@@ -34,8 +34,8 @@ var adsScenarios = []*engine.Scenario{
 		Requirements: []string{"ADS-1", "VER-2"},
 		Level:        results.Must,
 		Variants:     ads,
-		Needs:        fx(CDS, EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS, EDS),
+		Run: ServerScript(func(s *S) {
 			c, e, bar := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1), s.Set(CDS, "barrier", 1)
 			s.Subscribe(CDS, c)
 			s.ExpectAcked(CDS)
@@ -58,8 +58,8 @@ var adsScenarios = []*engine.Scenario{
 		Requirements: []string{"ADS-2"},
 		Level:        results.Should,
 		Variants:     ads,
-		Needs:        with(fx(CDS, EDS), targets.NeedChosenNames),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS, EDS), targets.NeedChosenNames),
+		Run: ServerScript(func(s *S) {
 			c := s.Set(CDS, "c", 1)
 			s.Subscribe(EDS, s.Name("not-yet")) // nothing to send for it
 			s.Subscribe(CDS, c)

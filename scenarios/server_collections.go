@@ -129,7 +129,7 @@ var collectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     collectionVariants,
 		Needs:        with(xneeds(LDS), targets.NeedListCollections),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			for _, m := range []xdstp.Name{
 				s.XName(LDS, "team-a/a", "env", "prod"),
 				s.XName(LDS, "team-a/b", "env", "prod"),
@@ -162,7 +162,7 @@ var collectionScenarios = []*engine.Scenario{
 		Level:        results.May,
 		Variants:     collectionVariants,
 		Needs:        with(xneeds(LDS), targets.NeedListCollections),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			for _, leaf := range []string{"a", "b", "c"} {
 				s.SetX(LDS, s.XName(LDS, "inline/"+leaf).String(), 1)
 			}
@@ -198,7 +198,7 @@ var collectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			a, b := s.XName(LDS, "pool/a", "env", "prod").String(), s.XName(LDS, "pool/b", "env", "prod").String()
 			out := s.XName(LDS, "elsewhere/x", "env", "prod").String() // another path
 			dev := s.XName(LDS, "pool/z", "env", "dev").String()       // other parameters
@@ -226,7 +226,7 @@ var collectionScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			s.SetX(LDS, s.XName(LDS, "elsewhere/x").String(), 1)
 			glob := s.XName(LDS, "empty/*").String()
 			s.Subscribe(LDS, glob)
@@ -240,7 +240,7 @@ var collectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			a := s.SetX(LDS, s.XName(LDS, "x/a").String(), 1)
 			b := s.SetX(LDS, s.XName(LDS, "some/longer/path/b").String(), 1)
 			globs := []string{s.XName(LDS, "x/*").String(), s.XName(LDS, "some/longer/path/*").String()}
@@ -255,7 +255,7 @@ var collectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     sotw,
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			member := s.SetX(LDS, s.XName(LDS, "pool/a").String(), 1)
 			bar := s.Set(LDS, "barrier", 1)
 			glob := s.XName(LDS, "pool/*").String()
@@ -280,7 +280,7 @@ var collectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			a := s.SetX(LDS, s.XName(LDS, "moving/a").String(), 1)
 			b := s.SetX(LDS, s.XName(LDS, "moving/b").String(), 1)
 			glob := s.XName(LDS, "moving/*").String()

@@ -24,7 +24,7 @@ import (
 // consistencyNeeds are what the make-before-break scenarios need.
 // They subscribe to names before they exist, so the server must serve the
 // names the harness chooses.
-var consistencyNeeds = with(fx(LDS, RDS, CDS, EDS), targets.NeedBatch, targets.NeedLegacyWildcard, targets.NeedChosenNames)
+var consistencyNeeds = with(Fixture(LDS, RDS, CDS, EDS), targets.NeedBatch, targets.NeedLegacyWildcard, targets.NeedChosenNames)
 
 // event names one response the change must bring: the first response of
 // its type that matches.
@@ -111,7 +111,7 @@ var consistencyScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     ads,
 		Needs:        consistencyNeeds,
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			x, y, r, l := s.Name("x"), s.Name("y"), s.Name("r"), s.Name("l")
 			s.Apply(
 				Change{Type: CDS, Base: "x", Message: wire.ClientCluster(x, 1)},
@@ -157,7 +157,7 @@ var consistencyScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     ads,
 		Needs:        consistencyNeeds,
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			z, r, l := s.Name("z"), s.Name("r"), s.Name("l")
 			seed := s.Apply(
 				Change{Type: CDS, Base: "seed", Rev: 1},
@@ -195,8 +195,8 @@ var consistencyScenarios = []*engine.Scenario{
 		Requirements: []string{"CONS-5"},
 		Level:        results.Should,
 		Variants:     []wire.Variant{wire.DeltaADS},
-		Needs:        with(fx(RDS, VHDS), targets.NeedBatch, targets.NeedChosenNames),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(RDS, VHDS), targets.NeedBatch, targets.NeedChosenNames),
+		Run: ServerScript(func(s *S) {
 			r, vh, seed := s.Name("r"), s.Name("r/vh"), s.Set(RDS, "seed", 1)
 			s.Subscribe(VHDS, vh) // neither exists yet
 			s.Subscribe(RDS, r)

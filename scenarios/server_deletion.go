@@ -55,8 +55,8 @@ func deletionFamily() []*engine.Scenario {
 			Requirements: []string{"DEL-7", "GRP-1", k.keeps},
 			Level:        results.Must,
 			Variants:     sotw,
-			Needs:        with(fx(), k.needs...),
-			Run: srv(func(s *S) {
+			Needs:        with(Fixture(), k.needs...),
+			Run: ServerScript(func(s *S) {
 				for _, t := range s.TypesOf(wildcardTypes...) {
 					a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 					k.subscribe(s, t, a, b)
@@ -81,8 +81,8 @@ func deletionFamily() []*engine.Scenario {
 			Requirements: []string{"DEL-1", k.keeps},
 			Level:        results.Must,
 			Variants:     delta,
-			Needs:        with(fx(), k.needs...),
-			Run: srv(func(s *S) {
+			Needs:        with(Fixture(), k.needs...),
+			Run: ServerScript(func(s *S) {
 				types := s.Types() // every type can be deleted by name
 				if k.name == "wildcard" {
 					types = s.TypesOf(wildcardTypes...)
@@ -102,8 +102,8 @@ func deletionFamily() []*engine.Scenario {
 			Requirements: []string{"GRP-1"},
 			Level:        results.Must,
 			Variants:     sotw,
-			Needs:        with(fx(), k.needs...),
-			Run: srv(func(s *S) {
+			Needs:        with(Fixture(), k.needs...),
+			Run: ServerScript(func(s *S) {
 				for _, t := range s.TypesOf(wildcardTypes...) {
 					a, b, c := s.Set(t, "a", 1), s.Set(t, "b", 1), s.Set(t, "c", 1)
 					k.subscribe(s, t, a, b, c)
@@ -128,8 +128,8 @@ var deletionScenarios = append(deletionFamily(), []*engine.Scenario{
 		Requirements: []string{"GRP-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(),
+		Run: ServerScript(func(s *S) {
 			for _, t := range s.TypesOf(EDS, CDS) {
 				a := s.Set(t, "a", 1)
 				s.Subscribe(t, a)
@@ -147,8 +147,8 @@ var deletionScenarios = append(deletionFamily(), []*engine.Scenario{
 		Requirements: []string{"GRP-2"},
 		Level:        results.May,
 		Variants:     sotw,
-		Needs:        fx(),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(),
+		Run: ServerScript(func(s *S) {
 			for _, t := range s.TypesOf(RDS, EDS) {
 				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 				s.Subscribe(t, a, b)
@@ -165,8 +165,8 @@ var deletionScenarios = append(deletionFamily(), []*engine.Scenario{
 		Requirements: []string{"DUP-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(EDS, CDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS, CDS),
+		Run: ServerScript(func(s *S) {
 			unique := func(r *fakeclient.Response) {
 				names := r.Names()
 				slices.Sort(names)
@@ -195,7 +195,7 @@ var missingScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        []engine.Need{targets.NeedType(EDS)},
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			nope := s.Name("does-not-exist")
 			s.Subscribe(EDS, nope)
 			s.Checking("DNE-5").AwaitRemoved(EDS, nope)
@@ -209,8 +209,8 @@ var missingScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		// It subscribes before the resource exists, so it must know the
 		// name the server will serve.
-		Needs: with(fx(EDS), targets.NeedChosenNames),
-		Run: srv(func(s *S) {
+		Needs: with(Fixture(EDS), targets.NeedChosenNames),
+		Run: ServerScript(func(s *S) {
 			late, bar := s.Name("late"), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, late)
 			if s.Variant.IsDelta() {
@@ -231,8 +231,8 @@ var unsubscribeScenarios = []*engine.Scenario{
 		Requirements: []string{"UNSUB-2"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b, bar := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a, b)
 			s.AwaitAll(EDS, a, b)
@@ -248,8 +248,8 @@ var unsubscribeScenarios = []*engine.Scenario{
 		Requirements: []string{"UNSUB-4"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, bar := s.Set(EDS, "a", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)

@@ -18,8 +18,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-3"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
@@ -33,8 +33,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-3", "RES-5"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
@@ -49,8 +49,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-2", "DELTA-4"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b, bar := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1), s.Set(EDS, "barrier", 1)
 			s.Subscribe(EDS, a, b)
 			r := s.AwaitAll(EDS, a, b) // ACKed with empty lists
@@ -69,8 +69,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-1"},
 		Level:        results.Should,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a, b)
 			s.AwaitAll(EDS, a, b)
@@ -85,8 +85,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-3", "DELTA-8"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			_, b := s.reconnectWhileBChanges()
 			s.Checking("DELTA-3").AwaitRevision(EDS, b, 2)
 		}),
@@ -97,8 +97,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-8"},
 		Level:        results.May,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.reconnectWhileBChanges()
 			const why = "a is listed in initial_resource_versions at its current version"
 			s.NeverCarrying(why, EDS, a)
@@ -111,8 +111,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-8"},
 		Level:        results.May,
 		Variants:     delta,
-		Needs:        with(fx(CDS), targets.NeedLegacyWildcard),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedLegacyWildcard),
+		Run: ServerScript(func(s *S) {
 			a, gone := s.Set(CDS, "a", 1), s.Set(CDS, "gone", 1)
 			s.Wildcard(CDS)
 			s.AwaitAll(CDS, a, gone)
@@ -129,8 +129,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-4", "VER-5"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
@@ -145,8 +145,8 @@ var deltaScenarios = []*engine.Scenario{
 		Requirements: []string{"DELTA-10"},
 		Level:        results.Should,
 		Variants:     delta,
-		Needs:        with(fx(VHDS), targets.NeedAliases),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(VHDS), targets.NeedAliases),
+		Run: ServerScript(func(s *S) {
 			// VHDS is where aliases are used: <route configuration>/<domain>.
 			alias := wire.VirtualHostName(s.Name("routes"), "www.example.com")
 			vh := s.SetWith(VHDS, "vh", 1, fixture.SetRequest{Aliases: []string{alias}})

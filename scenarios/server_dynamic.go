@@ -135,8 +135,8 @@ var dynamicScenarios = []*engine.Scenario{
 		Requirements: []string{"DYN-2"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(EDS), targets.NeedDynamicParameters),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
 			foo := s.Set(EDS, "foo", 1)
 			bar := s.SetVariant(EDS, "bar", 2, envProd)
 			s.SetVariant(EDS, "bar", 3, envTest)
@@ -159,8 +159,8 @@ var dynamicScenarios = []*engine.Scenario{
 		Requirements: []string{"DYN-3", "DYN-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(EDS), targets.NeedDynamicParameters),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
 			a := s.prodAndTest()
 			s.SubscribeLocator(EDS, a, params{"env": "prod"})
 			r := s.Checking("DYN-3").AwaitResource(EDS, a)
@@ -176,8 +176,8 @@ var dynamicScenarios = []*engine.Scenario{
 		Requirements: []string{"DYN-7"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(EDS), targets.NeedDynamicParameters),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
 			v := s.Checking("DYN-7")
 			for i, row := range matchTable {
 				base := fmt.Sprintf("m%d", i)
@@ -204,8 +204,8 @@ var dynamicScenarios = []*engine.Scenario{
 		Requirements: []string{"DYN-8"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(CDS), targets.NeedDynamicParameters),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
 			// Clusters, subscribed together with an existing one, b: the
 			// SotW response that carries b is the full state (GRP-1), so
 			// a missing from it is missing; delta reports a in
@@ -236,8 +236,8 @@ var dynamicScenarios = []*engine.Scenario{
 		Requirements: []string{"DYN-5"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        with(fx(EDS), targets.NeedDynamicParameters),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
 			a := s.prodAndTest()
 			s.SubscribeLocator(EDS, a, params{"env": "prod"})
 			s.Ack(EDS, s.AwaitRevision(EDS, a, 1))
@@ -261,8 +261,8 @@ var dynamicScenarios = []*engine.Scenario{
 		Requirements: []string{"DYN-6"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        with(fx(EDS), targets.NeedDynamicParameters, targets.NeedBatch),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters, targets.NeedBatch),
+		Run: ServerScript(func(s *S) {
 			a := s.SetVariant(EDS, "a", 1, envProd)
 			// The client already sends version, which env=prod does not
 			// constrain (DYN-7), so it holds env=prod until the split.

@@ -60,8 +60,8 @@ var errorScenarios = []*engine.Scenario{
 		Requirements: []string{"ERR-1"},
 		Level:        results.May,
 		Variants:     allVariants,
-		Needs:        with(fx(EDS), targets.NeedResourceErrors),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedResourceErrors),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			b := s.SetError(EDS, "b", codes.PermissionDenied)
 			s.Subscribe(EDS, a, b)
@@ -78,8 +78,8 @@ var errorScenarios = []*engine.Scenario{
 		Requirements: []string{"ERR-2"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(EDS), targets.NeedResourceErrors),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedResourceErrors),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			s.Ack(EDS, s.AwaitRevision(EDS, a, 1))
@@ -96,8 +96,8 @@ var errorScenarios = []*engine.Scenario{
 		Requirements: []string{"ERR-3"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        with(fx(CDS), targets.NeedResourceErrors),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedResourceErrors),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
 			s.Subscribe(CDS, a, b)
 			s.AwaitAll(CDS, a, b)
@@ -119,8 +119,8 @@ var errorScenarios = []*engine.Scenario{
 		Requirements: []string{"ERR-4"},
 		Level:        results.May,
 		Variants:     sotw,
-		Needs:        with(fx(CDS), targets.NeedResourceErrors),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedResourceErrors),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(CDS, "a", 1)
 			b := s.SetError(CDS, "b", codes.PermissionDenied)
 			s.Subscribe(CDS, a, b)
@@ -147,7 +147,7 @@ var errorWildcardScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedGlobCollections, targets.NeedResourceErrors),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			s.SetX(LDS, s.XName(LDS, "pool/a").String(), 1)
 			glob := s.setErrorOn(LDS, s.XName(LDS, "pool/*").String(), codes.PermissionDenied)
 			s.Subscribe(LDS, glob)
@@ -160,8 +160,8 @@ var errorWildcardScenarios = []*engine.Scenario{
 		Requirements: []string{"ERR-11"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(CDS), targets.NeedLegacyWildcard, targets.NeedResourceErrors),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedLegacyWildcard, targets.NeedResourceErrors),
+		Run: ServerScript(func(s *S) {
 			s.Set(CDS, "a", 1)
 			b := s.SetError(CDS, "b", codes.PermissionDenied)
 			s.Wildcard(CDS)

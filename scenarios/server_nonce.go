@@ -15,8 +15,8 @@ var nonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			v := s.Checking("NONCE-1")
@@ -31,8 +31,8 @@ var nonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-2"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(EDS, "a", 1)
 			s.Subscribe(EDS, a)
 			seen := map[string]int{s.ExpectAcked(EDS).Nonce: 1}
@@ -51,8 +51,8 @@ var nonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-7"},
 		Level:        results.Should,
 		Variants:     sotw,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			old := s.ExpectAcked(EDS)
@@ -68,8 +68,8 @@ var nonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-8", "HINT-3"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			old := s.ExpectAcked(EDS)
@@ -86,8 +86,8 @@ var nonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-12"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			old := s.ExpectAcked(EDS)
@@ -109,8 +109,8 @@ var nonceScenarios = []*engine.Scenario{
 		Requirements: []string{"NONCE-12"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
@@ -124,8 +124,8 @@ var nonceScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-3"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			foo, bar := s.Set(EDS, "foo", 1), s.Set(EDS, "bar", 1)
 			s.must(EDS, s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{foo})))
 			s.must(EDS, s.C.SendSotW(EDS, s.C.SotWRequest(EDS, []string{bar})))

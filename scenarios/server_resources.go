@@ -22,8 +22,8 @@ var resourceScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-2", "MULTI-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(),
+		Run: ServerScript(func(s *S) {
 			for _, t := range s.TypesOf(namedTypes...) {
 				a, b, c := s.Set(t, "a", 1), s.Set(t, "b", 1), s.Set(t, "c", 1)
 				s.Subscribe(t, a, b, c)
@@ -37,8 +37,8 @@ var resourceScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-4", "HINT-2"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        fx(),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(),
+		Run: ServerScript(func(s *S) {
 			for _, t := range s.TypesOf(namedTypes...) {
 				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 				s.Subscribe(t, a)
@@ -54,8 +54,8 @@ var resourceScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-5"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a, b)
 			s.AwaitAll(EDS, a, b)
@@ -72,8 +72,8 @@ var resourceScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-6"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			s.ExpectAcked(EDS)
@@ -90,8 +90,8 @@ var resourceScenarios = []*engine.Scenario{
 		Requirements: []string{"RES-7"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(LDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(LDS),
+		Run: ServerScript(func(s *S) {
 			name := s.Set(LDS, "svc.example.com:443", 1)
 			s.Subscribe(LDS, name)
 			s.Checking("RES-7").AwaitRevision(LDS, name, 1)
@@ -103,8 +103,8 @@ var resourceScenarios = []*engine.Scenario{
 		Requirements: []string{"MULTI-2"},
 		Level:        results.Must,
 		Variants:     perType,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			foo, bar := s.Set(EDS, "foo", 1), s.Set(EDS, "bar", 1)
 			other := s.Another()
 			s.Subscribe(EDS, foo)

@@ -106,8 +106,8 @@ var restScenarios = []*engine.Scenario{
 		Requirements: []string{"REST-5"},
 		Level:        results.Must,
 		Variants:     []wire.Variant{wire.REST},
-		Needs:        fx(restTypes...),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(restTypes...),
+		Run: ServerScript(func(s *S) {
 			for _, t := range restTypes {
 				a := s.Set(t, "a", 1)
 				s.requirePolled(t, s.Poll(t, "", protojson.MarshalOptions{}, a), a, 1)
@@ -120,8 +120,8 @@ var restScenarios = []*engine.Scenario{
 		Requirements: []string{"REST-3"},
 		Level:        results.Must,
 		Variants:     []wire.Variant{wire.REST},
-		Needs:        fx(CDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(CDS, "a", 1)
 			// The reply is parsed strictly: "@type" in every Any, no
 			// unknown field (mustDecode).
@@ -137,8 +137,8 @@ var restScenarios = []*engine.Scenario{
 		Requirements: []string{"REST-4"},
 		Level:        results.Must,
 		Variants:     []wire.Variant{wire.REST},
-		Needs:        fx(CDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(CDS, "a", 1)
 			first := s.Poll(CDS, "", protojson.MarshalOptions{}, a)
 			s.requirePolled(CDS, first, a, 1)

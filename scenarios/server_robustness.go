@@ -181,9 +181,9 @@ var robustnessScenarios = func() []*engine.Scenario {
 			Requirements: []string{u.rule},
 			Level:        results.Must,
 			Variants:     u.variants,
-			Needs:        fx(EDS),
+			Needs:        Fixture(EDS),
 			Alone:        true,
-			Run: srv(func(s *S) {
+			Run: ServerScript(func(s *S) {
 				a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 				s.Subscribe(EDS, a)
 				s.ExpectAcked(EDS)

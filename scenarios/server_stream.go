@@ -14,8 +14,8 @@ var streamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a) // the only request that carries node
 			s.RequireResource(EDS, s.ExpectAcked(EDS), a, 1)
@@ -34,8 +34,8 @@ var streamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-9", "STREAM-7"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(),
+		Run: ServerScript(func(s *S) {
 			for _, t := range s.Types() {
 				name := s.Set(t, "r", 1)
 				s.Subscribe(t, name)
@@ -54,8 +54,8 @@ var streamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-10"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        fx(VHDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(VHDS),
+		Run: ServerScript(func(s *S) {
 			vh := s.Set(VHDS, "vh", 1)
 			s.Subscribe(VHDS, vh)
 			s.Checking("STREAM-10").AwaitRevision(VHDS, vh, 1)
@@ -67,8 +67,8 @@ var streamScenarios = []*engine.Scenario{
 		Requirements: []string{"STREAM-2"},
 		Level:        results.Should,
 		Variants:     ads,
-		Needs:        fx(EDS, CDS, LDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(EDS, CDS, LDS),
+		Run: ServerScript(func(s *S) {
 			s.Set(CDS, "c", 1)
 			s.Set(LDS, "l", 1)
 			e := s.Set(EDS, "e", 1)

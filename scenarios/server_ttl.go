@@ -43,8 +43,8 @@ var ttlScenarios = []*engine.Scenario{
 		Requirements: []string{"TTL-1"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        with(fx(EDS), targets.NeedTTL),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedTTL),
+		Run: ServerScript(func(s *S) {
 			// The client takes SotW Resource wrappers, the only way a
 			// TTL can come in SotW, but not TTLs.
 			a, r := s.subscribeWithTTL(wire.FeatureResourceInSotW)
@@ -59,8 +59,8 @@ var ttlScenarios = []*engine.Scenario{
 		Requirements: []string{"TTL-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(EDS), targets.NeedTTL),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedTTL),
+		Run: ServerScript(func(s *S) {
 			a, r := s.subscribeWithTTL(wire.FeatureTTL, wire.FeatureResourceInSotW)
 			v := s.Checking("TTL-3")
 			if got := r.TTLOf(a); got.AsDuration() != resourceTTL {
@@ -79,8 +79,8 @@ var ttlScenarios = []*engine.Scenario{
 		Requirements: []string{"TTL-5"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        with(fx(EDS), targets.NeedTTL),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(EDS), targets.NeedTTL),
+		Run: ServerScript(func(s *S) {
 			a, r := s.subscribeWithTTL(wire.FeatureTTL) // no Resource wrappers
 			if r.Wrapped(a) {
 				s.Checking("TTL-5").Errorf("%q comes wrapped in a Resource (response %q), but the client did not advertise %s", a, r.Nonce, wire.FeatureResourceInSotW)

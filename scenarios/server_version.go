@@ -16,8 +16,8 @@ var versionScenarios = []*engine.Scenario{
 		Requirements: []string{"VER-1"},
 		Level:        results.Must,
 		Variants:     sotw,
-		Needs:        fx(CDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(CDS, "a", 1)
 			s.Subscribe(CDS, a)
 			first := s.ExpectAcked(CDS)
@@ -32,8 +32,8 @@ var versionScenarios = []*engine.Scenario{
 		Requirements: []string{"UPD-1"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(CDS, EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS, EDS),
+		Run: ServerScript(func(s *S) {
 			c, e := s.Set(CDS, "c", 1), s.Set(EDS, "e", 1)
 			s.Subscribe(CDS, c)
 			s.ExpectAcked(CDS)
@@ -50,8 +50,8 @@ var versionScenarios = []*engine.Scenario{
 		Requirements: []string{"VER-7"},
 		Level:        results.Should,
 		Variants:     delta,
-		Needs:        fx(CDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
 			s.Subscribe(CDS, a, b)
 			s.AwaitAll(CDS, a, b)

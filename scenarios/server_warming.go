@@ -20,8 +20,8 @@ var warmingScenarios = []*engine.Scenario{
 		Requirements: []string{"WARM-3"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(CDS, EDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS, EDS),
+		Run: ServerScript(func(s *S) {
 			c := s.Set(CDS, "c", 1)
 			e := s.Set(EDS, "c", 1)
 			s.Subscribe(CDS, c)
@@ -45,8 +45,8 @@ var warmingScenarios = []*engine.Scenario{
 		Requirements: []string{"WARM-4"},
 		Level:        results.Should,
 		Variants:     []wire.Variant{wire.SotWADS},
-		Needs:        with(fx(CDS, EDS), targets.NeedEnvoyWarming),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS, EDS), targets.NeedEnvoyWarming),
+		Run: ServerScript(func(s *S) {
 			c := s.Set(CDS, "c", 1)
 			s.Set(EDS, "c", 1)
 			s.Subscribe(CDS, c)
@@ -69,8 +69,8 @@ var warmingScenarios = []*engine.Scenario{
 		// On ADS, where one stream carries both and a server could most
 		// easily send the routes along.
 		Variants: ads,
-		Needs:    fx(LDS, RDS),
-		Run: srv(func(s *S) {
+		Needs:    Fixture(LDS, RDS),
+		Run: ServerScript(func(s *S) {
 			l, r := s.Set(LDS, "l", 1), s.Set(RDS, "r", 1)
 			s.Subscribe(LDS, l)
 			s.Ack(LDS, s.AwaitResource(LDS, l))

@@ -93,8 +93,8 @@ func wildcardDelivery() []*engine.Scenario {
 			Requirements: []string{m.rule},
 			Level:        results.Should,
 			Variants:     allVariants,
-			Needs:        with(fx(), m.need),
-			Run: srv(func(s *S) {
+			Needs:        with(Fixture(), m.need),
+			Run: ServerScript(func(s *S) {
 				for _, t := range s.TypesOf(wildcardTypes...) {
 					a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 					m.subscribe(s, t)
@@ -107,8 +107,8 @@ func wildcardDelivery() []*engine.Scenario {
 			Requirements: []string{m.rule},
 			Level:        results.Should,
 			Variants:     allVariants,
-			Needs:        with(fx(), m.need),
-			Run: srv(func(s *S) {
+			Needs:        with(Fixture(), m.need),
+			Run: ServerScript(func(s *S) {
 				for _, t := range s.TypesOf(wildcardTypes...) {
 					a := s.Set(t, "a", 1)
 					m.subscribe(s, t)
@@ -130,8 +130,8 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 		Requirements: []string{"WILD-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedExplicitWildcard),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
 			s.Subscribe(CDS, a)
 			s.Ack(CDS, s.AwaitResource(CDS, a))
@@ -145,8 +145,8 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 		Requirements: []string{"WILD-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedExplicitWildcard),
+		Run: ServerScript(func(s *S) {
 			a, b, bar := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1), s.Set(CDS, "barrier", 1)
 			s.Subscribe(CDS, "*", a)
 			s.wildcardSet(CDS, a, b, bar)
@@ -164,8 +164,8 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 		Requirements: []string{"WILD-5", "RES-6"},
 		Level:        results.Must,
 		Variants:     allVariants,
-		Needs:        fx(CDS),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(CDS),
+		Run: ServerScript(func(s *S) {
 			a, b := s.Set(CDS, "a", 1), s.Set(CDS, "b", 1)
 			s.Subscribe(CDS, a)
 			s.Ack(CDS, s.AwaitResource(CDS, a))
@@ -184,8 +184,8 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 		Requirements: []string{"WILD-6"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        with(fx(CDS), targets.NeedLegacyWildcard, targets.NeedExplicitWildcard),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedLegacyWildcard, targets.NeedExplicitWildcard),
+		Run: ServerScript(func(s *S) {
 			w, a, bar := s.Set(CDS, "w", 1), s.Set(CDS, "a", 1), s.Set(CDS, "barrier", 1)
 			s.Wildcard(CDS) // step 1: legacy wildcard
 			s.AwaitAll(CDS, w, a, bar)
@@ -212,8 +212,8 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 		Requirements: []string{"WILD-8"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        fx(),
-		Run: srv(func(s *S) {
+		Needs:        Fixture(),
+		Run: ServerScript(func(s *S) {
 			for _, t := range s.TypesOf(wildcardTypes...) {
 				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 				s.Set(t, "c", 1) // exists, not subscribed
@@ -232,8 +232,8 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 		Requirements: []string{"WILD-9"},
 		Level:        results.Should,
 		Variants:     allVariants,
-		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedExplicitWildcard),
+		Run: ServerScript(func(s *S) {
 			a, bar := s.Set(CDS, "a", 1), s.Set(CDS, "barrier", 1)
 			s.Subscribe(CDS, "*", a)
 			s.wildcardSet(CDS, a, bar)
@@ -249,8 +249,8 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 		Requirements: []string{"UNSUB-6"},
 		Level:        results.Must,
 		Variants:     delta,
-		Needs:        with(fx(CDS), targets.NeedExplicitWildcard),
-		Run: srv(func(s *S) {
+		Needs:        with(Fixture(CDS), targets.NeedExplicitWildcard),
+		Run: ServerScript(func(s *S) {
 			a := s.Set(CDS, "a", 1)
 			s.Subscribe(CDS, "*", a)
 			s.AwaitAll(CDS, a)

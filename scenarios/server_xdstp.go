@@ -28,7 +28,7 @@ const xAuthority = "xdsconform.test"
 // names of types: the names must be served as chosen (a server that
 // generates names serves its own, not xdstp ones).
 func xneeds(types ...wire.Type) []engine.Need {
-	return with(fx(types...), targets.NeedChosenNames, targets.NeedXdstp)
+	return with(Fixture(types...), targets.NeedChosenNames, targets.NeedXdstp)
 }
 
 // XName is the xdstp name of type t for this pair: authority xAuthority,
@@ -187,7 +187,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xneeds(),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			for _, t := range s.TypesOf(xTypes...) {
 				name := s.XName(t, "team-a/web", "env", "prod").String()
 				s.SetX(t, name, 1)
@@ -205,7 +205,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xneeds(CDS),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			bar := s.Set(CDS, "barrier", 1)
 			s.SetX(CDS, s.XName(CDS, "svc").String(), 1)
 			// The same authority, id and parameters, typed Listener.
@@ -233,7 +233,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xneeds(CDS),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			for _, tc := range []struct{ set, sub string }{
 				{"?a=1&b=2", "?b=2&a=1"},
 				{"?z=9&y=8&x=7", "?x=7&z=9&y=8"},
@@ -255,7 +255,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xneeds(CDS),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			bar := s.Set(CDS, "barrier", 1)
 			set := s.XName(CDS, "exact", "some", "thing")
 			s.SetX(CDS, set.String(), 1)
@@ -305,7 +305,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     allVariants,
 		Needs:        xneeds(CDS),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			name := s.XName(CDS, "values", "env", "prod").String()
 			s.SetX(CDS, name, 1)
 			s.Subscribe(CDS, name)
@@ -328,7 +328,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xneeds(EDS),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			opaque := s.Set(EDS, "legacy", 1)
 			x := s.XName(EDS, "federated").String()
 			s.SetX(EDS, x, 1)
@@ -356,7 +356,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xneeds(CDS),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			name := s.XName(CDS, "shared", "env", "prod").String()
 			s.SetX(CDS, name, 1)
 			s.Subscribe(CDS, name)
@@ -390,7 +390,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.May,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedRedirects),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			name := s.XName(LDS, "moved").String()
 			target := "xdstp://elsewhere.test/envoy.config.listener.v3.Listener/" + s.Name("new-home") + "?env=prod"
 			s.setX(fixture.SetRequest{Type: LDS, Name: name, Redirect: target}, 0)
@@ -408,7 +408,7 @@ var xdstpScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(xneeds(LDS), targets.NeedRedirects),
-		Run: srv(func(s *S) {
+		Run: ServerScript(func(s *S) {
 			name := s.XName(LDS, "moved-alt").String()
 			alt := "xdstp://third.test/envoy.config.listener.v3.Listener/" + s.Name("a,b")
 			target := "xdstp://elsewhere.test/envoy.config.listener.v3.Listener/" + s.Name("new-home") + "#alt=" + strings.ReplaceAll(alt, ",", "%2C")

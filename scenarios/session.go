@@ -1,7 +1,3 @@
-// Package scenarios is the catalogue of conformance scenarios. Each file
-// covers one area of the specification; each scenario cites its rules from
-// the requirements catalogue and reads like the spec: a short script of
-// protocol steps against a fake peer, ending in expectations.
 package scenarios
 
 import (
@@ -170,10 +166,10 @@ func (s *S) expecting(t wire.Type, rule string) { s.next[t.URL] = rule }
 // comes (see failAs for a stream the target closed).
 func (s *S) awaitRule(t wire.Type) string { return s.next[t.URL] }
 
-// server starts a server-role scenario: a fresh connection and fake client
+// NewS starts a server-role scenario: a fresh connection and fake client
 // for this pair, a clean fixture state for its node, and the global
-// invariants checked after the body.
-func server(t *engine.T) *S {
+// invariants checked after the body. ServerScript calls it.
+func NewS(t *engine.T) *S {
 	target, ok := t.Env.(*targets.Server)
 	if !ok {
 		t.Abortf("server scenario run without a server target (env %T)", t.Env)
