@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# footprint.sh: what importing xdsconform costs a Go module that embeds the
+# suites in its own tests (issue 14, item 4). For each kind of importer it
+# makes a throwaway module outside the repository, pointed at a checkout
+# with a replace directive, and measures:
+#   packages  packages its test binary links (go list -deps -test), and how
+#             many of them are outside the standard library
+#   heavy     how many of those are testcontainers, moby, docker,
+#             OpenTelemetry or gopsutil packages; peers how many are the
+#             built-in peers' (reference server and client, go-control-plane,
+#             grpc-go)
+#   graph     modules in the importer's go mod graph
+#   go.mod    require lines in its tidy go.mod; go.sum its lines
+#   build     wall time of a cold `go test -c` (empty GOCACHE; the standard
+#             library is compiled too), and the size of the test binary
+#
+# Usage: tools/footprint.sh [CHECKOUT]   (default: this checkout)
+#   FOOTPRINT_KINDS="suite builtin conformance" picks the importers (default:
+#   every one the checkout has); FOOTPRINT_COLD=0 skips the cold builds,
+#   which take minutes on 2 cores; FOOTPRINT_KEEP=1 keeps the modules.
+# Prints one Markdown table. Timings depend on what else the machine runs.
+set -euo pipefail
+
+repo=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+export GOPROXY="${GOPROXY:-$(go env GOPROXY | sed 's/,direct$//')}"
+export GOFLAGS="${GOFLAGS:-} -mod=mod"
+mod=github.com/xdsconform/xdsconform
+# The container stack, and the built-in peers (under peers/ now, at the top
+# before the layout of issue 14).
+heavy='testcontainers|/moby/|docker|opentelemetry|gopsutil'
+peers="$mod/(peers/|refserver|refclient|gcpserver|grpcgoclient)"
+
+# The importer's go directive: the checkout's own, the oldest it allows.
+godirective=$(sed -n 's/^go //p' "$repo/go.mod")
+
+work=$(mktemp -d)
+cleanup() { if [ "${FOOTPRINT_KEEP:-0}" = 1 ]; then echo "modules kept in $work" >&2; else chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"; fi; }
+trap cleanup EXIT
+
+# suite: what an embedding test needed before the conformance package, the
+# same source against either layout: it starts a target named by the
+# environment, runs the server catalogue and fails on a failed rule. Its
+# own management server (go-control-plane, say) is the importer's business
+# and left out, so what is measured is what xdsconform adds.
+suite_test() {
+	cat <<'EOF'
+package importer
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/scenarios"
+	"github.com/xdsconform/xdsconform/targets"
+	__BLANK__
+)
+
+func TestConformance(t *testing.T) {
+	target := os.Getenv("XDSCONFORM_TARGET")
+	if target == "" {
+		t.Skip("XDSCONFORM_TARGET is not set")
+	}
+	ctx := context.Background()
+	srv, err := targets.StartServer(ctx, targets.ServerOptions{Target: target, Fixture: os.Getenv("XDSCONFORM_FIXTURE")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Fixture == nil && srv.Caps != nil {
+		t.Fatalf("fixture API %s", fixture.APIVersion)
+	}
+	pairs, err := engine.Expand(scenarios.Server(), engine.Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := engine.Run(ctx, pairs, engine.Config{Env: srv})
+	if s := results.Summarize(rs); !s.OK() {
+		t.Fatalf("%+v", s)
+	}
+}
+EOF
+}
+
+# conformance: the importable suite API (issue 14, item 3), through its
+# own package only.
+conformance_test() {
+	cat <<'EOF'
+package importer
+
+import (
+	"testing"
+
+	_ "github.com/xdsconform/xdsconform/conformance"
+)
+
+func TestConformance(t *testing.T) { t.Skip("links the conformance package; see tools/footprint.sh") }
+EOF
+}
+
+kinds=${FOOTPRINT_KINDS:-}
+if [ -z "$kinds" ]; then
+	kinds=suite
+	[ -d "$repo/peers/builtin" ] && kinds="$kinds builtin"
+	[ -d "$repo/conformance" ] && kinds="$kinds conformance"
+fi
+
+printf '| importer | packages linked (non-std) | container stack | built-in peers | modules in graph | go.mod requires | go.sum lines | cold `go test -c` | test binary |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
+for kind in $kinds; do
+	dir="$work/$kind"
+	mkdir -p "$dir"
+	case $kind in
+	suite) suite_test | sed '/__BLANK__/d' >"$dir/importer_test.go" ;;
+	builtin) suite_test | sed "s|__BLANK__|_ \"$mod/peers/builtin\"|" >"$dir/importer_test.go" ;;
+	conformance) conformance_test >"$dir/importer_test.go" ;;
+	*) echo "footprint: unknown importer kind $kind (want suite, builtin or conformance)" >&2; exit 2 ;;
+	esac
+	cat >"$dir/go.mod" <<EOF
+module example.com/importer
+
+go $godirective
+
+require $mod v0.0.0
+
+replace $mod => $repo
+EOF
+	(cd "$dir" && go mod tidy >/dev/null 2>"$dir/tidy.log") || { cat "$dir/tidy.log" >&2; exit 1; }
+	deps=$(cd "$dir" && go list -deps -test -f '{{if not .Standard}}{{.ImportPath}}{{end}}' . | grep -v '^example.com/importer' || true)
+	all=$(cd "$dir" && go list -deps -test . | grep -vc '^example.com/importer')
+	nonstd=$(grep -c . <<<"$deps" || true)
+	nheavy=$(grep -Ec "$heavy" <<<"$deps" || true)
+	npeers=$(grep -Ec "$peers" <<<"$deps" || true)
+	graph=$(cd "$dir" && go mod graph | tr ' ' '\n' | sed 's/@.*//' | sort -u | grep -vc '^example.com/importer$')
+	requires=$(awk '/^require \(/{b=1;next} b&&/^\)/{b=0;next} b&&NF{n++} /^require [^(]/{n++} END{print n+0}' "$dir/go.mod")
+	sum=$(wc -l <"$dir/go.sum")
+	build=skipped size=-
+	if [ "${FOOTPRINT_COLD:-1}" != 0 ]; then
+		cache=$(mktemp -d)
+		start=$(date +%s.%N)
+		(cd "$dir" && GOCACHE="$cache" go test -c -o "$dir/importer.test" . >/dev/null)
+		end=$(date +%s.%N)
+		build=$(awk -v s="$start" -v e="$end" 'BEGIN{printf "%.0f s", e-s}')
+		size=$(stat -c %s "$dir/importer.test" | awk '{printf "%.1f MB", $1/1e6}')
+		chmod -R u+w "$cache"
+		rm -rf "$cache"
+	fi
+	printf '| %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s |\n' "$kind" "$all" "$nonstd" "$nheavy" "$npeers" "$graph" "$requires" "$sum" "$build" "$size"
+	if [ -n "${FOOTPRINT_VERBOSE:-}" ]; then
+		grep -E "$heavy|$peers" <<<"$deps" | sed 's/^/    /' >&2 || true
+	fi
+done
