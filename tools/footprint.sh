@@ -14,10 +14,20 @@
 #   build     wall time of a cold `go test -c` (empty GOCACHE; the standard
 #             library is compiled too), and the size of the test binary
 #
+# The importers (FOOTPRINT_KINDS, default every one the checkout has):
+#   suite        starts a target and runs the server catalogue through
+#                targets, engine, scenarios, fixture and results: what an
+#                embedding test did before the conformance package
+#   builtin      the same with the built-in targets opted into
+#                (import _ peers/builtin)
+#   conformance  conformance.RunServerSuite
+#   embedded     examples/embedded copied into a module of its own, its
+#                in-process go-control-plane server included
+#
 # Usage: tools/footprint.sh [CHECKOUT]   (default: this checkout)
-#   FOOTPRINT_KINDS="suite builtin conformance" picks the importers (default:
-#   every one the checkout has); FOOTPRINT_COLD=0 skips the cold builds,
-#   which take minutes on 2 cores; FOOTPRINT_KEEP=1 keeps the modules.
+#   FOOTPRINT_COLD=0 skips the cold builds, which take minutes on 2 cores;
+#   FOOTPRINT_KEEP=1 keeps the modules; FOOTPRINT_VERBOSE=1 lists the
+#   container-stack and peer packages linked.
 # Prints one Markdown table. Timings depend on what else the machine runs.
 set -euo pipefail
 
@@ -85,19 +95,30 @@ func TestConformance(t *testing.T) {
 EOF
 }
 
-# conformance: the importable suite API (issue 14, item 3), through its
-# own package only.
+# conformance: the importable suite API (issue 14, item 3) run as subtests
+# against a target named by the environment; as with suite, the server
+# under test is left out.
 conformance_test() {
 	cat <<'EOF'
 package importer
 
 import (
+	"os"
 	"testing"
 
-	_ "github.com/xdsconform/xdsconform/conformance"
+	"github.com/xdsconform/xdsconform/conformance"
+	"github.com/xdsconform/xdsconform/targets"
 )
 
-func TestConformance(t *testing.T) { t.Skip("links the conformance package; see tools/footprint.sh") }
+func TestConformance(t *testing.T) {
+	target := os.Getenv("XDSCONFORM_TARGET")
+	if target == "" {
+		t.Skip("XDSCONFORM_TARGET is not set")
+	}
+	conformance.RunServerSuite(t, conformance.ServerOptions{
+		Server: targets.ServerOptions{Target: target, Fixture: os.Getenv("XDSCONFORM_FIXTURE")},
+	})
+}
 EOF
 }
 
@@ -106,6 +127,7 @@ if [ -z "$kinds" ]; then
 	kinds=suite
 	[ -d "$repo/peers/builtin" ] && kinds="$kinds builtin"
 	[ -d "$repo/conformance" ] && kinds="$kinds conformance"
+	[ -d "$repo/examples/embedded" ] && kinds="$kinds embedded"
 fi
 
 printf '| importer | packages linked (non-std) | container stack | built-in peers | modules in graph | go.mod requires | go.sum lines | cold `go test -c` | test binary |\n'
@@ -117,7 +139,10 @@ for kind in $kinds; do
 	suite) suite_test | sed '/__BLANK__/d' >"$dir/importer_test.go" ;;
 	builtin) suite_test | sed "s|__BLANK__|_ \"$mod/peers/builtin\"|" >"$dir/importer_test.go" ;;
 	conformance) conformance_test >"$dir/importer_test.go" ;;
-	*) echo "footprint: unknown importer kind $kind (want suite, builtin or conformance)" >&2; exit 2 ;;
+	# embedded: the worked example as a module of its own, its in-process
+	# go-control-plane server included: what a real importer builds.
+	embedded) cp "$repo"/examples/embedded/* "$dir"/ ;;
+	*) echo "footprint: unknown importer kind $kind (want suite, builtin, conformance or embedded)" >&2; exit 2 ;;
 	esac
 	cat >"$dir/go.mod" <<EOF
 module example.com/importer
@@ -130,7 +155,7 @@ replace $mod => $repo
 EOF
 	(cd "$dir" && go mod tidy >/dev/null 2>"$dir/tidy.log") || { cat "$dir/tidy.log" >&2; exit 1; }
 	deps=$(cd "$dir" && go list -deps -test -f '{{if not .Standard}}{{.ImportPath}}{{end}}' . | grep -v '^example.com/importer' || true)
-	all=$(cd "$dir" && go list -deps -test . | grep -vc '^example.com/importer')
+	all=$(cd "$dir" && go list -deps -test . | grep -vc '^example.com/importer' || true)
 	nonstd=$(grep -c . <<<"$deps" || true)
 	nheavy=$(grep -Ec "$heavy" <<<"$deps" || true)
 	npeers=$(grep -Ec "$peers" <<<"$deps" || true)
