@@ -12,7 +12,8 @@
 #   graph     modules in the importer's go mod graph
 #   go.mod    require lines in its tidy go.mod; go.sum its lines
 #   build     wall time of a cold `go test -c` (empty GOCACHE; the standard
-#             library is compiled too), and the size of the test binary
+#             library is compiled too) with its CPU time (user + system),
+#             and the size of the test binary
 #
 # The importers (FOOTPRINT_KINDS, default every one the checkout has):
 #   suite        starts a target and runs the server catalogue through
@@ -164,11 +165,14 @@ EOF
 	sum=$(wc -l <"$dir/go.sum")
 	build=skipped size=-
 	if [ "${FOOTPRINT_COLD:-1}" != 0 ]; then
-		cache=$(mktemp -d)
-		start=$(date +%s.%N)
-		(cd "$dir" && GOCACHE="$cache" go test -c -o "$dir/importer.test" . >/dev/null)
-		end=$(date +%s.%N)
-		build=$(awk -v s="$start" -v e="$end" 'BEGIN{printf "%.0f s", e-s}')
+		# The cache lives under $work, so the exit trap removes it too.
+		cache="$work/gocache-$kind"
+		mkdir "$cache"
+		# Wall time, and the CPU time of the build (user + system), which
+		# a machine busy with other work inflates far less.
+		times=$( { TIMEFORMAT='%R %U %S'; time (cd "$dir" && GOCACHE="$cache" go test -c -o "$dir/importer.test" . >/dev/null 2>"$dir/build.log"); } 2>&1) ||
+			{ cat "$dir/build.log" >&2; exit 1; }
+		build=$(awk '{printf "%.0f s (CPU %.0f s)", $1, $2+$3}' <<<"$times")
 		size=$(stat -c %s "$dir/importer.test" | awk '{printf "%.1f MB", $1/1e6}')
 		chmod -R u+w "$cache"
 		rm -rf "$cache"
