@@ -3,7 +3,8 @@
 // moby and docker clients, OpenTelemetry, gopsutil) and none of the
 // built-in peers, which only the packages that register them
 // (docker, peers/builtin) bring, and only to programs that import them
-// (issue 14, item 4). tools/footprint.sh measures the same from outside
+// (issue 14, item 4). The public packages are listed without their own
+// tests, the worked example (examples/embedded) with them. tools/footprint.sh measures the same from outside
 // the module.
 package footprint
 
@@ -38,19 +39,35 @@ func isHeavy(p string) bool {
 
 // importerFacing are the packages an importer of the suites uses, listed
 // without their tests: a package's own tests may run the built-in or
-// container targets (targets' do), which no importer links.
+// container targets (targets' and conformance's do), which no importer
+// links. conformance joins them when the checkout has it.
 var importerFacing = []string{
 	"./scenarios/...", "./engine", "./targets", "./fixture/...", "./fakeclient", "./fakeserver",
 	"./reports/...", "./results", "./transcript", "./observer", "./wire",
 }
 
-// embedding are the packages whose tests are an importer's tests: listed
-// with their tests, when the checkout has them.
-var embedding = []string{"conformance", "examples/embedded"}
+// optional are importer-facing packages the checkout may not have yet.
+var optional = []string{"conformance"}
+
+// embedding are the packages whose tests are an importer's tests (the
+// worked example): listed with their tests, when the checkout has them.
+var embedding = []string{"examples/embedded"}
 
 // mustFind are packages the listing has to contain, so that a pattern
 // that matches nothing cannot make the check pass.
 var mustFind = []string{"scenarios", "engine", "targets", "fixture", "fakeclient", "fakeserver", "reports", "results", "transcript", "observer", "wire"}
+
+// present are those of dirs the checkout has.
+func present(t *testing.T, dirs []string) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(root(t), dir)); err == nil {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
 
 // root is the module's root directory: two levels up from this package.
 func root(t *testing.T) string {
@@ -165,8 +182,12 @@ func (g graph) chainTo(p string) string {
 // An importer of the public packages links no container stack and no
 // built-in peer.
 func TestImporterFacingPackagesStayLight(t *testing.T) {
-	g := list(t, false, importerFacing...)
-	for _, p := range mustFind {
+	patterns, find := slices.Clone(importerFacing), slices.Clone(mustFind)
+	for _, dir := range present(t, optional) {
+		patterns, find = append(patterns, "./"+dir+"/..."), append(find, dir)
+	}
+	g := list(t, false, patterns...)
+	for _, p := range find {
 		if _, ok := g[module+"/"+p]; !ok {
 			t.Errorf("go list did not find %s/%s: the check would pass without looking at it", module, p)
 		}
@@ -176,23 +197,19 @@ func TestImporterFacingPackagesStayLight(t *testing.T) {
 	}
 }
 
-// The embedding packages' tests are what an importer's tests link; each
-// one the checkout has is checked with its tests, and must be found.
+// The worked example's tests are what an importer's tests link; each one
+// the checkout has is checked with its tests, and must be found.
 func TestEmbeddingTestsStayLight(t *testing.T) {
-	var patterns []string
-	for _, dir := range embedding {
-		if _, err := os.Stat(filepath.Join(root(t), dir)); err == nil {
-			patterns = append(patterns, "./"+dir+"/...")
-		}
-	}
-	if len(patterns) == 0 {
+	dirs := present(t, embedding)
+	if len(dirs) == 0 {
 		t.Skipf("none of %v is in this checkout yet", embedding)
 	}
+	var patterns []string
+	for _, dir := range dirs {
+		patterns = append(patterns, "./"+dir+"/...")
+	}
 	g := list(t, true, patterns...)
-	for _, dir := range embedding {
-		if _, err := os.Stat(filepath.Join(root(t), dir)); err != nil {
-			continue
-		}
+	for _, dir := range dirs {
 		if !slices.ContainsFunc(slices.Collect(maps.Keys(g)), func(p string) bool { return strings.HasPrefix(plain(p), module+"/"+dir) }) {
 			t.Errorf("go list found no package of %s", dir)
 		}
