@@ -106,7 +106,7 @@ func (c *compiler) citations(s *engine.Scenario) error {
 	case len(c.defaults) > 0:
 		s.Requirements = c.defaults
 	default:
-		return c.errf("/steps", "no step checks a rule: name the rule a step checks (rule:) or list requirements:")
+		return c.errf("/steps#key", "no step checks a rule: name the rule a step checks (rule:) or list requirements:")
 	}
 	head, _ := requirements.Lookup(s.Requirements[0])
 	s.Level = results.Level(head.Strength)

@@ -117,6 +117,12 @@ func describe(e *jsonschema.ValidationError, doc any, locs locations) *lineError
 		}
 	case *kind.Required:
 		return errAt(at, fmt.Sprintf("%smissing %s", prefix, quoteAll(k.Missing)))
+	case *kind.Type:
+		if slices.Contains(k.Want, "string") && at != nil && at.Kind == yaml.ScalarNode {
+			// YAML reads 2, 1.0 and true as numbers and booleans: a
+			// version or a name that looks like one is quoted.
+			return errAt(at, fmt.Sprintf("%sgot %s, want string (quote it: %q)", prefix, k.Got, at.Value))
+		}
 	}
 	return errAt(at, prefix+e.ErrorKind.LocalizedString(printer))
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scenarioFileDir holds the scenario files of package scenariofile's
+// tests.
+const scenarioFileDir = "../../scenarios/scenariofile/testdata/"
+
+// --scenario-file runs a file's scenarios with the engine's exit codes: 0
+// against a server that keeps the rule, 1 naming the rule against one
+// that breaks it (the reference server with a fault, go-control-plane).
+func TestScenarioFileFlag(t *testing.T) {
+	file := scenarioFileDir + "delta-repeat-subscribe.yaml"
+	dir := t.TempDir()
+
+	code, out, stderr := run(t, "server", "--target", "builtin:reference", "--scenario-file", file, "--json", filepath.Join(dir, "pass.json"))
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "PASS  server/files/delta-repeat-subscribe[delta-ads]")
+	run0 := readRun(t, filepath.Join(dir, "pass.json"))
+	assert.Len(t, run0.Results, 2, "only the file's scenario, in its two variants")
+
+	code, out, stderr = run(t, "server", "--target", "builtin:reference", "--fault", "no-resend-on-resubscribe", "--scenario-file", file)
+	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "rules broken: DELTA-3")
+
+	code, out, stderr = run(t, "server", "--target", "builtin:go-control-plane", "--scenario-file", file, "--variant", "delta-ads")
+	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "FAIL  server/files/delta-repeat-subscribe[delta-ads]")
+	assert.Contains(t, out, "rules broken: DELTA-3")
+
+	// A re-expressed built-in against go-control-plane: it runs, and
+	// passes where the built-in passes.
+	code, out, stderr = run(t, "server", "--target", "builtin:go-control-plane", "--scenario-file", scenarioFileDir+"builtin/ack.yaml", "--run", "server/ack/*")
+	assert.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "PASS  server/ack/no-resend-after-ack[sotw-ads]")
+
+	// Client role, and the selection flags among a file's scenarios.
+	code, out, stderr = run(t, "client", "--target", "builtin:reference", "--client-variants", "sotw-ads,delta-ads", "--scenario-file", scenarioFileDir+"builtin/client.yaml", "--run", "client/nack/recovery")
+	assert.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "PASS  client/nack/recovery[sotw-ads]")
+	assert.NotContains(t, out, "unsolicited-push")
+}
+
+// A scenario file that cannot run is a usage error of one line naming the
+// file and line, before anything starts.
+func TestScenarioFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: xdsconform.io/v1alpha1\nkind: Scenario\nid: server/x/y\ntitle: t\nsteps:\n  - expect: {type: EDS, rule: NOPE-1}\n"), 0o644))
+	checkExitCodes(t, []exitCase{
+		{"unknown rule", []string{"server", "--target", "builtin:reference", "--scenario-file", bad}, exitUsage, bad + `:6: unknown rule "NOPE-1"`},
+		{"missing file", []string{"server", "--target", "builtin:reference", "--scenario-file", filepath.Join(dir, "nope.yaml")}, exitUsage, "nope.yaml"},
+		{"other role", []string{"client", "--target", "builtin:reference", "--scenario-file", scenarioFileDir + "delta-repeat-subscribe.yaml"}, exitUsage, "server/files/delta-repeat-subscribe is a server-role scenario: run it with xdsconform server"},
+		{"run matches none of the file's", []string{"server", "--target", "builtin:reference", "--scenario-file", scenarioFileDir + "delta-repeat-subscribe.yaml", "--run", "server/nonce/*"}, exitUsage, "matches no scenario"},
+	})
+}
