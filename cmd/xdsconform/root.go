@@ -26,6 +26,7 @@ Roles:
   coverage which catalogue rules the scenarios check, per role and level
   explain  one rule: its text, source, testability and the scenarios checking it
   report   render JSON reports as a Markdown summary or a certification report
+  scaffold turn a transcript (recorded, or a report's pair) into a scenario file
 
 Exit codes:
   0    every selected scenario passed (or failed and is listed as known-failing)
@@ -68,7 +69,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = reports.Prepare(paths...)
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout), newReportCmd(stdout))
+	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout), newReportCmd(stdout), newScaffoldCmd(stdout))
 	if err := root.ExecuteContext(ctx); err != nil {
 		code := codeOf(err)
 		if code != exitFailures && code != exitInterrupted {

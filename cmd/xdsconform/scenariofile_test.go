@@ -61,3 +61,49 @@ func TestScenarioFileErrors(t *testing.T) {
 		{"run matches none of the file's", []string{"server", "--target", "builtin:reference", "--scenario-file", scenarioFileDir + "delta-repeat-subscribe.yaml", "--run", "server/nonce/*"}, exitUsage, "matches no scenario"},
 	})
 }
+
+// The bug-report loop through the CLI: a pair's transcript out of a JSON
+// report is scaffolded into a file that runs again (exit 0), and fails
+// against the fault that breaks what was recorded (exit 1).
+func TestScaffoldFromReport(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "run.json")
+	pair := "server/nack/new-version-after-nack[sotw-ads]"
+	code, out, stderr := run(t, "server", "--target", "builtin:reference", "--run", pair, "--json", report, "--transcripts", "all")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+
+	file := filepath.Join(dir, "bug.yaml")
+	code, out, stderr = run(t, "scaffold", "--report", report, "--pair", pair, "-o", file)
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "wrote "+file+": server/scaffold/nack-new-version-after-nack")
+	text, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(text), "# - The transcript is of scenario server/nack/new-version-after-nack[sotw-ads],")
+	assert.Contains(t, string(text), "which cites ACK-9.")
+	assert.Contains(t, string(text), "- nack: {of: r1")
+
+	code, out, stderr = run(t, "server", "--target", "builtin:reference", "--scenario-file", file)
+	assert.Equal(t, 0, code, "%s\n%s", out, stderr)
+	code, out, stderr = run(t, "server", "--target", "builtin:reference", "--fault", "close-on-nack", "--scenario-file", file)
+	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "rules broken: ACK-9")
+
+	code, out, _ = run(t, "scaffold", "--report", report, "--pair", pair, "-o", "-")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "apiVersion: xdsconform.io/v1alpha1")
+
+	notTranscript := filepath.Join(dir, "not.json")
+	require.NoError(t, os.WriteFile(notTranscript, []byte(`{"format":"something else"}`), 0o644))
+	checkExitCodes(t, []exitCase{
+		{"no output", []string{"scaffold", "--report", report, "--pair", pair}, exitUsage, "-o FILE.yaml is required"},
+		{"nothing to read", []string{"scaffold", "-o", file}, exitUsage, "give a TRANSCRIPT file"},
+		{"pair without report", []string{"scaffold", notTranscript, "--pair", pair, "-o", file}, exitUsage, "--report and --pair go together"},
+		{"transcript and report", []string{"scaffold", notTranscript, "--report", report, "--pair", pair, "-o", file}, exitUsage, "give a TRANSCRIPT or --report, not both"},
+		{"report without pair", []string{"scaffold", "--report", report, "-o", file}, exitUsage, "--report and --pair go together"},
+		{"unknown pair", []string{"scaffold", "--report", report, "--pair", "server/x/y[sotw-ads]", "-o", file}, exitUsage, "no such pair in the report"},
+		{"bad pair", []string{"scaffold", "--report", report, "--pair", "server/x/y", "-o", file}, exitUsage, "want ID[variant]"},
+		{"not a report", []string{"scaffold", "--report", notTranscript, "--pair", pair, "-o", file}, exitUsage, "not an xdsconform JSON report"},
+		{"not a transcript", []string{"scaffold", notTranscript, "-o", file}, exitUsage, "transcript file"},
+		{"bad against", []string{"scaffold", "--report", report, "--pair", pair, "--against", "proxy", "-o", file}, exitUsage, `--against "proxy"`},
+	})
+}
