@@ -300,7 +300,7 @@ func Pair(run results.Run, pair, reportPath string) (*transcript.File, []string,
 			side = transcript.SideServer
 		}
 		return &transcript.File{Format: transcript.FileFormat, Recorded: run.Started, HarnessVersion: run.HarnessVersion, Side: side, Variant: variant,
-			Source: fmt.Sprintf("pair %s of report %s (%s against %s)", pair, reportPath, r.Outcome, run.Target),
+			Source:   fmt.Sprintf("pair %s of report %s (%s against %s)", pair, reportPath, r.Outcome, run.Target),
 			Scenario: id, Entries: r.Transcript}, r.Requirements, nil
 	}
 	return nil, nil, fmt.Errorf("--pair %s: no such pair in the report", pair)

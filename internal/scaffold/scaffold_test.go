@@ -165,7 +165,9 @@ func TestScaffoldedPairsRunAgain(t *testing.T) {
 				inner.Go(func() { j.gcp, _ = run(j.file, r.variant, targets.BuiltinGoControlPlane, "") })
 			case roleOf(r.id) == "server":
 				inner.Go(func() { j.gcp, _ = run(j.file, r.variant, targets.BuiltinGoControlPlane, "") })
-				inner.Go(func() { j.ori, _ = run([]*engine.Scenario{builtin(r.id)}, r.variant, targets.BuiltinGoControlPlane, "") })
+				inner.Go(func() {
+					j.ori, _ = run([]*engine.Scenario{builtin(r.id)}, r.variant, targets.BuiltinGoControlPlane, "")
+				})
 			}
 			inner.Wait()
 		})
