@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"slices"
 
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/scenarios"
@@ -107,6 +110,28 @@ func (r *clientRun) build(t wire.Type, res ServedResource) proto.Message {
 
 type clientOp func(r *clientRun)
 
+// response is the response a serve step with a nonce of its own sends,
+// shaped as fakeserver's Respond and RespondDelta shape theirs.
+func response(delta bool, t wire.Type, version, nonce string, msgs []proto.Message, removed []string) (proto.Message, error) {
+	anys := make([]*anypb.Any, len(msgs))
+	for i, m := range msgs {
+		a, err := anypb.New(m)
+		if err != nil {
+			return nil, fmt.Errorf("packing %T: %w", m, err)
+		}
+		anys[i] = a
+	}
+	if delta {
+		resp := &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: version, Nonce: nonce, RemovedResources: removed}
+		for i, m := range msgs {
+			name := wire.NameOf(m)
+			resp.Resources = append(resp.Resources, &discovery.Resource{Name: name, Version: fakeserver.ResourceVersion(version, name), Resource: anys[i]})
+		}
+		return resp, nil
+	}
+	return &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: version, Nonce: nonce, Resources: anys}, nil
+}
+
 // client compiles a client-role document's steps. Every client-role file
 // scenario is written for the gRPC profile: it serves the chain a gRPC
 // client follows.
@@ -168,6 +193,14 @@ func (c *compiler) clientStep(i int, st ClientStep) (clientOp, error) {
 				return nil, c.errf(ptr+"/clusters", "clusters: only a route uses clusters")
 			}
 		}
+		vLabel, vField, err := c.ref(stepPtr(i, "serve", "version"), a.Version, "version")
+		if err != nil {
+			return nil, err
+		}
+		nLabel, nField, err := c.ref(stepPtr(i, "serve", "nonce"), a.Nonce, "nonce")
+		if err != nil {
+			return nil, err
+		}
 		if err := c.define(stepPtr(i, "serve", "as"), a.As, t); err != nil {
 			return nil, err
 		}
@@ -177,14 +210,23 @@ func (c *compiler) clientStep(i int, st ClientStep) (clientOp, error) {
 			for _, res := range a.Resources {
 				msgs = append(msgs, r.build(t, res))
 			}
+			version := r.value(a.Version, vLabel, vField)
 			var nonce string
-			if len(a.Removed) > 0 {
-				nonce = cc.RespondDelta(t, a.Version, msgs, r.names(a.Removed)...)
-			} else {
-				nonce = cc.Respond(t, a.Version, msgs...)
+			switch {
+			case a.Nonce != "":
+				nonce = r.value(a.Nonce, nLabel, nField)
+				m, err := response(r.c.Variant.IsDelta(), t, version, nonce, msgs, r.names(a.Removed))
+				if err != nil {
+					r.c.Abortf("%v", err)
+				}
+				cc.Send(t, m)
+			case len(a.Removed) > 0:
+				nonce = cc.RespondDelta(t, version, msgs, r.names(a.Removed)...)
+			default:
+				nonce = cc.Respond(t, version, msgs...)
 			}
 			if a.As != "" {
-				r.labels[a.As] = servedMsg{t: t, nonce: nonce, version: a.Version}
+				r.labels[a.As] = servedMsg{t: t, nonce: nonce, version: version}
 			}
 		}, nil
 

@@ -185,8 +185,12 @@ type ChainStep struct {
 
 // ServeStep sends a response.
 type ServeStep struct {
-	Type      string           `yaml:"type"`
-	Version   string           `yaml:"version"`
+	Type string `yaml:"type"`
+	// Version is a literal, or $LABEL.version: a served response's.
+	Version string `yaml:"version"`
+	// Nonce, when set, is the response's nonce instead of a fresh one: a
+	// literal, or $LABEL.nonce (a served response's, sent again).
+	Nonce     string           `yaml:"nonce,omitempty"`
 	Resources []ServedResource `yaml:"resources,omitempty"`
 	Removed   []string         `yaml:"removed,omitempty"`
 	As        string           `yaml:"as,omitempty"`

@@ -133,3 +133,24 @@ func TestBuiltinFilesPassAndFailAsTheBuiltinsDo(t *testing.T) {
 		})
 	}
 }
+
+// A serve step with a nonce of its own, and a version taken from an
+// earlier response, is ACKed as any other by the reference client, and
+// the ACK is checked against them: a client that echoes another nonce
+// fails.
+func TestServeWithOwnNonce(t *testing.T) {
+	ss, err := Load("testdata/serve-nonce.yaml")
+	require.NoError(t, err)
+	rs, err := runAgainstReference("client", ss)
+	require.NoError(t, err)
+	require.Len(t, rs, 4)
+	for _, r := range rs {
+		assert.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
+		assert.Contains(t, transcript.Format(r.Transcript), `"xdsconform-own-nonce"`)
+	}
+	rs, err = runAgainstReference("client", ss, string(refclient.FaultEchoOldNonce))
+	require.NoError(t, err)
+	for _, r := range rs {
+		assert.Equal(t, results.Fail, r.Outcome, "%s: %s", r.FullName(), r.Message)
+	}
+}
