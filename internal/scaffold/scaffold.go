@@ -29,6 +29,9 @@ const (
 	AgainstClient = "client"
 )
 
+// maxSteps is the most steps a scenario file's schema takes.
+const maxSteps = 1000
+
 // Options say what to make of a transcript.
 type Options struct {
 	// Against is the side under test, AgainstServer or AgainstClient;
@@ -110,11 +113,17 @@ func Scaffold(f *transcript.File, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("scaffold: against %q: want server or client", against)
 	}
 	var msgs []message
-	folded := 0
+	folded, cut, partial := 0, false, false
 	for _, e := range f.Entries {
 		if e.Direction == transcript.Folded {
 			folded += e.Folded
 			continue
+		}
+		if e.Direction == transcript.Event && (strings.Contains(e.Note, " elided (") || strings.Contains(e.Note, "not kept for the scenario")) {
+			cut = true
+		}
+		if e.Direction != transcript.Event && e.Note != "" {
+			partial = true // the rendering left part of the message out
 		}
 		m, ok, err := readMessage(e, f.Side)
 		if err != nil {
@@ -150,6 +159,12 @@ func Scaffold(f *transcript.File, opts Options) (*Result, error) {
 	if folded > 0 {
 		b.note("The transcript had %d repeated entries folded away; the scaffold replays the first and last cycle only.", folded)
 	}
+	if cut {
+		b.note("The transcript had entries left out (its size bound); the scaffold replays those it kept, so steps around the gap may need care.")
+	}
+	if partial {
+		b.note("Some messages were rendered in part (their size bound): a resource left out of the rendering is not in the scaffold.")
+	}
 	doc := &scenariofile.Document{APIVersion: scenariofile.APIVersion, Kind: scenariofile.Kind, Variants: []string{variant.String()}}
 	if against == AgainstServer {
 		doc.ServerSteps = b.server(msgs)
@@ -162,6 +177,9 @@ func Scaffold(f *transcript.File, opts Options) (*Result, error) {
 	}
 	doc.Title = "Scaffolded: the " + against + " behaves as it did when recorded"
 	doc.Description = "Scaffolded from a transcript; say here what the scenario shows."
+	if n := len(doc.ServerSteps) + len(doc.ClientSteps); n > maxSteps {
+		return nil, fmt.Errorf("scaffold: the transcript makes %d steps, more than the %d a scenario holds: record (or select) less, or cut the transcript file", n, maxSteps)
+	}
 	if b.rules() == 0 {
 		return nil, fmt.Errorf("scaffold: the transcript holds nothing the %s did that a step could expect", against)
 	}

@@ -34,6 +34,7 @@ func TestErrorsPointAtTheLine(t *testing.T) {
 		{"not YAML", head + "steps: [\n  - set: {type: EDS\n", 5, "not YAML"},
 		{"tab indentation", head + "steps:\n\t- set: {}\n", 6, "not YAML"},
 		{"empty file", "# nothing\n", 1, "no scenario in the file"},
+		{"nested too deep", "steps: " + strings.Repeat("[", 20000), 1, "not YAML: exceeded max depth"},
 		{"not a mapping", "- a\n- b\n", 1, "a scenario is a mapping"},
 		{"wrong apiVersion", strings.Replace(head, "v1alpha1", "v9", 1) + "steps:\n  - settle: {type: EDS}\n", 1, `apiVersion: value must be 'xdsconform.io/v1alpha1'`},
 		{"missing title", strings.Replace(head, "title: a scenario with one thing wrong\n", "", 1) + "steps:\n  - settle: {type: EDS}\n", 1, `missing "title"`},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -149,6 +150,7 @@ func decodeAll(data []byte, name string) ([]*decoded, error) {
 				line, _ = strconv.Atoi(m[1])
 				msg = m[2]
 			}
+			msg = strings.TrimPrefix(msg, "yaml: ")
 			return nil, &Error{File: name, Line: line, Msg: "not YAML: " + msg}
 		}
 		if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {
