@@ -17,14 +17,14 @@ type scenarioFiles struct {
 
 func (f *scenarioFiles) register(c *cobra.Command) {
 	c.Flags().StringArrayVar(&f.paths, "scenario-file", nil,
-		"run the scenarios of this scenario file (YAML, docs/scenario-files.md) instead of the built-in catalogue (repeatable; --run, --variant, --level still select among them)")
+		"the scenarios of this scenario file (YAML, docs/scenario-files.md) instead of the built-in catalogue (repeatable; --run, --variant, --level still select among them)")
 	_ = c.MarkFlagFilename("scenario-file", "yaml", "yml")
 }
 
 // catalogue is the catalogue a suite of role runs: the files' scenarios
 // when files were given, else the built-in one. A file that cannot be
 // read or run, or holds a scenario of the other role, is a usage error of
-// one line pointing at the file and line.
+// one line pointing at the file and line. Role "" takes both roles (list).
 func (f *scenarioFiles) catalogue(role string, builtin func() []*engine.Scenario) ([]*engine.Scenario, error) {
 	if len(f.paths) == 0 {
 		return builtin(), nil
@@ -39,7 +39,7 @@ func (f *scenarioFiles) catalogue(role string, builtin func() []*engine.Scenario
 	}
 	var out []*engine.Scenario
 	for _, s := range ss {
-		if r := roleOf(s.ID); r != role {
+		if r := roleOf(s.ID); role != "" && r != role {
 			return nil, usageError("--scenario-file: %s is a %s-role scenario: run it with xdsconform %s", s.ID, r, r)
 		}
 		out = append(out, s)

@@ -107,3 +107,22 @@ func TestScaffoldFromReport(t *testing.T) {
 		{"bad against", []string{"scaffold", "--report", report, "--pair", pair, "--against", "proxy", "-o", file}, exitUsage, `--against "proxy"`},
 	})
 }
+
+// list --scenario-file lists a file's scenarios of both roles, with what
+// they cite and need, and refuses a bad file as a run would: a check of a
+// file that needs no target.
+func TestListScenarioFile(t *testing.T) {
+	code, out, stderr := run(t, "list", "--json", "--scenario-file", scenarioFileDir+"builtin/client.yaml", "--scenario-file", scenarioFileDir+"delta-repeat-subscribe.yaml")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"id": "client/nack/recovery"`)
+	assert.Contains(t, out, `"id": "server/files/delta-repeat-subscribe"`)
+	assert.Contains(t, out, `"requirements": [
+      "DELTA-3"
+    ]`)
+	assert.NotContains(t, out, "server/nonce/", "only the files' scenarios")
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: xdsconform.io/v1alpha1\nkind: Scenario\nid: server/x/y\ntitle: t\nsteps:\n  - ack: {of: nothing}\n"), 0o644))
+	checkExitCodes(t, []exitCase{{"bad file", []string{"list", "--scenario-file", bad}, exitUsage, bad + `:6: undefined label "nothing"`}})
+}
