@@ -146,4 +146,5 @@ type Error struct {
 	Msg string
 }
 
+// Error is the one line FILE:LINE: what is wrong.
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
