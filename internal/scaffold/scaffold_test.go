@@ -93,7 +93,7 @@ func run(cat []*engine.Scenario, v wire.Variant, target, fault string) ([]result
 	} else {
 		o := targets.ServerOptions{Target: target}
 		if fault != "" {
-			o.Faults = []refserver.Fault{refserver.Fault(fault)}
+			o.Faults = faultsAs(o.Faults, []string{fault})
 		}
 		srv, err := targets.StartServer(context.Background(), o)
 		if err != nil {
@@ -198,6 +198,16 @@ func TestScaffoldedPairsRunAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// faultsAs converts fault names to the element type of the target
+// options' fault list, whatever it is (a fault type, or names).
+func faultsAs[F ~string](_ []F, names []string) []F {
+	out := make([]F, len(names))
+	for i, n := range names {
+		out[i] = F(n)
+	}
+	return out
 }
 
 type unexpected []results.Result

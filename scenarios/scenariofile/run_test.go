@@ -59,9 +59,7 @@ func runAgainstReference(role string, cat []*engine.Scenario, faults ...string) 
 		env = clients
 	} else {
 		opts := targets.ServerOptions{Target: targets.BuiltinReference}
-		for _, f := range faults {
-			opts.Faults = append(opts.Faults, refserver.Fault(f))
-		}
+		opts.Faults = faultsAs(opts.Faults, faults)
 		srv, err := targets.StartServer(context.Background(), opts)
 		if err != nil {
 			return nil, err
@@ -71,6 +69,16 @@ func runAgainstReference(role string, cat []*engine.Scenario, faults ...string) 
 	}
 	rs, _ := engine.Run(context.Background(), pairs, engine.Config{Env: env, Timeouts: engine.DefaultTimeouts})
 	return rs, nil
+}
+
+// faultsAs converts fault names to the element type of the target
+// options' fault list, whatever it is (a fault type, or names).
+func faultsAs[F ~string](_ []F, names []string) []F {
+	out := make([]F, len(names))
+	for i, n := range names {
+		out[i] = F(n)
+	}
+	return out
 }
 
 func roleOfID(id string) string {

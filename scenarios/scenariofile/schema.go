@@ -12,8 +12,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"go.yaml.in/yaml/v3"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // Schema is scenario.schema.json, the JSON Schema (draft 2020-12) of one
@@ -42,8 +40,6 @@ var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	}
 	return s, nil
 })
-
-var printer = message.NewPrinter(language.English)
 
 // validate checks one document's value against the schema and returns the
 // most specific thing wrong, at its line.
@@ -124,7 +120,23 @@ func describe(e *jsonschema.ValidationError, doc any, locs locations) *lineError
 			return errAt(at, fmt.Sprintf("%sgot %s, want string (quote it: %q)", prefix, k.Got, at.Value))
 		}
 	}
-	return errAt(at, prefix+e.ErrorKind.LocalizedString(printer))
+	return errAt(at, prefix+kindText(e))
+}
+
+// kindText is what the schema's validator says of e, in English: the
+// error of its own output unit (the validator's default printer).
+func kindText(e *jsonschema.ValidationError) string {
+	if u := e.BasicOutput(); u != nil {
+		if u.Error != nil {
+			return u.Error.String()
+		}
+		for _, c := range u.Errors {
+			if c.Error != nil {
+				return c.Error.String()
+			}
+		}
+	}
+	return fmt.Sprint(e.ErrorKind)
 }
 
 // roleOf is the role the document's id names, "server" when it names none
