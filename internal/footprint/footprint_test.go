@@ -55,7 +55,7 @@ var embedding = []string{"examples/embedded"}
 
 // mustFind are packages the listing has to contain, so that a pattern
 // that matches nothing cannot make the check pass.
-var mustFind = []string{"scenarios", "engine", "targets", "fixture", "fakeclient", "fakeserver", "reports", "results", "transcript", "observer", "wire"}
+var mustFind = []string{"scenarios", "scenarios/scenariofile", "engine", "targets", "fixture", "fakeclient", "fakeserver", "reports", "results", "transcript", "observer", "wire"}
 
 // present are those of dirs the checkout has.
 func present(t *testing.T, dirs []string) []string {
