@@ -70,13 +70,13 @@ func New(c cache.SnapshotCache) *Server {
 // GetCapabilities implements fixturepb.FixtureServer.
 func (f *Server) GetCapabilities(context.Context, *fixturepb.GetCapabilitiesRequest) (*fixturepb.Capabilities, error) {
 	return &fixturepb.Capabilities{
-		ApiVersion:       "v1",
-		Server:           "go-control-plane SnapshotCache (xdsconform examples/snapshotfixture)",
-		TypeUrls:         TypeURLs,
-		Variants:         []string{"sotw-ads", "delta-ads"},
-		LegacyWildcard:   true,
-		GeneratesNames:   false, // we serve the names the harness asks for
-		NodeScoped:       true,  // the SnapshotCache keeps one snapshot per node id
+		ApiVersion:     "v1",
+		Server:         "go-control-plane SnapshotCache (xdsconform examples/snapshotfixture)",
+		TypeUrls:       TypeURLs,
+		Variants:       []string{"sotw-ads", "delta-ads"},
+		LegacyWildcard: true,
+		GeneratesNames: false, // we serve the names the harness asks for
+		NodeScoped:     true,  // the SnapshotCache keeps one snapshot per node id
 		// The SnapshotCache implements the explicit wildcard "*" in delta
 		// only: in SotW it looks "*" up as a resource of that name
 		// (cache/v3/simple.go:516-523), so only delta claims it.
