@@ -1,0 +1,51 @@
+package conformance_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/conformance"
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/examples/embedded"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/scenarios"
+	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
+)
+
+// The client suite runs as subtests too, here against the reference
+// client, in-process: its nonce family.
+func TestRunClientSuiteAgainstTheReferenceClient(t *testing.T) {
+	conformance.RunClientSuite(t, conformance.ClientOptions{
+		Client: targets.ClientOptions{Target: targets.BuiltinReference},
+		Run:    []string{"client/nonce/*"},
+	})
+}
+
+// A scenario of a team's own, written in the scenarios DSL, runs through
+// ServerOptions.Scenarios like a built-in one: here against the example's
+// go-control-plane server.
+func TestOwnScenarioRunsThroughTheOptions(t *testing.T) {
+	srv, err := embedded.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Stop()) })
+	mine := &engine.Scenario{
+		ID:           "server/acme/ack-keeps-quiet",
+		Title:        "An ACK of a cluster does not make the server push it again",
+		Requirements: []string{"UPD-1"},
+		Level:        results.Should,
+		Variants:     []wire.Variant{wire.SotWADS, wire.DeltaADS},
+		Needs:        scenarios.Fixture(scenarios.CDS),
+		Run: scenarios.ServerScript(func(s *scenarios.S) {
+			name := s.Set(scenarios.CDS, "c", 1)
+			s.Subscribe(scenarios.CDS, name)
+			s.RequireResource(scenarios.CDS, s.ExpectAcked(scenarios.CDS), name, 1)
+			s.Never("nothing changed after the ACK", scenarios.CDS)
+		}),
+	}
+	conformance.RunServerSuite(t, conformance.ServerOptions{
+		Server:    targets.ServerOptions{Target: srv.XDS, Fixture: srv.Fixture},
+		Scenarios: []*engine.Scenario{mine},
+	})
+}
