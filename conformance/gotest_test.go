@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/scenarios"
+	"github.com/xdsconform/xdsconform/targets"
 )
 
 // selftestEnv names the case TestSelftest runs; it runs only in the
@@ -74,6 +76,18 @@ func TestSelftest(t *testing.T) {
 			defer ft.mu.Unlock()
 			ft.died = errors.New("connection refused (the fake target died)")
 		}, "NONCE-1")}
+	case "unreachable":
+		// A port nobody listens on: the real target code reaches it.
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := lis.Addr().String()
+		if err := lis.Close(); err != nil {
+			t.Fatal(err)
+		}
+		RunServerSuite(t, ServerOptions{Server: targets.ServerOptions{Target: addr, ConnectTimeout: 2 * time.Second}, Scenarios: cat})
+		return
 	default:
 		t.Fatalf("unknown case %q", which)
 	}
@@ -311,6 +325,16 @@ func TestGoTestTargetDied(t *testing.T) {
 	assert.Equal(t, "fail", r.final["TestSelftest"])
 	assert.Contains(t, r.output["TestSelftest"], "the target died during the run")
 	assert.Contains(t, r.output["TestSelftest"], "connection refused (the fake target died)")
+}
+
+// A target that cannot be reached fails the test at once, with the cause,
+// and no pair is a subtest.
+func TestGoTestUnreachable(t *testing.T) {
+	t.Parallel()
+	r := runSelftest(t, "unreachable")
+	assert.Equal(t, map[string]string{"TestSelftest": "fail"}, r.final, r.all)
+	assert.Contains(t, r.output["TestSelftest"], "target unreachable")
+	assert.Contains(t, r.output["TestSelftest"], "connection refused")
 }
 
 // The worked example, through go test itself: -run

@@ -395,7 +395,7 @@ func (s *Suite) report(rs []results.Result) results.Run {
 			"timeout": s.timeouts.Expect.String(), "quiet": s.timeouts.Quiet.String(), "scenario_timeout": s.timeouts.Scenario.String(),
 			"run": join(s.sel.Run), "skip": join(s.sel.Skip), "level": join(levels), "variant": join(variants),
 			"known_failing": s.knownFile, "parallel": strconv.Itoa(s.parallel), "fail_on": string(s.failOn),
-			"runner": "go test (package conformance)",
+			"runner": "package conformance",
 		},
 		Implementation:   s.impl,
 		CatalogueVersion: requirements.CatalogueVersion(),

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +112,11 @@ func TestSpecs(t *testing.T) {
 	case "suite":
 	case "bad-options":
 		opts.FailOn = results.May
+	case "unreachable":
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		opts.Server = targets.ServerOptions{Target: lis.Addr().String(), ConnectTimeout: 2 * time.Second}
+		require.NoError(t, lis.Close())
 	default:
 		t.Fatalf("unknown case %q", which)
 	}
@@ -241,6 +247,25 @@ func TestGinkgoBadOptions(t *testing.T) {
 	s := runSpecs(t, "bad-options")
 	assert.Equal(t, map[string]string{"options": "failed"}, s.state)
 	assert.Contains(t, s.failure["options"], "FailOn")
+	assert.Empty(t, s.ran)
+}
+
+// A target that cannot be reached fails BeforeAll, so the first spec
+// fails with the cause and ginkgo skips the rest.
+func TestGinkgoUnreachable(t *testing.T) {
+	t.Parallel()
+	s := runSpecs(t, "unreachable")
+	failed := 0
+	for text, state := range s.state {
+		switch state {
+		case "failed":
+			failed++
+			assert.Contains(t, s.failure[text], "target unreachable")
+		default:
+			assert.Equal(t, "skipped", state, text)
+		}
+	}
+	assert.Equal(t, 1, failed, "%v", s.state)
 	assert.Empty(t, s.ran)
 }
 
