@@ -14,15 +14,6 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// The client suite runs as subtests too, here against the reference
-// client, in-process: its nonce family.
-func TestRunClientSuiteAgainstTheReferenceClient(t *testing.T) {
-	conformance.RunClientSuite(t, conformance.ClientOptions{
-		Client: targets.ClientOptions{Target: targets.BuiltinReference},
-		Run:    []string{"client/nonce/*"},
-	})
-}
-
 // A scenario of a team's own, written in the scenarios DSL, runs through
 // ServerOptions.Scenarios like a built-in one: here against the example's
 // go-control-plane server.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/xdsconform/xdsconform/conformance"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/examples/embedded"
+	embeddedclient "github.com/xdsconform/xdsconform/examples/embedded-client"
 	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -90,7 +92,27 @@ server/selftest/known NONCE-1: broken on purpose
 server/selftest/stale NONCE-1: was broken once
 `
 
-// TestSpecs runs the ginkgo suite of a case against the example server.
+// clientEnv, set, makes this test binary the xDS client under test of the
+// "client" case (examples/embedded-client's client).
+const clientEnv = "XDSCONFORM_GINKGO_CLIENT"
+
+// TestMain runs the example client when the client suite launches this
+// binary, and the tests otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv(clientEnv) != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		if err := embeddedclient.Run(ctx, os.Getenv("XDSCONFORM_TARGET"), os.Getenv("XDSCONFORM_CSDS_ADDR")); err != nil {
+			fmt.Fprintln(os.Stderr, "example client:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSpecs runs the ginkgo suite of a case against the example server
+// (or, for "client", the example client).
 func TestSpecs(t *testing.T) {
 	which := os.Getenv(specsEnv)
 	if which == "" {
@@ -107,6 +129,16 @@ func TestSpecs(t *testing.T) {
 		KnownFailing: known,
 		JSONReport:   os.Getenv(specsReportEnv),
 		Timeouts:     engine.Timeouts{Expect: time.Second, Quiet: 100 * time.Millisecond},
+	}
+	if which == "client" {
+		self := "'" + strings.ReplaceAll(os.Args[0], "'", `'\''`) + "'"
+		DescribeClientSuite(conformance.ClientOptions{
+			Client:     targets.ClientOptions{Command: clientEnv + "=1 exec " + self},
+			Run:        []string{"client/nonce/*"},
+			JSONReport: os.Getenv(specsReportEnv),
+		})
+		RunSpecs(t, "ginkgosuite client selftest")
+		return
 	}
 	switch which {
 	case "suite":
@@ -131,6 +163,7 @@ type specs struct {
 	failure map[string]string
 	output  map[string]string
 	ran     []string
+	labels  []string
 }
 
 // runSpecs runs TestSpecs's case in a subprocess with ginkgo flags args.
@@ -161,6 +194,7 @@ func runSpecs(t *testing.T, which string, args ...string) specs {
 			continue
 		}
 		s.state[sr.LeafNodeText] = sr.State.String()
+		s.labels = append(s.labels, sr.Labels()...)
 		s.failure[sr.LeafNodeText] = sr.Failure.Message
 		s.output[sr.LeafNodeText] = sr.CapturedGinkgoWriterOutput
 	}
@@ -267,6 +301,25 @@ func TestGinkgoUnreachable(t *testing.T) {
 	}
 	assert.Equal(t, 1, failed, "%v", s.state)
 	assert.Empty(t, s.ran)
+}
+
+// The client suite runs as specs too: the nonce family against the
+// example client (grpc-go's), each pair an It that passes or is skipped.
+func TestGinkgoClientSuite(t *testing.T) {
+	t.Parallel()
+	s := runSpecs(t, "client")
+	require.NotEmpty(t, s.state)
+	passed := 0
+	for text, state := range s.state {
+		assert.True(t, strings.HasPrefix(text, "client/nonce/"), text)
+		assert.Contains(t, []string{"passed", "skipped"}, state, "%s: %s", text, s.failure[text])
+		if state == "passed" {
+			passed++
+		}
+	}
+	assert.Positive(t, passed)
+	assert.Len(t, s.ran, len(s.state), "every nonce pair ran")
+	assert.Contains(t, s.labels, "client")
 }
 
 func TestPairLabels(t *testing.T) {
