@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -379,4 +380,41 @@ func TestGoTestExampleRunsOnlyTheNoncePairs(t *testing.T) {
 	assert.Positive(t, passed, "some nonce pairs ran and passed")
 	t.Logf("%d nonce subtests, %d passed, the rest skipped (variants the example does not serve); TestConformance took %.2fs",
 		len(got), passed, r.elapsed["TestConformance"])
+}
+
+// goList runs go list in the module root and returns its lines.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := command(ctx, t, append([]string{"list"}, args...)...)
+	cmd.Dir = ".."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	return strings.Fields(string(out))
+}
+
+// A go test importer of conformance links no ginkgo (and so gets none of
+// its flags), and the suite packages import no built-in peer and no
+// container package themselves. The same listing of ginkgosuite shows
+// that the check sees an import when there is one.
+func TestImports(t *testing.T) {
+	t.Parallel()
+	has := func(pkgs []string, re string) []string {
+		var out []string
+		for _, p := range pkgs {
+			if regexp.MustCompile(re).MatchString(p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	const ginkgo = `^github\.com/onsi/ginkgo`
+	assert.Empty(t, has(goList(t, "-deps", "./conformance"), ginkgo), "conformance links ginkgo")
+	assert.NotEmpty(t, has(goList(t, "-deps", "./conformance/ginkgosuite"), ginkgo), "the check cannot see ginkgo")
+	direct := goList(t, "-f", `{{join .Imports "\n"}}`, "./conformance", "./conformance/ginkgosuite")
+	assert.Empty(t, has(direct, `xdsconform/(peers|docker)|testcontainers|opentelemetry`), "a direct import of a peer or the container stack")
+	assert.NotEmpty(t, has(direct, `xdsconform/targets$`), "the listing names the direct imports")
 }
