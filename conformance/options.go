@@ -121,7 +121,7 @@ type common struct {
 // ErrOptions marks options that cannot be used as given (the CLI's usage
 // errors): RunServerSuite and RunClientSuite fail the test with it at
 // once, before anything starts.
-var ErrOptions = errors.New("conformance options")
+var ErrOptions = errors.New("bad options")
 
 // optionsError is an ErrOptions error saying what is wrong.
 func optionsError(format string, args ...any) error {
