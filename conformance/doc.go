@@ -18,9 +18,9 @@
 // runs the nonce pairs only. RunClientSuite does the same for an xDS
 // client, launched per pair by a command (targets.ClientOptions.Command).
 //
-// Scenarios of a team's own (written with the scenarios DSL, or loaded from
-// scenario files) run with the built-in ones through
-// ServerOptions.Scenarios and ClientOptions.Scenarios.
+// Scenarios of a team's own (written with the scenarios DSL, or loaded
+// from scenario files with scenariofile.Load) run with the built-in ones
+// through ServerOptions.Scenarios and ClientOptions.Scenarios.
 //
 // Package ginkgosuite runs the same suites as ginkgo specs. Other test
 // frameworks can use Suite, which both are built on. docs/embedding.md has
