@@ -234,9 +234,10 @@ func requestShapeOf(m proto.Message) requestShape {
 	return rs
 }
 
-// describe names a request in a difference.
+// describe names a request in a difference, with its article.
 func (rs requestShape) describe() string {
-	s := fmt.Sprintf("%s of %s %s", rs.kind, short(rs.typeURL), quoteList(rs.names))
+	what := map[string]string{"request": "a request for", "ACK": "an ACK of", "NACK": "a NACK of"}[rs.kind]
+	s := fmt.Sprintf("%s %s %s", what, short(rs.typeURL), quoteList(rs.names))
 	if rs.nonce != "" {
 		s += fmt.Sprintf(" (nonce %q)", transcript.Clip(rs.nonce, 64))
 	}
