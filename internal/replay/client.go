@@ -170,6 +170,9 @@ func (r *clientReplay) step(st Step) error {
 	if err != nil {
 		return err
 	}
+	if ls == nil && len(r.taken) == 0 {
+		return fmt.Errorf("%w: no client connected within %s", ErrUnreachable, wording.Duration(r.opts.Start))
+	}
 	if ls == nil {
 		r.ended[s] = true
 		r.res.differ(st.Index, s.Name, "the client opened no %s stream within %s where the recording's did", method(s), wording.Duration(r.opts.Timeout))

@@ -46,6 +46,10 @@ type ServerOptions struct {
 	Transcript *transcript.Transcript
 }
 
+// ErrUnreachable marks a replay that could not reach its target: a
+// server it could not connect to, a client that never connected.
+var ErrUnreachable = errors.New("target unreachable")
+
 // DefaultTimeout and DefaultQuiet are the waits of a replay unless
 // configured, as the suites' --timeout and --quiet.
 const (
@@ -158,7 +162,7 @@ func (r *serverReplay) conn(s *Stream) (*liveConn, error) {
 	}
 	conn, err := r.opts.Connect()
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", r.opts.Against, err)
+		return nil, fmt.Errorf("%w: connecting to %s: %w", ErrUnreachable, r.opts.Against, err)
 	}
 	lc := &liveConn{conn: conn, variant: s.Variant, current: map[string]*Stream{}, types: map[*Stream][]wire.Type{}}
 	lc.client = fakeclient.New(r.ctx, conn, s.Variant, fakeclient.Options{
