@@ -27,6 +27,12 @@ const wait = 10 * time.Second
 // test ends, with opts.
 func serve(t *testing.T, register func(grpc.ServiceRegistrar), opts ...grpc.ServerOption) string {
 	t.Helper()
+	return serveB(t, register, opts...)
+}
+
+// serveB is serve for tests and benchmarks.
+func serveB(t testing.TB, register func(grpc.ServiceRegistrar), opts ...grpc.ServerOption) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	g := grpc.NewServer(opts...)
