@@ -498,6 +498,7 @@ func (p *Proxy) toServer(s *pstream) error {
 func (p *Proxy) toClient(s *pstream) (error, bool) {
 	if hdr, err := s.cs.Header(); err == nil {
 		if fwd := forwardable(hdr); len(fwd) > 0 {
+			p.event(s.name, "server headers: "+describe(fwd))
 			if err := s.ss.SendHeader(fwd); err != nil {
 				return err, true
 			}

@@ -114,6 +114,7 @@ func TestStatusMetadataAndTrailersPropagate(t *testing.T) {
 	assert.Contains(t, opened, "x-tenant=blue")
 	assert.Contains(t, opened, "authorization="+transcript.RedactedSecret)
 	assert.Equal(t, record.NoteClosedByServer+"PermissionDenied: go away; trailer: x-why=because", note(f.Entries, "ads#1", record.NoteClosedByServer))
+	assert.Equal(t, "server headers: x-served-by=upstream-7", note(f.Entries, "ads#1", "server headers: "))
 	path := t.TempDir() + "/rec.json"
 	require.NoError(t, transcript.WriteFile(path, f))
 	b, err := os.ReadFile(path)

@@ -71,3 +71,21 @@ func TestReplayToClientFindsFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayToClientKeepingAStreamOpen: where the recording's client
+// ended a stream and opened another, a client that keeps its stream open
+// differs.
+func TestReplayToClientKeepingAStreamOpen(t *testing.T) {
+	ads := wire.MethodFor(wire.SotWADS, wire.Type{})
+	req := `{"node":{"id":"n1"},"type_url":"` + wire.Listener.URL + `","resource_names":["svc"]}`
+	f := &transcript.File{Side: transcript.SideClient, Entries: []transcript.Entry{
+		{Stream: "ads#1", Direction: transcript.Event, Kind: "event", Note: "opened " + ads},
+		{Stream: "ads#1", Direction: transcript.Sent, Kind: "DiscoveryRequest", Message: []byte(req)},
+		{Stream: "ads#1", Direction: transcript.Event, Kind: "event", Note: "closed by client: Canceled: context canceled"},
+		{Stream: "ads#2", Direction: transcript.Event, Kind: "event", Note: "opened " + ads},
+		{Stream: "ads#2", Direction: transcript.Sent, Kind: "DiscoveryRequest", Message: []byte(req)},
+	}}
+	res := replayToClient(t, f)
+	require.False(t, res.Same())
+	assert.Contains(t, output(res), "DIFF entry 3 (ads#1): the recording's client ended the stream; the client kept it open for 2s")
+}

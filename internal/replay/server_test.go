@@ -54,19 +54,25 @@ func TestReplayFindsFaults(t *testing.T) {
 	for _, v := range []wire.Variant{wire.SotWADS, wire.DeltaPerType} {
 		f := recordChain(t, v, "n1")
 		for _, tc := range []struct {
-			fault refserver.Fault
-			want  string
+			fault     refserver.Fault
+			want      string
+			deltaOnly bool
 		}{
+			// Delta resources without a version (VER-7).
+			{refserver.FaultNoResourceVersions, "resources sent without a version", true},
 			// A response without a nonce (NONCE-1).
-			{refserver.FaultEmptyNonce, "has no nonce"},
+			{refserver.FaultEmptyNonce, "has no nonce", false},
 			// Only the first name of the two clusters asked for: a
 			// resource missing from the response (RES-2).
-			{refserver.FaultFirstNameOnly, `missing ["cluster-b"]`},
+			{refserver.FaultFirstNameOnly, `missing ["cluster-b"]`, false},
 			// Resources packed under another type's URL: NACK-worthy.
-			{refserver.FaultWrongTypeUrl, "what a client would NACK the response for"},
+			{refserver.FaultWrongTypeUrl, "what a client would NACK the response for", false},
 			// Every ACK answered with a resend: extra responses.
-			{refserver.FaultResendOnAck, "an extra"},
+			{refserver.FaultResendOnAck, "an extra", false},
 		} {
+			if tc.deltaOnly && !v.IsDelta() {
+				continue
+			}
 			t.Run(v.String()+"/"+string(tc.fault), func(t *testing.T) {
 				addr, fx := startRef(t, tc.fault)
 				seedChain(t, fx, "n1", 1)
@@ -81,15 +87,17 @@ func TestReplayFindsFaults(t *testing.T) {
 }
 
 // TestReplayMissingResponse: a target that lacks what the recording's
-// server served answers differently or not at all; both are differences
-// naming the recorded response.
+// server served answers differently (an empty Listener or Cluster
+// response, the full state of those types) or not at all (routes and
+// endpoints by name); both are differences naming the recorded response.
 func TestReplayMissingResponse(t *testing.T) {
 	f := recordChain(t, wire.SotWADS, "n1")
 	addr, _ := startRef(t) // seeded with nothing
 	res := replayAgainst(t, f, addr, replay.ServerOptions{})
 	require.False(t, res.Same())
 	out := output(res)
-	assert.True(t, strings.Contains(out, `missing ["svc"]`) || strings.Contains(out, "sent no LDS response"), out)
+	assert.Contains(t, out, `DIFF entry 4 (ads#1): LDS response: resources differ: the recording has ["svc"], the target sent none (missing ["svc"])`)
+	assert.Contains(t, out, `DIFF entry 7 (ads#1): the target sent no RDS response within 2s where the recording got an RDS response (resources ["route-a"])`)
 }
 
 // TestReplayComparesBodiesOnlyWhenAsked: resources of another revision
@@ -187,4 +195,40 @@ func TestReplayStreamStatus(t *testing.T) {
 		require.False(t, res.Same())
 		assert.Contains(t, output(res), "the target closed the stream (Unavailable: closed on purpose) where the recording got an LDS response")
 	})
+}
+
+// TestReplayReconnect: a recording in which the client ended its stream
+// and opened another is replayed on two streams in turn; the same server
+// shows no difference.
+func TestReplayReconnect(t *testing.T) {
+	for _, v := range []wire.Variant{wire.SotWADS, wire.DeltaPerType} {
+		t.Run(v.String(), func(t *testing.T) {
+			up, fx := startRef(t)
+			seedChain(t, fx, "n1", 1)
+			p, err := record.Start(record.Options{Upstream: up, Dial: plaintext()})
+			require.NoError(t, err)
+			defer p.Stop()
+			conn, err := grpc.NewClient(p.Addr(), plaintext()...)
+			require.NoError(t, err)
+			defer conn.Close()
+			c := fakeclient.New(context.Background(), conn, v, fakeclient.Options{NodeID: "n1", Timeout: wait})
+			for range 2 {
+				require.NoError(t, c.Subscribe(wire.Listener, "svc"))
+				r, err := c.Expect(wire.Listener)
+				require.NoError(t, err)
+				require.NoError(t, c.Ack(wire.Listener, r))
+				c.Reconnect(wire.Listener)
+			}
+			c.Close()
+			p.Stop()
+			f := p.File("test")
+			plan, err := replay.NewPlan(f)
+			require.NoError(t, err)
+			require.Len(t, plan.Streams, 2, "two streams recorded")
+			addr, fx2 := startRef(t)
+			seedChain(t, fx2, "n1", 1)
+			res := replayAgainst(t, f, addr, replay.ServerOptions{})
+			assert.True(t, res.Same(), output(res))
+		})
+	}
 }
