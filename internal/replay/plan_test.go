@@ -97,8 +97,8 @@ func TestPlanRefuses(t *testing.T) {
 		want string
 	}{
 		{"unknown method", []transcript.Entry{ev("x#1", "opened /grpc.health.v1.Health/Watch")}, "entry 1 (stream x#1): stream opened on /grpc.health.v1.Health/Watch, which is no xDS discovery method"},
-		{"undecodable", []transcript.Entry{ev("ads#1", "opened " + wire.MethodFor(wire.SotWADS, wire.Type{})), msg("ads#1", transcript.Sent, "DiscoveryRequest", `{"no_such_field":1,"resource_names":7}`)}, "entry 2"},
-		{"wrong kind", []transcript.Entry{ev("ads#1", "opened " + wire.MethodFor(wire.SotWADS, wire.Type{})), msg("ads#1", transcript.Sent, "DeltaDiscoveryRequest", `{}`)}, "a DeltaDiscoveryRequest where the stream carries DiscoveryRequest"},
+		{"undecodable", []transcript.Entry{ev("ads#1", "opened "+wire.MethodFor(wire.SotWADS, wire.Type{})), msg("ads#1", transcript.Sent, "DiscoveryRequest", `{"no_such_field":1,"resource_names":7}`)}, "entry 2"},
+		{"wrong kind", []transcript.Entry{ev("ads#1", "opened "+wire.MethodFor(wire.SotWADS, wire.Type{})), msg("ads#1", transcript.Sent, "DeltaDiscoveryRequest", `{}`)}, "a DeltaDiscoveryRequest where the stream carries DiscoveryRequest"},
 		{"unknown name", []transcript.Entry{msg("XYZ#1", transcript.Sent, "DiscoveryRequest", `{}`)}, "cannot tell the stream's method"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
