@@ -350,9 +350,19 @@ type pstream struct {
 	ss   grpc.ServerStream
 	cs   grpc.ClientStream
 
+	// pumped is closed when the client → server pump returns.
+	pumped chan struct{}
+
 	mu        sync.Mutex
 	clientErr error // how the client side ended (not io.EOF), set before the upstream call is cancelled
 }
+
+// drainBound bounds how long a stream the client ended waits for its
+// client → server pump to record what it had already read: the client's
+// last messages belong before the close in the file. Once the client's
+// side is gone the pump ends at once; the bound is for a transport that
+// does not say so.
+const drainBound = time.Second
 
 func (s *pstream) setClientErr(err error) {
 	s.mu.Lock()
@@ -409,10 +419,11 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 		p.event(name, NoteClosedByProxy+"could not open the stream on the server: "+transcript.StatusNote(err))
 		return err
 	}
-	s := &pstream{name: name, kind: k, ss: ss, cs: cs}
+	s := &pstream{name: name, kind: k, ss: ss, cs: cs, pumped: make(chan struct{})}
 	p.pumps.Add(1)
 	go func() {
 		defer p.pumps.Done()
+		defer close(s.pumped)
 		if err := p.toServer(s); err != nil {
 			s.setClientErr(err)
 			cancel()
@@ -424,6 +435,17 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 
 // ended records how s ended and returns the status for the client.
 func (p *Proxy) ended(s *pstream, err error, byClient bool, clientCtx context.Context) error {
+	if clientCtx.Err() != nil {
+		// The client's side is gone (it cancelled, its connection went,
+		// or the recording is stopping): let the pump record the messages
+		// it had read before the close is recorded.
+		t := time.NewTimer(drainBound)
+		select {
+		case <-s.pumped:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	p.mu.Lock()
 	stopping := p.stopping
 	p.mu.Unlock()

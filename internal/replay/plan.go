@@ -184,7 +184,68 @@ func NewPlan(f *transcript.File) (*Plan, error) {
 		}
 		p.Steps = append(p.Steps, step)
 	}
+	p.Steps = settle(p.Steps)
 	return p, nil
+}
+
+// settle puts each stream's steps back in an order they can have
+// happened in. A recorder records each stream from goroutines of its own,
+// so across streams, and between a client's last messages on a stream
+// and the stream's end, the file's order is the order things were
+// recorded in, which can differ from the client's: a client that ACKs on
+// a stream and then replaces it may have its ACK recorded after the new
+// stream opened, even after the old one ended. So a message of a stream
+// after the stream's end goes before the end, and the steps of a stream
+// after a newer stream of the same method and connection began go before
+// the newer one's first step (a client replaces a stream after it is done
+// with it). Within a stream the order is never changed otherwise.
+func settle(steps []Step) []Step {
+	type group struct {
+		conn int
+		key  string
+	}
+	out := make([]Step, 0, len(steps))
+	first := map[*Stream]int{}  // index in out of the stream's first step
+	closed := map[*Stream]int{} // index in out of the step that ended it
+	order := map[group][]*Stream{}
+	for _, st := range steps {
+		s := st.Stream
+		g := group{s.Conn, s.Variant.String() + "/" + key(s)}
+		if _, ok := first[s]; !ok {
+			order[g] = append(order[g], s)
+		}
+		pos := len(out)
+		if i, ok := closed[s]; ok && (st.Kind == Request || st.Kind == Response) {
+			pos = min(pos, i)
+		}
+		newer := false
+		for _, o := range order[g] {
+			if o == s {
+				newer = true
+				continue
+			}
+			if i, ok := first[o]; newer && ok {
+				pos = min(pos, i)
+			}
+		}
+		out = slices.Insert(out, pos, st)
+		for _, m := range []map[*Stream]int{first, closed} {
+			for k, i := range m {
+				if i >= pos {
+					m[k] = i + 1
+				}
+			}
+		}
+		if _, ok := first[s]; !ok {
+			first[s] = pos
+		}
+		if st.Kind != Request && st.Kind != Response {
+			if _, ok := closed[s]; !ok {
+				closed[s] = pos
+			}
+		}
+	}
+	return out
 }
 
 // newStream makes the stream e is on, from its opening event's method or

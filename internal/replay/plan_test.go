@@ -108,3 +108,32 @@ func TestPlanRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanSettlesRecordingOrder: a client's ACK on a stream it then
+// replaced, recorded after the new stream began and after the old one's
+// end, goes back before both; the file's entry numbers stay.
+func TestPlanSettlesRecordingOrder(t *testing.T) {
+	lds := wire.MethodFor(wire.DeltaPerType, wire.Listener)
+	sub := `{"type_url":"` + wire.Listener.URL + `","resource_names_subscribe":["svc"]}`
+	resp := `{"type_url":"` + wire.Listener.URL + `","nonce":"1"}`
+	ack := `{"type_url":"` + wire.Listener.URL + `","response_nonce":"1"}`
+	cds := wire.MethodFor(wire.DeltaPerType, wire.Cluster)
+	p, err := NewPlan(&transcript.File{Side: transcript.SideClient, Entries: []transcript.Entry{
+		ev("LDS#1", "opened "+lds),                                                                    // 1
+		msg("LDS#1", transcript.Sent, "DeltaDiscoveryRequest", sub),                                   // 2
+		msg("LDS#1", transcript.Received, "DeltaDiscoveryResponse", resp),                             // 3
+		ev("LDS#1", "closed by client: Canceled: context canceled"),                                   // 4
+		ev("LDS#2", "opened "+lds),                                                                    // 5
+		msg("LDS#2", transcript.Sent, "DeltaDiscoveryRequest", sub),                                   // 6
+		ev("CDS#1", "opened "+cds),                                                                    // 7
+		msg("CDS#1", transcript.Sent, "DeltaDiscoveryRequest", `{"type_url":"`+wire.Cluster.URL+`"}`), // 8
+		msg("LDS#1", transcript.Sent, "DeltaDiscoveryRequest", ack),                                   // 9: the late ACK
+		msg("LDS#2", transcript.Received, "DeltaDiscoveryResponse", resp),                             // 10
+	}})
+	require.NoError(t, err)
+	var got []int
+	for _, st := range p.Steps {
+		got = append(got, st.Index)
+	}
+	assert.Equal(t, []int{2, 3, 9, 4, 6, 8, 10}, got)
+}

@@ -228,7 +228,7 @@ func TestReplayReconnect(t *testing.T) {
 			addr, fx2 := startRef(t)
 			seedChain(t, fx2, "n1", 1)
 			res := replayAgainst(t, f, addr, replay.ServerOptions{})
-			assert.True(t, res.Same(), output(res))
+			assert.True(t, res.Same(), "%s\nrecording:\n%s\nreplay:\n%s", output(res), transcript.Format(f.Entries), res.Transcript)
 		})
 	}
 }
