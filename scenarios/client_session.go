@@ -920,6 +920,20 @@ var observed = []engine.Need{targets.NeedObserver}
 // fresh says the scenario needs a client that has learnt nothing yet.
 var fresh = []engine.Need{targets.NeedFreshClient}
 
+// QuietRequests checks that the client sends no request of t for the quiet
+// window, which the step waits out; why says what a request would mean.
+func (c *C) QuietRequests(t wire.Type, why string) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	r, err := c.Stream(t).None(ctx, t)
+	if err != nil {
+		c.fail("watching for %s requests: %v", t.Short, err)
+	}
+	if r != nil {
+		c.Fatalf("%s: the client sent %s", why, r)
+	}
+}
+
 // Observable reports whether the client offers a status view; scenarios
 // whose main check is on the wire use it for extra checks when it does.
 func (c *C) Observable() bool { return c.Client.Observer() != nil }

@@ -450,6 +450,34 @@ func (s *S) awaitWhere(t wire.Type, what string, done func(*fakeclient.Response)
 	return s.awaitExplaining(t, what, done, nil)
 }
 
+// AwaitMatching reads responses of t until done holds for one and returns
+// it, ACKing each response before it, all within the expect timeout: a
+// step that waits for what its own predicate describes (what, in words,
+// for the report). lastMiss, if not nil, says why the last response read
+// was not the awaited one. Nothing came that would do breaks the rule of
+// the request or change that provoked the wait, or the step's (Checking).
+func (s *S) AwaitMatching(t wire.Type, what string, done func(*fakeclient.Response) bool, lastMiss func() string) *fakeclient.Response {
+	return s.awaitExplaining(t, what, done, lastMiss)
+}
+
+// ExpectMatching returns the next response of t, which must be what check
+// accepts: check says what is wrong with it ("" when nothing is), and a
+// response it refuses fails the step under the rule Expect's wait would
+// (the request's or change's, or the step's own).
+func (s *S) ExpectMatching(t wire.Type, what string, check func(*fakeclient.Response) string) *fakeclient.Response {
+	r := s.Expect(t)
+	if why := check(r); why != "" {
+		s.failAs(s.awaitRule(t), nil, "expected the next %s response (nonce %q) to be %s: %s", t.Short, r.Nonce, what, why)
+	}
+	return r
+}
+
+// IsRevision reports whether got, the content of resource name of t as
+// served, is revision rev as the fixture set it, and if not, why.
+func (s *S) IsRevision(t wire.Type, name string, rev int, got proto.Message) (bool, string) {
+	return s.isRevision(t, name, rev, got)
+}
+
 // awaitExplaining is awaitWhere whose failure also says why the responses
 // read were not the awaited one: lastMiss, if set, describes the last.
 func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Response) bool, lastMiss func() string) *fakeclient.Response {
@@ -548,17 +576,24 @@ func carrying(names []string) func(*fakeclient.Response) bool {
 // meanwhile is ACKed, so a server resending the
 // rejected version is not kept in a NACK loop (that loop is
 // server/nack/no-resend-loop's to report); nothing here fails.
-func (s *S) Settle(t wire.Type) { s.quiet(t, "", nil) }
+func (s *S) Settle(t wire.Type) { s.quiet(t, "", carrying(nil)) }
 
 // QuietCarrying is NeverCarrying for a while only: it watches for the
 // quiet window, ACKing harmless responses so the stream stays in step,
 // then lets the scenario go on to a step after which names may come
 // again (a resubscription, say).
-func (s *S) QuietCarrying(why string, t wire.Type, names ...string) { s.quiet(t, why, names) }
+func (s *S) QuietCarrying(why string, t wire.Type, names ...string) { s.quiet(t, why, carrying(names)) }
+
+// Quiet checks that no response of t at all arrives for the quiet window,
+// which the step waits out (Never is the watch that runs to the end of
+// the pair instead); why says what a response would mean.
+func (s *S) Quiet(why string, t wire.Type) {
+	s.quiet(t, why, func(*fakeclient.Response) bool { return true })
+}
 
 // quiet watches responses of t for the quiet window, ACKing each, and
-// fails (saying why) at the first one carrying one of names.
-func (s *S) quiet(t wire.Type, why string, names []string) {
+// fails (saying why) at the first one bad matches.
+func (s *S) quiet(t wire.Type, why string, bad func(*fakeclient.Response) bool) {
 	deadline := time.Now().Add(s.Timeouts.Quiet)
 	for {
 		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
@@ -568,7 +603,7 @@ func (s *S) quiet(t wire.Type, why string, names []string) {
 		if r == nil {
 			s.failAs(s.awaitRule(t), err, "%v", err)
 		}
-		if carrying(names)(r) {
+		if bad(r) {
 			s.Errorf("%s: unexpected %s response (nonce %q) carrying %q", why, t.Short, r.Nonce, r.Names())
 			return
 		}

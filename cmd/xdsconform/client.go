@@ -81,6 +81,7 @@ const defaultStartTimeout = 10 * time.Second
 
 type clientFlags struct {
 	suite    suiteFlags
+	files    scenarioFiles
 	opts     targets.ClientOptions
 	variants []string
 	lacks    []string
@@ -106,6 +107,7 @@ func newClientCmd(out io.Writer) *cobra.Command {
 		},
 	}
 	f.suite.register(c)
+	f.files.register(c)
 	f.register(c)
 	registerCompletions(c, clientCatalogue)
 	return c
@@ -180,6 +182,10 @@ func commandVarsHelp() string {
 
 // clientSuite validates the client flags and returns the suite to run.
 func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
+	catalogue, err := f.files.catalogue("client", scenarios.Client)
+	if err != nil {
+		return suiteRun{}, err
+	}
 	f.opts.Faults = f.faults
 	f.opts.MaxRecvSize = int(f.maxRecv)
 	if f.bootstrapTemplate != "" {
@@ -237,7 +243,7 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	if err != nil {
 		return suiteRun{}, err
 	}
-	return suiteRun{role: "client", target: clients.Name(), catalogue: scenarios.Client(), env: clients, known: known,
+	return suiteRun{role: "client", target: clients.Name(), catalogue: catalogue, env: clients, known: known,
 		maxParallel: clients.MaxParallel(), options: map[string]string{
 			"dne_timer": f.opts.DNETimer.String(), "client_profile": clients.Options().Profile,
 		}}, nil

@@ -26,17 +26,22 @@ type listedScenario struct {
 
 func newListCmd(out io.Writer) *cobra.Command {
 	var asJSON bool
+	var files scenarioFiles
 	c := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the scenario catalogue",
 		Long: `List every scenario: its ID, title, the requirement IDs it checks (from the
 requirements catalogue), its level, the variants it runs in and what it needs
 from the target.`,
-		Example: "  xdsconform list\n  xdsconform list --json | jq '.[] | select(.level == \"MUST\") | .id'",
+		Example: "  xdsconform list\n  xdsconform list --json | jq '.[] | select(.level == \"MUST\") | .id'\n  xdsconform list --scenario-file bug.yaml   # check a scenario file, and see what it cites and needs",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			cat, err := files.catalogue("", func() []*engine.Scenario { return append(scenarios.Server(), scenarios.Client()...) })
+			if err != nil {
+				return err
+			}
 			var list []listedScenario
-			for _, s := range append(scenarios.Server(), scenarios.Client()...) {
+			for _, s := range cat {
 				list = append(list, describe(s))
 			}
 			if asJSON {
@@ -61,6 +66,7 @@ from the target.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	files.register(c)
 	return c
 }
 

@@ -23,6 +23,7 @@ Roles:
            and the client suite against grpc-go, both built in, with their
            known-failing lists; needs no setup
   list     the scenario catalogue
+  scaffold turn a transcript (recorded, or a report's pair) into a scenario file
   coverage which catalogue rules the scenarios check, per role and level
   explain  one rule: its text, source, testability and the scenarios checking it
   report   render JSON reports as a Markdown summary or a certification report
@@ -62,6 +63,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
+	root.AddCommand(newScaffoldCmd(stdout))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// A bad flag ends the run before any command runs: the reports
 		// named before it must not be left from a previous run either.

@@ -65,6 +65,7 @@ type serverFlags struct {
 	fixturePlain   bool
 	containerEnv   []string
 	maxRecv        byteSize
+	files          scenarioFiles
 }
 
 func newServerCmd(out io.Writer) *cobra.Command {
@@ -80,6 +81,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 		},
 	}
 	f.suite.register(c)
+	f.files.register(c)
 	fs := c.Flags()
 	fs.StringVar(&f.target, "target", "", "xDS address HOST:PORT, or builtin:reference, builtin:go-control-plane, builtin:go-control-plane-linear, or container:IMAGE (needs a Docker engine)")
 	fs.StringVar(&f.fixture, "fixture", "", "fixture API address HOST:PORT (see docs/fixture-api.md)")
@@ -169,6 +171,10 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 	if _, _, err := f.suite.selection(); err != nil {
 		return err
 	}
+	catalogue, err := f.files.catalogue("server", scenarios.Server)
+	if err != nil {
+		return err
+	}
 	known, err := f.suite.loadKnownFailing(func() (*engine.KnownFailing, error) { return knownfailing.For(f.target) })
 	if err != nil {
 		return err
@@ -189,7 +195,7 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		}
 	}
 	err = runSuite(c.Context(), out, &f.suite, suiteRun{
-		role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known, options: options,
+		role: "server", target: srv.Name, catalogue: catalogue, env: srv, known: known, options: options,
 	})
 	return diedDuringRun(srv, err)
 }
