@@ -27,10 +27,16 @@ Roles:
   coverage which catalogue rules the scenarios check, per role and level
   explain  one rule: its text, source, testability and the scenarios checking it
   report   render JSON reports as a Markdown summary or a certification report
+  record   sit between a real client and server as an xDS proxy and write
+           their conversation to a transcript file
+  replay   replay one side of a transcript against a server or a client and
+           report where it now behaves differently
 
 Exit codes:
   0    every selected scenario passed (or failed and is listed as known-failing)
-  1    at least one scenario failed or errored, or a known-failing entry passed
+  1    at least one scenario failed or errored, or a known-failing entry passed;
+       replay: the target behaves differently from the recording; record:
+       nothing was recorded
   2    usage or configuration error (bad flag or flag combination, unreadable
        file, unwritable report path), or nothing could run (every selected
        scenario was skipped; the error line says why), or --target
@@ -70,7 +76,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = reports.Prepare(paths...)
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout), newReportCmd(stdout))
+	root.AddCommand(newServerCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout), newReportCmd(stdout), newRecordCmd(stdout), newReplayCmd(stdout))
 	if err := root.ExecuteContext(ctx); err != nil {
 		code := codeOf(err)
 		if code != exitFailures && code != exitInterrupted {
