@@ -9,17 +9,17 @@
 // the built-in ones (conformance.ServerOptions.Scenarios):
 //
 //	var mine = &engine.Scenario{
-//		ID:           "server/acme/ack-keeps-version",
-//		Title:        "An ACK does not make the server push again",
-//		Requirements: []string{"ACK-3"},
-//		Level:        results.Must,
+//		ID:           "server/acme/ack-keeps-quiet",
+//		Title:        "An ACK of a cluster does not make the server push it again",
+//		Requirements: []string{"UPD-1"},
+//		Level:        results.Should,
 //		Variants:     wire.AllVariants,
 //		Needs:        scenarios.Fixture(scenarios.CDS),
 //		Run: scenarios.ServerScript(func(s *scenarios.S) {
 //			name := s.Set(scenarios.CDS, "c", 1)
 //			s.Subscribe(scenarios.CDS, name)
 //			s.RequireResource(scenarios.CDS, s.ExpectAcked(scenarios.CDS), name, 1)
-//			s.Checking("ACK-3").Settle(scenarios.CDS)
+//			s.Never("nothing changed after the ACK", scenarios.CDS)
 //		}),
 //	}
 //
