@@ -259,7 +259,7 @@ func byProtocol(p peer, pairs []engine.Pair) [][]engine.Pair {
 
 // writeReport writes the JSON report of one family run, out/PEER/FAMILY.json;
 // the compatibility matrix is made of them. A name with a directory in it
-// (regressions/report) lands below out/PEER, where the matrix does not look.
+// (regression/report) lands below out/PEER, where the matrix does not look.
 func writeReport(p peer, fam, target string, started time.Time, rs []results.Result) {
 	t := GinkgoT()
 	run := results.Run{
