@@ -10,7 +10,7 @@ export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
 VERSION ?= $(shell test -d .git || git describe --tags --always --dirty 2>/dev/null)
 BUILDFLAGS := -buildvcs=true $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 
-.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check
+.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check footprint
 
 all: lint test build
 
@@ -35,6 +35,13 @@ bench:
 SOAK_RUNS ?= 200
 soak:
 	$(GO) test -tags soak -count=1 -timeout 120m -run TestSoak ./internal/soak/ -v -soak.runs=$(SOAK_RUNS)
+
+## footprint: what embedding the suites costs an importer (packages linked, container stack and
+## built-in peers among them, module graph, go.sum, cold test build time and binary size), measured
+## from throwaway modules outside the repository (docs/embedding-footprint.md). Cold builds take
+## minutes; FOOTPRINT_COLD=0 skips them. Not part of make test or .ci/run.
+footprint:
+	tools/footprint.sh
 
 ## lint: gofmt and go vet
 lint:

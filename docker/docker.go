@@ -4,6 +4,15 @@
 // The image of xdsconform itself is built from the Dockerfile next to this
 // file.
 //
+// Importing it registers the container targets (container:IMAGE, server
+// and client) with package targets; the xdsconform command does:
+//
+//	import _ "github.com/xdsconform/xdsconform/docker"
+//
+// It is a package of its own so that testcontainers-go, and the moby
+// client, OpenTelemetry and gopsutil it brings, are linked only into
+// programs that run containers.
+//
 // Everything here needs a Docker engine. Available says whether one is
 // reachable; callers turn its error into a skip (tests) or exit code 3
 // (the CLI), never a hang.
@@ -12,7 +21,6 @@ package docker
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -23,17 +31,41 @@ import (
 
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/xdsconform/xdsconform/targets"
 )
 
+func init() { targets.RegisterContainers(runtime{}) }
+
+// runtime runs the container targets of package targets.
+type runtime struct{}
+
+func (runtime) Available(ctx context.Context) error { return Available(ctx) }
+func (runtime) HostAddr(port int) string            { return HostAddr(port) }
+
+func (runtime) StartServer(ctx context.Context, r targets.ServerContainer) (targets.Container, error) {
+	c, err := StartServer(ctx, ServerRequest(r))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (runtime) StartClient(ctx context.Context, r targets.ClientContainer) (targets.Container, error) {
+	c, err := StartClient(ctx, ClientRequest(r))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // Prefix marks a containerised target: "container:IMAGE".
-const Prefix = "container:"
+const Prefix = targets.ContainerPrefix
 
 // EnvoyAdminPort is the admin port the generated Envoy bootstrap binds in
 // the container; it is published on a free host port.
-const EnvoyAdminPort = 9901
+const EnvoyAdminPort = targets.ContainerAdminPort
 
-// Available reports whether a Docker engine answers; the error is one line
-// saying why not. The testcontainers provider panics on some broken
 // DefaultEnvoyImage is the Envoy image the container tests run unless
 // XDSCONFORM_ENVOY_IMAGE names another.
 const DefaultEnvoyImage = "envoyproxy/envoy:v1.36-latest"
@@ -46,6 +78,8 @@ func EnvoyImage() string {
 	return DefaultEnvoyImage
 }
 
+// Available reports whether a Docker engine answers; the error is one line
+// saying why not. The testcontainers provider panics on some broken
 // set-ups, which is turned into an error too.
 func Available(ctx context.Context) (err error) {
 	defer func() {
@@ -278,5 +312,7 @@ func oneLine(err error) string {
 	return s
 }
 
-// ErrNoEngine is wrapped by the errors of Available.
-var ErrNoEngine = errors.New("no Docker engine reachable")
+// ErrNoEngine is wrapped by the errors of Available; it is
+// targets.ErrNoContainerEngine, so that the harness, which does not import
+// this package, tells an unreachable engine (exit 3) from other failures.
+var ErrNoEngine = targets.ErrNoContainerEngine

@@ -25,6 +25,8 @@ import (
 	"github.com/xdsconform/xdsconform/internal/record"
 	"github.com/xdsconform/xdsconform/internal/replay"
 	"github.com/xdsconform/xdsconform/observer"
+	// builtin:reference, which the replays run against.
+	_ "github.com/xdsconform/xdsconform/peers/builtin"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/results"

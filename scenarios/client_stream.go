@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -148,10 +147,16 @@ var clientProfileScenarios = []*engine.Scenario{
 // gRPC clients only.
 func (c *C) requireGRPCProfile() {
 	ua := c.First(LDS).Node().GetUserAgentName()
-	if !strings.HasPrefix(strings.ToLower(ua), "grpc") && ua != refclient.UserAgentName {
+	if !strings.HasPrefix(strings.ToLower(ua), "grpc") && ua != referenceClientUserAgent {
 		c.Skipf("the rule binds gRPC clients only, and this client calls itself %q", ua)
 	}
 }
+
+// referenceClientUserAgent is the reference client's node.user_agent_name
+// (refclient.UserAgentName, which a test holds it to): written out here so
+// that the catalogue does not link the reference client into every
+// program that imports it.
+const referenceClientUserAgent = "xdsconform-refclient"
 
 // chainTypes are the types of the chain in the order a client asks for them.
 var chainTypes = []wire.Type{LDS, RDS, CDS, EDS}

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
+	// The built-in targets the tests run against.
+	_ "github.com/xdsconform/xdsconform/peers/builtin"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -20,14 +22,23 @@ var testTimeouts = engine.Timeouts{Expect: 2 * time.Second, Quiet: 200 * time.Mi
 // runServerSuite runs the selected server scenarios against a built-in target.
 func runServerSuite(t testing.TB, target string, faults []refserver.Fault, sel engine.Selection) []results.Result {
 	t.Helper()
-	return runTarget(t, targets.ServerOptions{Target: target, Faults: faults}, engine.Config{Timeouts: testTimeouts}, sel)
+	return runTarget(t, targets.ServerOptions{Target: target, Faults: faultNames(faults...)}, engine.Config{Timeouts: testTimeouts}, sel)
+}
+
+// faultNames are the names of faults, as targets takes them.
+func faultNames(faults ...refserver.Fault) []string {
+	var out []string
+	for _, f := range faults {
+		out = append(out, string(f))
+	}
+	return out
 }
 
 // runServerSuiteWith runs the selection against the reference server with
 // one fault switched on.
 func runServerSuiteWith(t testing.TB, to engine.Timeouts, fault refserver.Fault, sel engine.Selection) []results.Result {
 	t.Helper()
-	return runTarget(t, targets.ServerOptions{Target: targets.BuiltinReference, Faults: []refserver.Fault{fault}}, engine.Config{Timeouts: to}, sel)
+	return runTarget(t, targets.ServerOptions{Target: targets.BuiltinReference, Faults: faultNames(fault)}, engine.Config{Timeouts: to}, sel)
 }
 
 // runTarget starts the built-in target opts describes and runs the

@@ -313,7 +313,7 @@ func proveCatches[F ~string](t *testing.T, table map[string][]catch[F], run func
 // with fault on; it returns errors instead of failing a test, since it
 // runs on goroutines of its own.
 func runWithFault(fault refserver.Fault, to engine.Timeouts, sel engine.Selection) ([]results.Result, error) {
-	srv, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: targets.BuiltinReference, Faults: []refserver.Fault{fault}})
+	srv, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: targets.BuiltinReference, Faults: faultNames(fault)})
 	if err != nil {
 		return nil, err
 	}

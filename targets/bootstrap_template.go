@@ -65,7 +65,7 @@ func renderBootstrapTemplate(text string, spec LaunchSpec, csds string) ([]byte,
 		return nil, err
 	}
 	vars := BootstrapVars{Server: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Listener: spec.Listener,
-		Target: spec.target(), Authorities: spec.Authorities, AuthorityServers: map[string]string{},
+		Target: spec.ChannelTarget(), Authorities: spec.Authorities, AuthorityServers: map[string]string{},
 		DefaultListenerTemplate: spec.DefaultListenerTemplate, CSDS: csds}
 	for _, a := range spec.Authorities {
 		vars.AuthorityServers[a.Name] = a.ServerAddr

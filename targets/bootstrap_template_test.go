@@ -24,7 +24,7 @@ func TestRenderBootstrapTemplate(t *testing.T) {
 	assert.ErrorContains(t, err, "--client-cmd")
 	_, err = NewClients(ClientOptions{Command: "true", BootstrapTemplate: "{{"})
 	assert.Error(t, err)
-	assert.Equal(t, "xds:///l", LaunchSpec{Listener: "l"}.target())
+	assert.Equal(t, "xds:///l", LaunchSpec{Listener: "l"}.ChannelTarget())
 }
 
 // The example of docs/client-role.md renders a valid gRPC bootstrap.

@@ -12,17 +12,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/bootstrap"
 	"github.com/xdsconform/xdsconform/internal/process"
 	"github.com/xdsconform/xdsconform/observer"
-	"github.com/xdsconform/xdsconform/peers/grpcgoclient"
-	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// Built-in client targets.
+// Built-in client targets, registered by package peers/builtin
+// (BuiltinImport).
 const (
 	// BuiltinGRPCGo is grpc-go's own xDS client, run as a child process of
 	// this binary (BuiltinReference names the reference client in the client
@@ -30,7 +28,8 @@ const (
 	BuiltinGRPCGo = "builtin:grpc-go"
 )
 
-// BuiltinClients lists the built-in client targets.
+// BuiltinClients lists the built-in client targets the harness ships
+// (RegisteredClients lists those a program has).
 var BuiltinClients = []string{BuiltinReference, BuiltinGRPCGo}
 
 // NeedObserver: the scenario reads the client's status view (CSDS or
@@ -114,22 +113,11 @@ func NeedClientFeature(f string) engine.Need { return engine.Need(clientFeatureN
 
 const clientFeatureNeedPrefix = "client-feature:"
 
-// builtinClientFeatures are the features each built-in client implements.
-// The reference client implements them all; what a real client implements
-// is read from its source (COMPATIBILITY.md says where).
-var builtinClientFeatures = map[string][]string{
-	BuiltinReference: ClientFeatures,
-	// grpc-go implements gRFC A47 federation (xdstp names, authorities,
-	// templates), on by default since 1.55; not directives, collections,
-	// redirects, dynamic parameters or resource errors.
-	BuiltinGRPCGo: {ClientFeatureXdstp},
-}
-
 // Client profiles: what the client under test follows, and so which
 // scenarios apply (NeedGRPCProfile, NeedEnvoyProfile).
 const (
-	ProfileGRPC  = refclient.ProfileGRPC
-	ProfileEnvoy = refclient.ProfileEnvoy
+	ProfileGRPC  = "grpc"
+	ProfileEnvoy = "envoy"
 )
 
 // Observer kinds for external clients.
@@ -209,9 +197,11 @@ type ClientOptions struct {
 // Clients is a client target: it launches a fresh client per scenario and
 // is the client role's engine.Env.
 type Clients struct {
-	opts     ClientOptions
-	name     string
-	faults   []refclient.Fault
+	opts ClientOptions
+	name string
+	// builtin is the built-in client target, when Target names one.
+	builtin  *ClientBuiltin
+	faults   []string
 	variants []wire.Variant
 	// liveness says, for a client started elsewhere (--client-wait), that
 	// it never came: the rest of the run then errors with that one cause
@@ -261,6 +251,9 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 		return nil, errors.New("give exactly one of --target, --client-cmd and --client-wait")
 	}
 	c := &Clients{opts: opts}
+	if b, ok := clientBuiltin(opts.Target); ok {
+		c.builtin = &b
+	}
 	if c.opts.DNETimer <= 0 {
 		c.opts.DNETimer = DefaultDNETimer
 	}
@@ -269,15 +262,15 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	}
 	if c.opts.Profile == "" {
 		c.opts.Profile = ProfileGRPC
-		if strings.HasPrefix(opts.Target, docker.Prefix) {
+		if strings.HasPrefix(opts.Target, ContainerPrefix) {
 			c.opts.Profile = ProfileEnvoy
 		}
 	}
 	switch {
 	case c.opts.Profile != ProfileGRPC && c.opts.Profile != ProfileEnvoy:
 		return nil, fmt.Errorf("unknown client profile %q (want %s or %s)", c.opts.Profile, ProfileGRPC, ProfileEnvoy)
-	case opts.Target == BuiltinGRPCGo && c.opts.Profile != ProfileGRPC:
-		return nil, fmt.Errorf("%s follows the %s client profile only", BuiltinGRPCGo, ProfileGRPC)
+	case c.builtin != nil && c.builtin.Profiles != nil && !slices.Contains(c.builtin.Profiles, c.opts.Profile):
+		return nil, fmt.Errorf("%s follows the %s client profile only", opts.Target, strings.Join(c.builtin.Profiles, " and "))
 	}
 	if c.opts.Observer == "" {
 		c.opts.Observer = ObserveCSDS
@@ -296,16 +289,16 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	if c.opts.Observer == ObserveAdmin && !slices.Contains(c.opts.StatusLacks, observer.DoesNotExist) {
 		c.opts.StatusLacks = append(slices.Clip(c.opts.StatusLacks), observer.DoesNotExist)
 	}
-	if opts.Target == BuiltinReference && c.opts.Observer == ObserveAdmin && c.opts.Profile != ProfileEnvoy {
-		return nil, fmt.Errorf("%s serves /config_dump in the %s profile only (--client-profile %s)", BuiltinReference, ProfileEnvoy, ProfileEnvoy)
+	if b := c.builtin; b != nil && b.AdminProfile != "" && c.opts.Observer == ObserveAdmin && c.opts.Profile != b.AdminProfile {
+		return nil, fmt.Errorf("%s serves /config_dump in the %s profile only (--client-profile %s)", opts.Target, b.AdminProfile, b.AdminProfile)
 	}
 	for _, f := range c.opts.Features {
 		if !slices.Contains(ClientFeatures, f) {
 			return nil, fmt.Errorf("unknown client feature %q (want some of %s)", f, strings.Join(ClientFeatures, ", "))
 		}
 	}
-	if c.opts.Features == nil {
-		c.opts.Features = builtinClientFeatures[opts.Target]
+	if c.opts.Features == nil && c.builtin != nil {
+		c.opts.Features = c.builtin.Features
 	}
 	if opts.Dir != "" {
 		dir, err := commandDir(opts)
@@ -322,41 +315,42 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 			return nil, err
 		}
 	}
-	if len(opts.Faults) > 0 && opts.Target != BuiltinReference {
+	if len(opts.Faults) > 0 && (c.builtin == nil || len(c.builtin.Faults) == 0) {
 		return nil, errors.New("--fault only applies to --target builtin:reference")
 	}
 	for _, f := range opts.Faults {
-		pf, err := refclient.ParseFault(f)
+		pf, err := ParseFault(c.builtin.Faults, f)
 		if err != nil {
 			return nil, fmt.Errorf("--fault: %w", err)
 		}
-		if p := pf.Profile(); p != "" && p != c.opts.Profile {
-			return nil, fmt.Errorf("fault %s acts in the %s profile only (--client-profile %s)", pf, p, p)
+		if p := pf.Profile; p != "" && p != c.opts.Profile {
+			return nil, fmt.Errorf("fault %s acts in the %s profile only (--client-profile %s)", pf.Name, p, p)
 		}
-		c.faults = append(c.faults, pf)
+		c.faults = append(c.faults, pf.Name)
 	}
 	switch {
-	case opts.Target == BuiltinReference:
-		c.name = BuiltinReference
-		// REST too: its scenarios are the Envoy profile's (REST-JSON
-		// polling is an Envoy feature), which the profile decides.
-		c.variants = append(slices.Clip(wire.AllVariants), wire.REST)
+	case c.builtin != nil:
+		c.name = opts.Target
+		c.variants = c.builtin.Variants
 		if len(c.faults) > 0 {
 			c.name += " (faults: " + strings.Join(opts.Faults, ",") + ")"
 		}
-	case opts.Target == BuiltinGRPCGo:
-		c.name = BuiltinGRPCGo
-		c.variants = []wire.Variant{wire.SotWADS} // grpc-go speaks SotW ADS only
-	case strings.HasPrefix(opts.Target, docker.Prefix):
+	case strings.HasPrefix(opts.Target, ContainerPrefix):
 		// An Envoy image: it speaks every variant and shows its state on
 		// the admin interface's /config_dump.
-		if strings.TrimPrefix(opts.Target, docker.Prefix) == "" {
+		if strings.TrimPrefix(opts.Target, ContainerPrefix) == "" {
 			return nil, fmt.Errorf("--target %q: name an image, container:IMAGE", opts.Target)
+		}
+		if _, err := containers(opts.Target); err != nil {
+			return nil, err
 		}
 		c.name = opts.Target
 		c.variants = append(slices.Clip(wire.AllVariants), wire.REST)
 	case opts.Target != "":
-		return nil, fmt.Errorf("unknown client target %q (built-in clients: %s; external clients: --client-cmd or --client-wait)", opts.Target, strings.Join(BuiltinClients, ", "))
+		if err := notLinked(opts.Target, BuiltinClients, RegisteredClients()); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("unknown client target %q (built-in clients: %s; external clients: --client-cmd or --client-wait)", opts.Target, strings.Join(RegisteredClients(), ", "))
 	case opts.Command != "":
 		c.name = commandName(opts.Command)
 		if err := checkTemplate(opts.Command); err != nil {
@@ -414,12 +408,16 @@ func commandName(command string) string {
 // Preflight checks, before any scenario, what every launch will need: a
 // Docker engine for a container target. Its errors wrap ErrUnreachable.
 func (c *Clients) Preflight(ctx context.Context) error {
-	if !strings.HasPrefix(c.opts.Target, docker.Prefix) {
+	if !strings.HasPrefix(c.opts.Target, ContainerPrefix) {
 		return nil
+	}
+	rt, err := containers(c.opts.Target)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := docker.Available(ctx); err != nil {
+	if err := rt.Available(ctx); err != nil {
 		return containerError(c.opts.Target, err)
 	}
 	return nil
@@ -438,7 +436,7 @@ func (c *Clients) MaxParallel() int {
 	switch {
 	case c.opts.Wait, c.opts.Listen != "":
 		return 1 // one fixed address serves one scenario at a time
-	case c.opts.Target == BuiltinReference:
+	case c.builtin != nil && c.builtin.InProcess:
 		return 0
 	}
 	return ProcessParallel // containers too: each one is a process on the engine's host
@@ -508,15 +506,26 @@ type LaunchSpec struct {
 	CDSFile *bootstrap.FileSource
 }
 
-// target is the channel target the client is pointed at.
-func (s LaunchSpec) target() string {
+// ChannelTarget is the channel target the client is pointed at:
+// xds:///Listener unless Target says otherwise.
+func (s LaunchSpec) ChannelTarget() string {
 	if s.Target != "" {
 		return s.Target
 	}
 	return "xds:///" + s.Listener
 }
 
-// grpcBootstrap is the gRPC bootstrap for s, authorities included.
+// GRPCBootstrap is the gRPC bootstrap JSON for s, authorities included,
+// asking for variant v (a gRPC bootstrap can only ask for the ADS
+// variants).
+func (s LaunchSpec) GRPCBootstrap(v wire.Variant) ([]byte, error) {
+	p := s.grpcBootstrap()
+	p.Variant = v
+	return bootstrap.GRPC(p)
+}
+
+// grpcBootstrap is the gRPC bootstrap for s, authorities included, for
+// SotW ADS.
 func (s LaunchSpec) grpcBootstrap() bootstrap.Params {
 	return bootstrap.Params{ServerAddr: s.ServerAddr, NodeID: s.NodeID, Cluster: s.Cluster, Variant: wire.SotWADS,
 		Authorities: s.Authorities, DefaultListenerTemplate: s.DefaultListenerTemplate}
@@ -539,54 +548,10 @@ type Running interface {
 // (the scenario ends with an error outcome naming them).
 func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) {
 	switch {
-	case c.opts.Target == BuiltinReference:
-		var auths map[string]refclient.Authority
-		for _, a := range spec.Authorities {
-			if auths == nil {
-				auths = map[string]refclient.Authority{}
-			}
-			auths[a.Name] = refclient.Authority{Server: a.ServerAddr, ListenerTemplate: a.ListenerTemplate}
-		}
-		rc, err := refclient.Start(ctx, refclient.Config{
-			ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster,
-			Variant: spec.Variant, Listener: spec.Listener, DNETimeout: c.opts.DNETimer, Faults: c.faults,
-			Profile: c.opts.Profile, DynamicParameters: spec.DynamicParameters, CDSFile: refFileSource(spec.CDSFile),
-			Target: spec.Target, Authorities: auths, DefaultListenerTemplate: spec.DefaultListenerTemplate,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("starting the reference client: %w", err)
-		}
-		var obs observer.Observer
-		if c.opts.Observer == ObserveAdmin {
-			// The Envoy profile: observed as an Envoy is, through /config_dump.
-			obs = observer.NewConfigDump(rc.AdminAddr())
-		} else if obs, err = observer.DialCSDS(rc.CSDSAddr()); err != nil {
-			rc.Close()
-			return nil, fmt.Errorf("connecting to the reference client's CSDS: %w", err)
-		}
-		return &builtinRunning{obs: obs, done: rc.Done(), err: rc.Err, stop: func() error { rc.Close(); return nil }}, nil
-	case c.opts.Target == BuiltinGRPCGo:
-		p := spec.grpcBootstrap()
-		p.Variant = spec.Variant
-		b, err := bootstrap.GRPC(p)
-		if err != nil {
-			return nil, fmt.Errorf("rendering the gRPC bootstrap: %w", err)
-		}
-		// Launch waits for the child's CSDS address: bounded by the start
-		// timeout, not by the scenario's.
-		startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
-		defer cancel()
-		gc, err := grpcgoclient.LaunchTarget(startCtx, b, spec.target())
-		if err != nil {
-			return nil, fmt.Errorf("starting grpc-go's xDS client: %w", err)
-		}
-		obs, err := observer.DialCSDS(gc.CSDSAddr())
-		if err != nil {
-			gc.Stop()
-			return nil, fmt.Errorf("connecting to grpc-go's CSDS: %w", err)
-		}
-		return &builtinRunning{obs: obs, done: gc.Exited(), err: gc.Err, stop: func() error { gc.Stop(); return nil }}, nil
-	case strings.HasPrefix(c.opts.Target, docker.Prefix):
+	case c.builtin != nil:
+		return c.builtin.Launch(ctx, BuiltinLaunch{LaunchSpec: spec, Profile: c.opts.Profile, Observer: c.opts.Observer,
+			DNETimer: c.opts.DNETimer, StartTimeout: c.opts.StartTimeout, Faults: c.faults})
+	case strings.HasPrefix(c.opts.Target, ContainerPrefix):
 		return c.launchContainer(ctx, spec)
 	case c.opts.Command != "":
 		return c.launchCommand(ctx, spec)
@@ -613,15 +578,7 @@ func (c *Clients) observerAt(addr string) (observer.Observer, error) {
 	return nil, nil
 }
 
-// refFileSource is f for the reference client.
-func refFileSource(f *bootstrap.FileSource) *refclient.FileSource {
-	if f == nil {
-		return nil
-	}
-	return &refclient.FileSource{Path: f.Path, WatchedDirectory: f.WatchedDirectory}
-}
-
-// builtinRunning adapts the built-in clients and the waited-for one.
+// builtinRunning adapts a container and the waited-for client.
 type builtinRunning struct {
 	obs  observer.Observer
 	done <-chan struct{}
@@ -725,7 +682,7 @@ func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, 
 	vars := map[string]string{
 		"Bootstrap": filepath.Join(dir, "bootstrap.json"), "EnvoyBootstrap": filepath.Join(dir, "envoy.yaml"),
 		"Server": spec.ServerAddr, "NodeID": spec.NodeID, "Cluster": spec.Cluster, "Listener": spec.Listener,
-		"Target": spec.target(), "CSDS": csds, "Admin": admin, "Dir": dir,
+		"Target": spec.ChannelTarget(), "CSDS": csds, "Admin": admin, "Dir": dir,
 	}
 	if err := os.WriteFile(vars["Bootstrap"], grpcJSON, 0o600); err != nil {
 		return fail(fmt.Errorf("writing the bootstrap: %w", err))
@@ -813,19 +770,23 @@ func (c *Clients) launchContainer(ctx context.Context, spec LaunchSpec) (Running
 	if err != nil {
 		return nil, fmt.Errorf("management server port %q: %w", portText, err)
 	}
-	boot, err := bootstrap.Envoy(bootstrap.Params{ServerAddr: docker.HostAddr(port), NodeID: spec.NodeID, Cluster: spec.Cluster,
-		Variant: spec.Variant, AdminAddr: net.JoinHostPort("0.0.0.0", strconv.Itoa(docker.EnvoyAdminPort))})
+	rt, err := containers(c.opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	boot, err := bootstrap.Envoy(bootstrap.Params{ServerAddr: rt.HostAddr(port), NodeID: spec.NodeID, Cluster: spec.Cluster,
+		Variant: spec.Variant, AdminAddr: net.JoinHostPort("0.0.0.0", strconv.Itoa(ContainerAdminPort))})
 	if err != nil {
 		return nil, fmt.Errorf("rendering the Envoy bootstrap: %w", err)
 	}
 	startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout+time.Minute) // an image pull is part of the start
 	defer cancel()
-	ct, err := docker.StartClient(startCtx, docker.ClientRequest{Image: strings.TrimPrefix(c.opts.Target, docker.Prefix), Bootstrap: boot, ServerPort: port})
+	ct, err := rt.StartClient(startCtx, ClientContainer{Image: strings.TrimPrefix(c.opts.Target, ContainerPrefix), Bootstrap: boot, ServerPort: port})
 	if err != nil {
 		return nil, containerError(c.opts.Target, err)
 	}
 	stop := func() error { return ct.Stop(context.WithoutCancel(ctx)) }
-	admin, err := ct.AdminAddr(startCtx)
+	admin, err := ct.Addr(startCtx, ContainerAdminPort)
 	if err != nil {
 		_ = stop()
 		return nil, err

@@ -1,6 +1,8 @@
-// Package targets turns a target description ("builtin:reference",
-// "builtin:go-control-plane", "HOST:PORT") into something the engine can run
-// scenarios against, starting built-in targets in-process.
+// Package targets turns a target description ("HOST:PORT",
+// "builtin:reference", "container:IMAGE", a client command) into something
+// the engine can run scenarios against. The built-in and container targets
+// are registered by the packages that have them (see RegisterServer), so
+// that a program links them only when it imports those packages.
 package targets
 
 import (
@@ -26,23 +28,22 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
-	"github.com/xdsconform/xdsconform/peers/gcpserver"
-	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// Built-in server targets.
+// Built-in server targets, registered by package peers/builtin
+// (BuiltinImport).
 const (
 	BuiltinReference         = "builtin:reference"
 	BuiltinGoControlPlane    = "builtin:go-control-plane"
 	BuiltinGoControlPlaneLin = "builtin:go-control-plane-linear"
 )
 
-// BuiltinServers lists the built-in server targets.
+// BuiltinServers lists the built-in server targets the harness ships
+// (RegisteredServers lists those a program has).
 var BuiltinServers = []string{BuiltinReference, BuiltinGoControlPlane, BuiltinGoControlPlaneLin}
 
 // What scenarios may need from a server target. The needs about the
@@ -122,8 +123,9 @@ type ServerOptions struct {
 	TLS TLSOptions
 	// Metadata is sent on every xDS stream.
 	Metadata map[string]string
-	// Faults switch on reference-server faults (builtin:reference only).
-	Faults []refserver.Fault
+	// Faults switch on faults of a built-in server, by name (ServerFaults
+	// lists them; builtin:reference is the one that has any).
+	Faults []string
 	// ConnectTimeout bounds the reachability check.
 	ConnectTimeout time.Duration
 	// ContainerXDSPort is the xDS port inside a container:IMAGE target
@@ -249,13 +251,13 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 5 * time.Second
 	}
-	if strings.HasPrefix(opts.Target, "builtin:") {
+	if strings.HasPrefix(opts.Target, BuiltinPrefix) {
 		return startBuiltin(ctx, opts)
 	}
 	if len(opts.Faults) > 0 { // before a container is started for nothing
 		return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
 	}
-	if strings.HasPrefix(opts.Target, docker.Prefix) {
+	if strings.HasPrefix(opts.Target, ContainerPrefix) {
 		return startContainer(ctx, opts)
 	}
 	if _, _, err := net.SplitHostPort(opts.Target); err != nil {
@@ -322,9 +324,13 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 // (and fixture) port and treats it as a HOST:PORT target from then on. No
 // engine is an unreachable target (exit code 3).
 func startContainer(ctx context.Context, opts ServerOptions) (*Server, error) {
-	image := strings.TrimPrefix(opts.Target, docker.Prefix)
+	image := strings.TrimPrefix(opts.Target, ContainerPrefix)
 	if image == "" {
 		return nil, fmt.Errorf("--target %q: name an image, container:IMAGE", opts.Target)
+	}
+	rt, err := containers(opts.Target)
+	if err != nil {
+		return nil, err
 	}
 	if opts.ContainerXDSPort == 0 {
 		opts.ContainerXDSPort = DefaultContainerXDSPort
@@ -333,7 +339,7 @@ func startContainer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	// there is one: the CLI's context has no deadline.
 	startCtx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout+containerStartTimeout)
 	defer cancel()
-	ct, err := docker.StartServer(startCtx, docker.ServerRequest{Image: image, XDSPort: opts.ContainerXDSPort,
+	ct, err := rt.StartServer(startCtx, ServerContainer{Image: image, XDSPort: opts.ContainerXDSPort,
 		FixturePort: opts.ContainerFixturePort, Env: opts.ContainerEnv})
 	if err != nil {
 		return nil, containerError(opts.Target, err)
@@ -366,7 +372,7 @@ const containerStartTimeout = 3 * time.Minute
 // containerError is err from starting a container target: no Docker
 // engine makes the target unreachable (exit code 3).
 func containerError(target string, err error) error {
-	if errors.Is(err, docker.ErrNoEngine) {
+	if errors.Is(err, ErrNoContainerEngine) {
 		return fmt.Errorf("%w: %s needs a Docker engine: %v", ErrUnreachable, target, err)
 	}
 	return err
@@ -479,33 +485,31 @@ func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv in
 }
 
 func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
-	var impl InProcess
-	switch opts.Target {
-	case BuiltinReference:
-		impl = refserver.New(opts.Faults...)
-	case BuiltinGoControlPlane, BuiltinGoControlPlaneLin:
-		if len(opts.Faults) > 0 {
-			return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
+	b, ok := serverBuiltin(opts.Target)
+	if !ok {
+		if err := notLinked(opts.Target, BuiltinServers, RegisteredServers()); err != nil {
+			return nil, err
 		}
-		flavour := gcpserver.Snapshot
-		if opts.Target == BuiltinGoControlPlaneLin {
-			flavour = gcpserver.Linear
-		}
-		g, err := gcpserver.New(ctx, flavour)
+		return nil, fmt.Errorf("--target %q: unknown built-in (want one of %s)", opts.Target, strings.Join(RegisteredServers(), ", "))
+	}
+	if len(opts.Faults) > 0 && len(b.Faults) == 0 {
+		return nil, fmt.Errorf("--fault only applies to %s", BuiltinReference)
+	}
+	faults := make([]string, 0, len(opts.Faults))
+	for _, name := range opts.Faults {
+		f, err := ParseFault(b.Faults, name)
 		if err != nil {
-			return nil, fmt.Errorf("start %s: %w", opts.Target, err)
+			return nil, fmt.Errorf("--fault: %w", err)
 		}
-		impl = g
-	default:
-		return nil, fmt.Errorf("--target %q: unknown built-in (want one of %s)", opts.Target, strings.Join(BuiltinServers, ", "))
+		faults = append(faults, f.Name)
+	}
+	impl, err := b.New(ctx, faults)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", opts.Target, err)
 	}
 	name := opts.Target
-	if len(opts.Faults) > 0 {
-		var fs []string
-		for _, f := range opts.Faults {
-			fs = append(fs, string(f))
-		}
-		name += " (faults: " + strings.Join(fs, ",") + ")"
+	if len(faults) > 0 {
+		name += " (faults: " + strings.Join(faults, ",") + ")"
 	}
 	return serveInProcess(ctx, name, impl, opts.MaxRecvSize)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/knownfailing"
 	"github.com/xdsconform/xdsconform/observer"
-	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -128,8 +127,8 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringSliceVar(&f.features, "client-features", nil, "optional protocol features your client implements ("+strings.Join(targets.ClientFeatures, ", ")+"): scenarios about one it does not claim are skipped with that reason (default: a built-in client's own list, none otherwise)")
 	fs.StringVar(&f.bootstrapTemplate, "bootstrap-template", "", "with --client-cmd: a Go text/template FILE rendered into {{.Bootstrap}} instead of the gRPC bootstrap (variables: see above)")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
-	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refclient.AllFaults)+
-		"; of these, "+joinNames(envoyFaults())+" act in the envoy profile only)")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+faultList(targets.ClientFaults(targets.BuiltinReference))+
+		"; of these, "+faultList(envoyFaults())+" act in the envoy profile only)")
 	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
 	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
 	f.maxRecv = targets.DefaultMaxRecvSize
@@ -150,10 +149,10 @@ func markSensitiveHeaders(names []string) error {
 }
 
 // envoyFaults are the reference client's faults of the Envoy profile.
-func envoyFaults() []refclient.Fault {
-	var out []refclient.Fault
-	for _, f := range refclient.AllFaults {
-		if f.Profile() == refclient.ProfileEnvoy {
+func envoyFaults() []targets.Fault {
+	var out []targets.Fault
+	for _, f := range targets.ClientFaults(targets.BuiltinReference) {
+		if f.Profile == targets.ProfileEnvoy {
 			out = append(out, f)
 		}
 	}

@@ -8,9 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdsconform/xdsconform/engine"
-	"github.com/xdsconform/xdsconform/peers/refclient"
-	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/scenarios"
+	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -37,9 +36,9 @@ func registerCompletions(c *cobra.Command, catalogue func() []*engine.Scenario) 
 	}
 	switch c.Name() {
 	case "server":
-		funcs["fault"] = completeList(faultNames(refserver.AllFaults))
+		funcs["fault"] = completeList(faultNames(targets.ServerFaults(targets.BuiltinReference)))
 	case "client":
-		funcs["fault"] = completeList(faultNames(refclient.AllFaults))
+		funcs["fault"] = completeList(faultNames(targets.ClientFaults(targets.BuiltinReference)))
 		funcs["observer"] = completeChoices("csds\tthe Client Status Discovery Service", "admin\tEnvoy's /config_dump", "none\tno status view: the scenarios reading one are skipped")
 		funcs["client-profile"] = completeChoices("grpc\ta gRPC client: the API listener, then its route, cluster, endpoints", "envoy\tlisteners and clusters by wildcard")
 	}
@@ -54,13 +53,10 @@ func registerCompletions(c *cobra.Command, catalogue func() []*engine.Scenario) 
 }
 
 // faultNames are the names of faults, each with its description.
-func faultNames[F interface {
-	~string
-	Description() string
-}](faults []F) []string {
+func faultNames(faults []targets.Fault) []string {
 	out := make([]string, len(faults))
 	for i, f := range faults {
-		out[i] = string(f) + "\t" + f.Description()
+		out[i] = f.Name + "\t" + f.Description
 	}
 	return out
 }

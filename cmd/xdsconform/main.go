@@ -14,8 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	// The container targets (container:IMAGE) and the built-in ones
+	// (builtin:…) register themselves with package targets.
+	_ "github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/internal/process"
-	"github.com/xdsconform/xdsconform/peers/grpcgoclient"
+	"github.com/xdsconform/xdsconform/peers/builtin"
 )
 
 // Exit codes, documented in the help text and the README.
@@ -40,7 +43,7 @@ const memoryLimit = 160 << 20
 func main() {
 	// The built-in grpc-go client target re-executes this binary: grpc-go
 	// reads its xDS bootstrap once per process.
-	grpcgoclient.RunChildIfRequested()
+	builtin.RunChildIfRequested()
 	// Orphans of the clients the harness starts (a daemon's double fork)
 	// are re-parented to it, within reach of Stop. Where the OS lacks
 	// this, cgroups and the process group with the launch marker remain.

@@ -12,10 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
-	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/internal/replay"
-	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -154,7 +152,7 @@ func (f *replayFlags) validate(c *cobra.Command) error {
 		if f.target == "" {
 			return usageError("--against server needs --target (the management server's HOST:PORT, or builtin:NAME)")
 		}
-		if strings.HasPrefix(f.target, docker.Prefix) {
+		if strings.HasPrefix(f.target, targets.ContainerPrefix) {
 			return usageError("--target %s: container targets are not replayed against; start the container and give its HOST:PORT", f.target)
 		}
 		if !strings.HasPrefix(f.target, "builtin:") {
@@ -233,11 +231,11 @@ func (f *replayFlags) replayServer(ctx context.Context, plan *replay.Plan) (*rep
 	}
 	transcript.RememberHeaders(opts.Metadata)
 	for _, name := range f.faults {
-		fault, err := refserver.ParseFault(name)
+		fault, err := targets.ParseFault(targets.ServerFaults(targets.BuiltinReference), name)
 		if err != nil {
 			return nil, usageError("--fault: %v", err)
 		}
-		opts.Faults = append(opts.Faults, fault)
+		opts.Faults = append(opts.Faults, fault.Name)
 	}
 	srv, err := startServer(ctx, opts)
 	if err != nil {

@@ -13,10 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xdsconform/xdsconform/docker"
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/knownfailing"
-	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -95,7 +93,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.BoolVar(&f.fixturePlain, "fixture-plaintext", false, "connect to --fixture without TLS even when the xDS connection uses it")
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
 	fs.StringArrayVar(&f.redactHeaders, "redact-header", nil, "a header NAME whose values are secrets, redacted in every report: in --metadata, echoed back by the target, in resources (repeatable; authorization, cookies and names with token, secret, password, api-key or credential always are)")
-	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+joinNames(refserver.AllFaults)+")")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+faultList(targets.ServerFaults(targets.BuiltinReference))+")")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
 	fs.IntVar(&f.containerXDS, "container-xds-port", targets.DefaultContainerXDSPort, "with --target container:IMAGE: the xDS port inside the container")
 	fs.StringArrayVar(&f.containerEnv, "container-env", nil, "with --target container:IMAGE: KEY=VALUE in the container's environment (repeatable)")
@@ -113,6 +111,15 @@ func joinNames[S ~string](names []S) string {
 		ss[i] = string(n)
 	}
 	return strings.Join(ss, ", ")
+}
+
+// faultList lists the names of faults for a flag's help.
+func faultList(faults []targets.Fault) string {
+	names := make([]string, len(faults))
+	for i, f := range faults {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // startServer starts a server target; one that cannot be reached exits
@@ -162,11 +169,11 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 		opts.ContainerEnv[k] = v
 	}
 	for _, name := range f.faults {
-		fault, err := refserver.ParseFault(name)
+		fault, err := targets.ParseFault(targets.ServerFaults(targets.BuiltinReference), name)
 		if err != nil {
 			return usageError("--fault: %v", err)
 		}
-		opts.Faults = append(opts.Faults, fault)
+		opts.Faults = append(opts.Faults, fault.Name)
 	}
 	if _, _, err := f.suite.selection(); err != nil {
 		return err
@@ -235,7 +242,7 @@ func (f *serverFlags) validate(c *cobra.Command) error {
 	}
 	containerFlags := set("container-xds-port", "container-fixture-port", "container-env")
 	builtin := strings.HasPrefix(f.target, "builtin:")
-	container := strings.HasPrefix(f.target, docker.Prefix)
+	container := strings.HasPrefix(f.target, targets.ContainerPrefix)
 	switch {
 	case builtin && len(tlsFlags) > 0:
 		return usageError("%s: %s is served in-process without TLS; TLS flags apply to HOST:PORT and container targets", strings.Join(tlsFlags, ", "), f.target)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/knownfailing"
+	// The built-in targets the tests run against.
+	_ "github.com/xdsconform/xdsconform/peers/builtin"
 	"github.com/xdsconform/xdsconform/peers/grpcgoclient"
 	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/peers/refserver"

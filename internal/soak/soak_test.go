@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/xdsconform/xdsconform/engine"
+	// The reference peers the soak runs.
+	_ "github.com/xdsconform/xdsconform/peers/builtin"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"

@@ -21,6 +21,9 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/regressions"
+	// The built-in targets the files run against: the reference peers and
+	// the peers built in (go-control-plane, grpc-go).
+	_ "github.com/xdsconform/xdsconform/peers/builtin"
 	"github.com/xdsconform/xdsconform/peers/grpcgoclient"
 	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/peers/refserver"

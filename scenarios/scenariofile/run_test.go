@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
+	// The built-in targets the tests run against.
+	_ "github.com/xdsconform/xdsconform/peers/builtin"
 	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/results"
