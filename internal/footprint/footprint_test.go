@@ -50,8 +50,9 @@ var importerFacing = []string{
 var optional = []string{"conformance"}
 
 // embedding are the packages whose tests are an importer's tests (the
-// worked example): listed with their tests, when the checkout has them.
-var embedding = []string{"examples/embedded"}
+// worked examples, server and client): listed with their tests, when the
+// checkout has them.
+var embedding = []string{"examples/embedded", "examples/embedded-client"}
 
 // mustFind are packages the listing has to contain, so that a pattern
 // that matches nothing cannot make the check pass.
@@ -197,7 +198,7 @@ func TestImporterFacingPackagesStayLight(t *testing.T) {
 	}
 }
 
-// The worked example's tests are what an importer's tests link; each one
+// The worked examples' tests are what an importer's tests link; each one
 // the checkout has is checked with its tests, and must be found.
 func TestEmbeddingTestsStayLight(t *testing.T) {
 	dirs := present(t, embedding)
