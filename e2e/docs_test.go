@@ -27,13 +27,14 @@ import (
 const docsMarker = "<!-- e2e: run from the repository root -->"
 
 // docPages are the pages, relative to the repository root, whose marked
-// blocks are run: the README and every page under docs/.
+// blocks are run: the README, scenarios/regressions' and every page under
+// docs/.
 func docPages() []string {
 	pages, err := filepath.Glob(filepath.Join(repoRoot(), "docs", "*.md"))
 	if err != nil {
 		panic(err)
 	}
-	out := []string{"README.md"}
+	out := []string{"README.md", filepath.Join("scenarios", "regressions", "README.md")}
 	for _, p := range pages {
 		out = append(out, filepath.Join("docs", filepath.Base(p)))
 	}

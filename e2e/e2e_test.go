@@ -22,6 +22,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/knownfailing"
 	"github.com/xdsconform/xdsconform/internal/process"
+	"github.com/xdsconform/xdsconform/internal/regressions"
 	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/scenarios"
@@ -110,6 +111,11 @@ func describe(p peer, labels ...string) {
 				run(p, env, target, family)
 			})
 		}
+		if files := regressionsOf(p.Name); len(files) > 0 {
+			It("still has the bugs of its files in scenarios/regressions", Label(regressions.Area), func() {
+				runRegressions(p, env, target, files)
+			})
+		}
 	})
 }
 
@@ -147,19 +153,19 @@ func run(p peer, env engine.Env, target, fam string) {
 	}
 	pairs, err := engine.Expand(cat, engine.Selection{})
 	require.NoError(t, err)
-	cfg := engine.Config{Env: env, Timeouts: p.timeouts(), KnownFailing: known, Parallel: p.Parallel}
-	if c, ok := env.(*targets.Clients); ok {
-		cfg.Parallel = c.MaxParallel() // as the CLI does: client processes are capped
-	}
 	started := time.Now()
-	var rs []results.Result
-	for _, batch := range batches(p, pairs, known) {
-		got, interrupted := engine.Run(context.Background(), batch, cfg)
-		require.False(t, interrupted)
-		rs = append(rs, got...)
-	}
-	rs = inPairOrder(pairs, rs)
+	rs := runPairs(p, env, pairs, known)
 	writeReport(p, fam, target, started, rs)
+	judge(rs, known, func(r results.Result, reason string) string {
+		return fmt.Sprintf("%s is listed as known-failing (%s) but %s: %s", r.FullName(), reason, r.Outcome, r.Message)
+	})
+}
+
+// judge checks every result against the list known: a listed pair fails
+// (breaking a rule its entry names), an unlisted one passes or is skipped.
+// stale words the failure of a listed pair that did not fail.
+func judge(rs []results.Result, known *engine.KnownFailing, stale func(r results.Result, reason string) string) {
+	t := GinkgoT()
 	for _, r := range rs {
 		// Asked of the list, not of r.KnownFailing, which the engine fills
 		// for passes and failures only: a listed pair that errors or is
@@ -171,9 +177,9 @@ func run(p peer, env engine.Env, target, fam string) {
 			if strings.Contains(reason, engine.CrashesTarget) && r.Outcome == results.Error && strings.Contains(r.Message, "the target died during the run") {
 				continue // an earlier pair listed as crashing the peer did, as listed
 			}
-			require.Equal(t, results.Fail, r.Outcome, "%s is listed as known-failing (%s) but %s: %s", r.FullName(), reason, r.Outcome, r.Message)
+			require.Equal(t, results.Fail, r.Outcome, stale(r, reason))
 			// The engine excuses only a failure of a rule the entry names.
-			require.NotEmpty(t, r.KnownFailing, "%s: %s", r.FullName(), r.Message)
+			require.NotEmpty(t, r.KnownFailing, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
 			continue
 		}
 		if r.Outcome == results.Skip || r.Outcome == results.Unsupported {
@@ -181,6 +187,23 @@ func run(p peer, env engine.Env, target, fam string) {
 		}
 		require.Equal(t, results.Pass, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
 	}
+}
+
+// runPairs runs pairs against p's env, as the CLI would (known-failing
+// list known, p's timeouts, batches and parallelism), and returns the
+// results in pair order.
+func runPairs(p peer, env engine.Env, pairs []engine.Pair, known *engine.KnownFailing) []results.Result {
+	cfg := engine.Config{Env: env, Timeouts: p.timeouts(), KnownFailing: known, Parallel: p.Parallel}
+	if c, ok := env.(*targets.Clients); ok {
+		cfg.Parallel = c.MaxParallel() // as the CLI does: client processes are capped
+	}
+	var rs []results.Result
+	for _, batch := range batches(p, pairs, known) {
+		got, interrupted := engine.Run(context.Background(), batch, cfg)
+		require.False(GinkgoT(), interrupted)
+		rs = append(rs, got...)
+	}
+	return inPairOrder(pairs, rs)
 }
 
 // batches splits pairs into the runs p needs: one, or one per protocol.
@@ -235,7 +258,8 @@ func byProtocol(p peer, pairs []engine.Pair) [][]engine.Pair {
 }
 
 // writeReport writes the JSON report of one family run, out/PEER/FAMILY.json;
-// the compatibility matrix is made of them.
+// the compatibility matrix is made of them. A name with a directory in it
+// (regression/report) lands below out/PEER, where the matrix does not look.
 func writeReport(p peer, fam, target string, started time.Time, rs []results.Result) {
 	t := GinkgoT()
 	run := results.Run{
@@ -250,9 +274,9 @@ func writeReport(p peer, fam, target string, started time.Time, rs []results.Res
 	for i := range run.Results {
 		run.Results[i].Transcript = nil // the matrix needs verdicts; transcripts stay in CI logs
 	}
-	dir := filepath.Join(outDir, p.Name)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, reports.WriteFiles(run, "", filepath.Join(dir, fam+".json")))
+	path := filepath.Join(outDir, p.Name, fam+".json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, reports.WriteFiles(run, "", path))
 }
 
 // writeTranscripts writes the transcript of every pair that did not pass,

@@ -8,6 +8,9 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
 
 	"github.com/xdsconform/xdsconform/engine"
 )
@@ -37,6 +40,20 @@ func Named(name string) (*engine.KnownFailing, error) {
 		return nil, fmt.Errorf("no shipped known-failing file %s", name)
 	}
 	return load(name)
+}
+
+// Peers names the real peers with a shipped list, as the e2e suite names
+// them (go-control-plane-snapshot, grpc-go, …), sorted.
+func Peers() []string {
+	names, err := fs.Glob(files, "*.txt")
+	if err != nil {
+		panic(err) // the pattern is well-formed
+	}
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(n, ".txt")
+	}
+	slices.Sort(names)
+	return names
 }
 
 func load(name string) (*engine.KnownFailing, error) {
