@@ -9,6 +9,7 @@ import (
 	"time"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -134,15 +135,10 @@ func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 // started may outlive it.
 func goroutinesSettle(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for runtime.NumGoroutine() > before+2 {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			require.FailNowf(t, "goroutines leaked", "%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:n])
-		}
-		runtime.Gosched()
-		time.Sleep(10 * time.Millisecond) // polling a count, not synchronising: bounded by deadline
+	if !assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+2 }, wait, 10*time.Millisecond, "goroutines leaked") {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		require.FailNowf(t, "goroutines leaked", "%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:n])
 	}
 }
 
@@ -173,11 +169,7 @@ var adsDesc = &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}
 // waitRecorded waits (bounded) until p recorded n messages.
 func waitRecorded(t *testing.T, p *record.Proxy, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for p.Stats().Recorded < n {
-		require.True(t, time.Now().Before(deadline), "waiting %v for %d messages recorded", wait, n)
-		time.Sleep(5 * time.Millisecond) // polling a count, bounded by deadline
-	}
+	require.Eventuallyf(t, func() bool { return p.Stats().Recorded >= n }, wait, 5*time.Millisecond, "waiting %v for %d messages recorded", wait, n)
 }
 
 func nodeN() *core.Node { return &core.Node{Id: "n"} }
