@@ -289,8 +289,10 @@ func TestGoTestFailFast(t *testing.T) {
 		assert.Equal(t, "skip", r.final[sub(id)], id)
 		assert.Contains(t, r.output[sub(id)], "not finished: -failfast stopped the suite after server/selftest/first/sotw-ads failed", id)
 	}
+	// The skip message above shows the blocked pairs were stopped, not
+	// waited out: a pair that reached its own 60 s bound would end as a
+	// failure of its deadline instead.
 	assert.Equal(t, "fail", r.final["TestSelftest"])
-	assert.Less(t, r.elapsed["TestSelftest"], 30.0, "stopped, not waited out (the pairs' bound is 60 s)")
 }
 
 // Near go test's -timeout, the pairs still running fail saying so and the
