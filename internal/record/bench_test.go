@@ -10,12 +10,13 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/internal/record"
+	"github.com/xdsconform/xdsconform/internal/record/recordtest"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
 // echoServer answers every SotW request with resp.
 func echoServer(b *testing.B, resp *discovery.DiscoveryResponse) string {
-	lis := serveB(b, func(g grpc.ServiceRegistrar) {
+	lis := recordtest.Serve(b, func(g grpc.ServiceRegistrar) {
 		wire.RegisterServices(g, wire.Handlers{
 			SotW: func(ss wire.SotWServerStream, _ *wire.Type) error {
 				for {

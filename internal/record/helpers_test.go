@@ -2,7 +2,6 @@ package record_test
 
 import (
 	"context"
-	"net"
 	"runtime"
 	"slices"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/internal/record"
+	"github.com/xdsconform/xdsconform/internal/record/recordtest"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -24,34 +24,11 @@ import (
 // wait bounds every wait for something that must happen.
 const wait = 10 * time.Second
 
-// serve serves register's services on a fresh loopback port until the
-// test ends, with opts.
-func serve(t *testing.T, register func(grpc.ServiceRegistrar), opts ...grpc.ServerOption) string {
-	t.Helper()
-	return serveB(t, register, opts...)
-}
-
-// serveB is serve for tests and benchmarks.
-func serveB(t testing.TB, register func(grpc.ServiceRegistrar), opts ...grpc.ServerOption) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	g := grpc.NewServer(opts...)
-	register(g)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = g.Serve(lis)
-	}()
-	t.Cleanup(func() { g.Stop(); <-done })
-	return lis.Addr().String()
-}
-
 // startRef serves a reference server and returns its address and fixture.
 func startRef(t *testing.T, opts ...grpc.ServerOption) (string, fixture.Fixture) {
 	t.Helper()
 	ref := refserver.New()
-	addr := serve(t, ref.Register, opts...)
+	addr := recordtest.Serve(t, ref.Register, opts...)
 	return addr, fixture.FromServer(ref.FixtureServer())
 }
 

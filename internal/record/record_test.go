@@ -2,7 +2,6 @@ package record_test
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/internal/record"
+	"github.com/xdsconform/xdsconform/internal/record/recordtest"
 	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -39,39 +39,6 @@ func kinds(v wire.Variant) (req, resp string) {
 	return "DiscoveryRequest", "DiscoveryResponse"
 }
 
-// acked reports whether entries show the client ACKing a response of
-// every type in types (a request echoing the nonce of a response of the
-// type, without error_detail).
-func acked(entries []transcript.Entry, types ...wire.Type) bool {
-	for _, ty := range types {
-		nonces := map[string]bool{}
-		ok := false
-		for _, e := range entries {
-			var m struct {
-				TypeURL string          `json:"type_url"`
-				Nonce   string          `json:"nonce"`
-				Echo    string          `json:"response_nonce"`
-				Error   json.RawMessage `json:"error_detail"`
-			}
-			if len(e.Message) == 0 || json.Unmarshal(e.Message, &m) != nil || m.TypeURL != ty.URL {
-				continue
-			}
-			switch e.Direction {
-			case transcript.Received:
-				nonces[m.Nonce] = true
-			case transcript.Sent:
-				if m.Echo != "" && nonces[m.Echo] && len(m.Error) == 0 {
-					ok = true
-				}
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // TestRecordsEveryVariant records the reference client following its
 // chain from the reference server through the proxy, in each variant,
 // and checks that the file holds both directions of every type, on the
@@ -86,7 +53,7 @@ func TestRecordsEveryVariant(t *testing.T) {
 			c, err := refclient.Start(context.Background(), refclient.Config{ServerAddr: r.Addr(), NodeID: "node-" + v.String(), Variant: v, Listener: "svc"})
 			require.NoError(t, err)
 			defer c.Close()
-			r.waitFor(t, "the client to ACK every type", func(es []transcript.Entry) bool { return acked(es, chain...) })
+			r.waitFor(t, "the client to ACK every type", func(es []transcript.Entry) bool { return recordtest.Acked(es, chain...) })
 			c.Close()
 			r.Stop()
 

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/internal/record"
+	"github.com/xdsconform/xdsconform/internal/record/recordtest"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -33,7 +34,7 @@ type scripted struct {
 func startScripted(t *testing.T) (string, *scripted) {
 	t.Helper()
 	s := &scripted{script: make(chan func(wire.SotWServerStream) error, 1)}
-	addr := serve(t, func(g grpc.ServiceRegistrar) {
+	addr := recordtest.Serve(t, func(g grpc.ServiceRegistrar) {
 		wire.RegisterServices(g, wire.Handlers{
 			SotW: func(ss wire.SotWServerStream, _ *wire.Type) error {
 				select {
@@ -232,7 +233,7 @@ func TestBytesUnchanged(t *testing.T) {
 	req = protowire.AppendTag(req, 1, protowire.BytesType)
 	req = protowire.AppendString(req, "v0")
 	gotReq := make(chan []byte, 1)
-	up := serve(t, func(grpc.ServiceRegistrar) {}, grpc.ForceServerCodecV2(bytesCodec{}),
+	up := recordtest.Serve(t, func(grpc.ServiceRegistrar) {}, grpc.ForceServerCodecV2(bytesCodec{}),
 		grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
 			var b []byte
 			if err := ss.RecvMsg(&b); err != nil {

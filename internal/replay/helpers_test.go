@@ -2,8 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"encoding/json"
-	"net"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/internal/record"
+	"github.com/xdsconform/xdsconform/internal/record/recordtest"
 	"github.com/xdsconform/xdsconform/internal/replay"
 	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/peers/refserver"
@@ -25,29 +24,12 @@ import (
 // wait bounds every wait for something that must happen.
 const wait = 10 * time.Second
 
-// serve serves register's services on a fresh loopback port until the
-// test ends.
-func serve(t *testing.T, register func(grpc.ServiceRegistrar), opts ...grpc.ServerOption) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	g := grpc.NewServer(opts...)
-	register(g)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = g.Serve(lis)
-	}()
-	t.Cleanup(func() { g.Stop(); <-done })
-	return lis.Addr().String()
-}
-
 // startRef serves a reference server with faults and returns its address
 // and fixture.
 func startRef(t *testing.T, faults ...refserver.Fault) (string, fixture.Fixture) {
 	t.Helper()
 	ref := refserver.New(faults...)
-	return serve(t, ref.Register), fixture.FromServer(ref.FixtureServer())
+	return recordtest.Serve(t, ref.Register), fixture.FromServer(ref.FixtureServer())
 }
 
 func mustAny(t *testing.T, m proto.Message) *anypb.Any {
@@ -74,37 +56,6 @@ func seedChain(t *testing.T, fx fixture.Fixture, node string, rev int) {
 	}
 }
 
-// acked reports whether the client ACKed a response of each of types.
-func acked(entries []transcript.Entry, types ...wire.Type) bool {
-	for _, ty := range types {
-		nonces := map[string]bool{}
-		ok := false
-		for _, e := range entries {
-			var m struct {
-				TypeURL string          `json:"type_url"`
-				Nonce   string          `json:"nonce"`
-				Echo    string          `json:"response_nonce"`
-				Error   json.RawMessage `json:"error_detail"`
-			}
-			if len(e.Message) == 0 || json.Unmarshal(e.Message, &m) != nil || m.TypeURL != ty.URL {
-				continue
-			}
-			switch e.Direction {
-			case transcript.Received:
-				nonces[m.Nonce] = true
-			case transcript.Sent:
-				if m.Echo != "" && nonces[m.Echo] && len(m.Error) == 0 {
-					ok = true
-				}
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 var chain = []wire.Type{wire.Listener, wire.Route, wire.Cluster, wire.Endpoint}
 
 // recordChain records the reference client following the chain from a
@@ -128,7 +79,7 @@ func recordChain(t *testing.T, v wire.Variant, node string) *transcript.File {
 	defer c.Close()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	for !acked(p.Transcript().Entries(), chain...) {
+	for !recordtest.Acked(p.Transcript().Entries(), chain...) {
 		select {
 		case <-notify:
 		case <-deadline.C:

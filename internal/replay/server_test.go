@@ -15,6 +15,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/internal/record"
+	"github.com/xdsconform/xdsconform/internal/record/recordtest"
 	"github.com/xdsconform/xdsconform/internal/replay"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -129,7 +130,7 @@ func TestReplayNodeID(t *testing.T) {
 // closing the stream with code.
 func closingServer(t *testing.T, code codes.Code) string {
 	t.Helper()
-	return serve(t, func(g grpc.ServiceRegistrar) {
+	return recordtest.Serve(t, func(g grpc.ServiceRegistrar) {
 		wire.RegisterServices(g, wire.Handlers{
 			SotW: func(ss wire.SotWServerStream, _ *wire.Type) error {
 				if _, err := ss.Recv(); err != nil {
