@@ -59,13 +59,6 @@ func (l *limitListener) id(remote string) int {
 	return l.open[remote]
 }
 
-// openConns is how many accepted connections are open.
-func (l *limitListener) openConns() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.open)
-}
-
 // trackedConn gives its slot back when closed.
 type trackedConn struct {
 	net.Conn

@@ -42,23 +42,10 @@ const sessionTicketKeyBytes = 80
 // and hands it to every certificate it fills: a replay needs keys that
 // load, not distinct ones. It is safe for concurrent use.
 type Filler struct {
-	once     sync.Once
-	keyPEM   []byte
-	certPEM  []byte
-	genErr   error
-	mu       sync.Mutex
-	filled   int
-	withheld int
-}
-
-// Filled is how many placeholders the filler filled so far, and how many
-// resources it found withheld whole from the recording (an Any of a type
-// the recorder did not know, or a secret message): those cannot be
-// filled, and go as they are.
-func (f *Filler) Filled() (filled, withheld int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.filled, f.withheld
+	once    sync.Once
+	keyPEM  []byte
+	certPEM []byte
+	genErr  error
 }
 
 // KeyPair is the generated private key and certificate, as PEM.
@@ -73,23 +60,12 @@ func (f *Filler) Fill(m proto.Message) (int, error) {
 	if m == nil {
 		return 0, nil
 	}
-	n, err := f.fill(m.ProtoReflect())
-	f.mu.Lock()
-	f.filled += n
-	f.mu.Unlock()
-	return n, err
+	return f.fill(m.ProtoReflect())
 }
 
 func (f *Filler) fill(m protoreflect.Message) (int, error) {
-	switch m.Descriptor().FullName() {
-	case "google.protobuf.Any":
+	if m.Descriptor().FullName() == "google.protobuf.Any" {
 		return f.fillAny(m)
-	case "google.protobuf.Struct":
-		if fd := m.Descriptor().Fields().ByName("fields"); fd != nil && m.Get(fd).Map().Has(protoreflect.ValueOfString("withheld_type_url").MapKey()) {
-			f.mu.Lock()
-			f.withheld++
-			f.mu.Unlock()
-		}
 	}
 	n := 0
 	if c, ok := m.Interface().(*tlsv3.TlsCertificate); ok {
