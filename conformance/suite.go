@@ -16,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
@@ -351,8 +352,8 @@ func (s *Suite) Finish() error {
 		return errors.Join(errs...)
 	}
 	rs := s.ordered()
-	if allSkipped(rs) {
-		errs = append(errs, fmt.Errorf("nothing could run: %s", skipReasons(rs)))
+	if verdict.NoneRan(rs) {
+		errs = append(errs, fmt.Errorf("nothing could run: %s skipped: %s", wording.N(len(rs), "selected pair"), verdict.CommonestSkips(rs)))
 	}
 	if s.json != "" || s.junit != "" {
 		run := s.report(rs)
@@ -408,33 +409,6 @@ func (s *Suite) report(rs []results.Result) results.Run {
 		run.Options[k] = v
 	}
 	return run
-}
-
-// allSkipped reports whether no pair of rs ran.
-func allSkipped(rs []results.Result) bool {
-	return !slices.ContainsFunc(rs, func(r results.Result) bool { return r.Outcome != results.Skip })
-}
-
-// skipReasons says in one line why the pairs of rs were skipped: the
-// commonest reasons first, with how many pairs each skipped.
-func skipReasons(rs []results.Result) string {
-	count := map[string]int{}
-	var order []string
-	for _, r := range rs {
-		if count[r.Message] == 0 {
-			order = append(order, r.Message)
-		}
-		count[r.Message]++
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return count[b] - count[a] })
-	parts := make([]string, 0, 3)
-	for _, m := range order[:min(len(order), 3)] {
-		parts = append(parts, fmt.Sprintf("%s (%d)", m, count[m]))
-	}
-	if len(order) > 3 {
-		parts = append(parts, "and "+wording.N(len(order)-3, "other reason"))
-	}
-	return fmt.Sprintf("%s skipped: %s", wording.N(len(rs), "selected pair"), strings.Join(parts, "; "))
 }
 
 // modulePath is this module's path, to find its version in a build.

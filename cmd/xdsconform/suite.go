@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -314,7 +314,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	switch {
 	case run.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
-	case len(run.Results) > 0 && allSkipped(run.Results):
+	case len(run.Results) > 0 && verdict.NoneRan(run.Results):
 		return usageError("nothing could run: %s", skipReasons(run.Results))
 	case !results.SummarizeFor(run.Results, failOn).OK():
 		return &exitError{code: exitFailures, err: errors.New("conformance failures")}
@@ -322,40 +322,12 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 	return nil
 }
 
-// allSkipped reports whether no pair ran: a run that checked nothing is
-// not a success, whatever the reason.
-func allSkipped(rs []results.Result) bool {
-	for _, r := range rs {
-		if r.Outcome != results.Skip {
-			return false
-		}
-	}
-	return true
-}
-
 // skipReasons says, in one line, why every pair was skipped: the commonest
-// reason first, with how many pairs each reason skipped.
+// reasons first.
 func skipReasons(rs []results.Result) string {
-	count := map[string]int{}
-	var order []string
-	for _, r := range rs {
-		if count[r.Message] == 0 {
-			order = append(order, r.Message)
-		}
-		count[r.Message]++
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return count[b] - count[a] })
-	parts := make([]string, 0, min(len(order), 3))
-	for _, m := range order[:min(len(order), 3)] {
-		parts = append(parts, fmt.Sprintf("%s (%d)", m, count[m]))
-	}
-	more := ""
-	if len(order) > 3 {
-		more = "; and " + wording.N(len(order)-3, "other reason")
-	}
 	what := "all " + wording.N(len(rs), "selected scenario run") + " were"
 	if len(rs) == 1 {
 		what = "the 1 selected scenario run was"
 	}
-	return fmt.Sprintf("%s skipped: %s%s", what, strings.Join(parts, "; "), more)
+	return fmt.Sprintf("%s skipped: %s", what, verdict.CommonestSkips(rs))
 }

@@ -10,10 +10,12 @@ package verdict
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/xdsconform/xdsconform/internal/requirements"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -382,4 +384,33 @@ func FirstLine(s string) string {
 		s = strings.TrimSpace(s[:i])
 	}
 	return s
+}
+
+// NoneRan reports whether no pair of rs ran: every one was skipped. A
+// run that checked nothing is not a success, whatever the reason.
+func NoneRan(rs []results.Result) bool {
+	return !slices.ContainsFunc(rs, func(r results.Result) bool { return r.Outcome != results.Skip })
+}
+
+// CommonestSkips says in one line why the pairs of rs were skipped: the
+// three commonest messages, commonest first (ties in the order met), each
+// with how many pairs it skipped, then how many other reasons there were.
+func CommonestSkips(rs []results.Result) string {
+	count := map[string]int{}
+	var order []string
+	for _, r := range rs {
+		if count[r.Message] == 0 {
+			order = append(order, r.Message)
+		}
+		count[r.Message]++
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return count[b] - count[a] })
+	parts := make([]string, 0, 4)
+	for _, m := range order[:min(len(order), 3)] {
+		parts = append(parts, fmt.Sprintf("%s (%d)", m, count[m]))
+	}
+	if len(order) > 3 {
+		parts = append(parts, "and "+wording.N(len(order)-3, "other reason"))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,4 +134,18 @@ func TestImplementation(t *testing.T) {
 	assert.Equal(t, []string{"grpc-go", "v1"}, []string{n, v})
 	n, v = Implementation(results.Run{Options: map[string]string{"peer": "grpc-go"}, Implementation: &results.Implementation{Name: "X", Version: "2"}})
 	assert.Equal(t, []string{"X", "2"}, []string{n, v})
+}
+
+func TestCommonestSkips(t *testing.T) {
+	skip := func(msg string, n int) []results.Result {
+		rs := make([]results.Result, n)
+		for i := range rs {
+			rs[i] = results.Result{Outcome: results.Skip, Message: msg}
+		}
+		return rs
+	}
+	rs := slices.Concat(skip("needs fixture", 1), skip("needs delta", 3), skip("needs rest", 2), skip("needs a", 1), skip("needs b", 1))
+	assert.True(t, NoneRan(rs))
+	assert.Equal(t, "needs delta (3); needs rest (2); needs fixture (1); and 2 other reasons", CommonestSkips(rs))
+	assert.False(t, NoneRan(append(rs, results.Result{Outcome: results.Pass})))
 }
