@@ -23,6 +23,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require github.com/HdrHistogram/hdrhistogram-go v1.4.0
+
 require (
 	cel.dev/expr v0.25.3 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
