@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -463,4 +464,15 @@ func decode(enc []byte) (h *hdr.Histogram, err error) {
 		return nil, fmt.Errorf("range [%d, %d] µs at %d digits, not [1, %d] at 3", d.LowestTrackableValue(), d.HighestTrackableValue(), d.SignificantFigures(), HistogramMax.Microseconds())
 	}
 	return d, nil
+}
+
+// WriteJSON writes r as indented JSON.
+// Placeholder until the report writers land; see reports/loadreport/json.go.
+func WriteJSON(w io.Writer, r *Report) error {
+	if r.Format == "" {
+		r.Format = Format
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }
