@@ -3,10 +3,10 @@ package load
 import (
 	"cmp"
 	"context"
-	"slices"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
