@@ -121,7 +121,7 @@ func (c *client) stream(ctx context.Context, t wire.Type) (*stream, error) {
 	}
 	conn := c.r.connFor(c.idx, n)
 	opened := time.Now()
-	cs, err := conn.NewStream(c.r.streamCtx(ctx), &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method)
+	cs, err := conn.NewStream(c.r.streamCtx(ctx), &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method, grpc.ForceCodec(rawCodec{}))
 	if err != nil {
 		return nil, fmt.Errorf("opening %s for %s: %w", method, c.name(), err)
 	}
@@ -190,22 +190,23 @@ func (s *stream) send(typeURL string, m proto.Message) error {
 	return nil
 }
 
-// receive reads, checks and answers every response of s until the
-// stream ends.
+// receive reads every response of s until the stream ends, handing each
+// to a worker and waiting for it to be handled before reading the next, so
+// a stream's responses are answered in order. It only reads: decoding,
+// checking and answering happen on the worker's stack, not on one of ten
+// thousand of these.
 func (s *stream) receive(ctx context.Context) {
 	defer s.c.r.streamClosed()
-	delta := s.c.r.p.Variant.IsDelta()
+	done := make(chan error, 1)
 	for {
-		var err error
-		if delta {
-			m := &discovery.DeltaDiscoveryResponse{}
-			if err = s.cs.RecvMsg(m); err == nil {
-				err = s.handle(m.GetTypeUrl(), m.GetNonce(), "", deltaBodies(m), m)
-			}
-		} else {
-			m := &discovery.DiscoveryResponse{}
-			if err = s.cs.RecvMsg(m); err == nil {
-				err = s.handle(m.GetTypeUrl(), m.GetNonce(), m.GetVersionInfo(), m.GetResources(), m)
+		var m raw
+		err := s.cs.RecvMsg(&m)
+		if err == nil {
+			select {
+			case s.c.r.jobs <- job{s: s, b: m.b, done: done}:
+				err = <-done
+			case <-ctx.Done():
+				err = ctx.Err()
 			}
 		}
 		if err != nil {
@@ -220,6 +221,29 @@ func (s *stream) receive(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// job is one response for a worker to handle.
+type job struct {
+	s    *stream
+	b    []byte
+	done chan<- error
+}
+
+// decode decodes and handles one response of s.
+func (s *stream) decode(b []byte) error {
+	if s.c.r.p.Variant.IsDelta() {
+		m := &discovery.DeltaDiscoveryResponse{}
+		if err := proto.Unmarshal(b, m); err != nil {
+			return fmt.Errorf("a response on %s of %s does not decode: %w", s.name, s.c.name(), err)
+		}
+		return s.handle(m.GetTypeUrl(), m.GetNonce(), "", deltaBodies(m), m)
+	}
+	m := &discovery.DiscoveryResponse{}
+	if err := proto.Unmarshal(b, m); err != nil {
+		return fmt.Errorf("a response on %s of %s does not decode: %w", s.name, s.c.name(), err)
+	}
+	return s.handle(m.GetTypeUrl(), m.GetNonce(), m.GetVersionInfo(), m.GetResources(), m)
 }
 
 func deltaBodies(m *discovery.DeltaDiscoveryResponse) []*anypb.Any {

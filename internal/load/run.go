@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,7 @@ type runner struct {
 	dialEr error
 
 	wg      sync.WaitGroup
+	jobs    chan job // responses for the workers
 	streams atomic.Int64
 	peak    atomic.Int64
 	clients []*client
@@ -68,8 +70,11 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	}
 	mon := startMonitor()
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}}
+	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job)}
 	defer r.close(stopStreams)
+	for range workers() {
+		r.wg.Go(r.work)
+	}
 
 	interrupted := r.phases(ctx)
 	mon.stop()
@@ -133,6 +138,22 @@ func (r *runner) phases(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// workers is how many goroutines decode, check and answer responses:
+// enough to keep every core busy while some wait on a send.
+func workers() int { return 4 * runtime.GOMAXPROCS(0) }
+
+// work handles responses until the run ends.
+func (r *runner) work() {
+	for {
+		select {
+		case j := <-r.jobs:
+			j.done <- j.s.decode(j.b)
+		case <-r.ctx.Done():
+			return
+		}
+	}
 }
 
 // changePhase runs the churn or the burst: the driving shard makes the
@@ -294,13 +315,20 @@ func (r *runner) connFor(idx, n int) grpc.ClientConnInterface {
 	if c := r.conns[k]; c != nil {
 		return c
 	}
-	c, err := grpc.NewClient(r.srv.Addr, r.srv.Dial...)
+	// Many connections, small messages: a connection's write buffer is
+	// given back between writes and its read buffer is small, so ten
+	// thousand connections do not hold 64 KiB of buffers each.
+	opts := append(slices.Clone(r.srv.Dial), grpc.WithSharedWriteBuffer(true), grpc.WithReadBufferSize(connReadBuffer))
+	c, err := grpc.NewClient(r.srv.Addr, opts...)
 	if err != nil {
 		return failedConn{err}
 	}
 	r.conns[k] = c
 	return c
 }
+
+// connReadBuffer is a connection's read buffer (gRPC's default: 32 KiB).
+const connReadBuffer = 8 << 10
 
 // failedConn is a connection that could not be made: every stream on it
 // fails with why.
