@@ -228,8 +228,24 @@ func (r *runner) drive(ctx context.Context, phase string, changes []change) bool
 	return false
 }
 
-// setAll sets, on every node of the run, every resource (ch nil: the
-// initial state) or the one ch changes, marked with ch's origin.
+// fixtureNodes is how many of the run's nodes the fixture is driven on:
+// every one when the target serves each node its own resources
+// (node_scoped), else node 0 alone. A target that shares resources
+// between nodes (go-control-plane's LinearCache) serves one resource to
+// every client: setting it once per node would make one planned change N
+// updates of that resource, each pushed to the clients that are
+// subscribed by then, and the amplification measured would be the
+// harness's.
+func (r *runner) fixtureNodes() int {
+	if r.srv.Caps != nil && !r.srv.Caps.GetNodeScoped() {
+		return 1
+	}
+	return r.p.Nodes
+}
+
+// setAll sets, on every node the fixture is driven on (fixtureNodes),
+// every resource (ch nil: the initial state) or the one ch changes,
+// marked with ch's origin.
 func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 	p := r.p
 	origin := time.Now().UnixNano()
@@ -248,7 +264,7 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 	var errMu sync.Mutex
 	sem := make(chan struct{}, p.Parallel)
 	var wg sync.WaitGroup
-	for n := 0; n < p.Nodes && ctx.Err() == nil; n++ {
+	for n := 0; n < r.fixtureNodes() && ctx.Err() == nil; n++ {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -429,13 +445,14 @@ func (r *runner) close(stopStreams context.CancelFunc) {
 // connections are closed (they end at once; this is a backstop).
 const closeBound = 5 * time.Second
 
-// reset removes, best effort and bounded, what the run set on every node.
+// reset removes, best effort and bounded, what the run set on every node
+// it set it on.
 func (r *runner) reset() {
 	ctx, cancel := context.WithTimeout(context.Background(), resetBound)
 	defer cancel()
 	sem := make(chan struct{}, r.p.Parallel)
 	var wg sync.WaitGroup
-	for n := 0; n < r.p.Nodes && ctx.Err() == nil; n++ {
+	for n := 0; n < r.fixtureNodes() && ctx.Err() == nil; n++ {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
