@@ -330,6 +330,23 @@ func (p *plan) schedule() error {
 	return nil
 }
 
+// due is when change k of a phase's changes is planned: offset after the
+// phase starts, or, when afterWindow, after the burst window, which
+// starts once the last bad resource is set. The churn's come one every
+// 1/Churn seconds; the burst's bad ones at once, and the ones setting
+// them right at once after the window. How late a change is set is
+// measured against this, so the window's wait is not taken for a
+// fixture falling behind.
+func (p *plan) due(phase string, k int, ch change) (offset time.Duration, afterWindow bool) {
+	switch {
+	case phase == phaseChurn && p.Churn > 0:
+		return time.Duration(float64(k) * float64(time.Second) / p.Churn), false
+	case phase == phaseBurst && !ch.bad:
+		return 0, true
+	}
+	return 0, false
+}
+
 // phaseChanges are the planned changes of a phase.
 func (p *plan) phaseChanges(phase string) []change {
 	var out []change

@@ -194,23 +194,22 @@ func (r *runner) changePhase(ctx context.Context, phase string, changes []change
 	return false
 }
 
-// drive makes a phase's changes: the churn's at the planned rate, the
-// burst's bad ones at once and, after the burst window, the ones setting
-// them right.
+// drive makes a phase's changes, each when plan.due says, and notes it
+// when the fixture could not keep to that.
 func (r *runner) drive(ctx context.Context, phase string, changes []change) bool {
 	start := time.Now()
-	interval := time.Duration(0)
-	if phase == phaseChurn && r.p.Churn > 0 {
-		interval = time.Duration(float64(time.Second) / r.p.Churn)
-	}
+	var windowEnd time.Time
 	var late time.Duration
 	for k, ch := range changes {
-		due := start.Add(time.Duration(k) * interval)
-		if phase == phaseBurst && !ch.bad && (k == 0 || changes[k-1].bad) {
-			// The burst window: how long the bad resources stay bad.
-			due = time.Now().Add(r.p.BurstWindow)
+		offset, afterWindow := r.p.due(phase, k, ch)
+		base := start
+		if afterWindow {
+			if windowEnd.IsZero() {
+				windowEnd = time.Now().Add(r.p.BurstWindow)
+			}
+			base = windowEnd
 		}
-		if d := time.Until(due); d > 0 {
+		if d := time.Until(base.Add(offset)); d > 0 {
 			if wait(ctx, nil, d) == waitCancelled {
 				return true
 			}
