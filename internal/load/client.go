@@ -317,7 +317,7 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	for _, mk := range fresh {
 		r.noteOrigin(mk)
 		if mk.change > 0 {
-			r.col.answered(r.p, mk.change, bad, sentAt)
+			r.col.answered(r.p, mk, sentAt)
 			ch := r.p.changes[mk.change-1]
 			if !mk.bad && r.p.finals[mk.res][ch.phase] == mk.change {
 				r.col.reached(ch.phase)

@@ -126,20 +126,27 @@ func (c *collector) response(now time.Time) {
 	c.second(now, func(s *loadreport.Second) { s.Responses++ })
 }
 
-// answered counts an ACK (or a NACK) of change id, sent at now.
-func (c *collector) answered(p *plan, id int64, nack bool, now time.Time) {
-	ch := p.changes[id-1]
+// answered counts an ACK (or a NACK), sent at now, of the change m
+// brings: its push→ACK latency from m's set, the change's convergence
+// from its origin.
+func (c *collector) answered(p *plan, m marker, now time.Time) {
+	ch := p.changes[m.change-1]
 	ps := c.phases[phaseIndex(ch.phase)]
-	st := &c.changes[id-1]
-	lat := now.Sub(time.Unix(0, st.origin.Load()))
-	if lat < 0 {
-		lat = 0 // another shard's clock ahead of ours
+	st := &c.changes[m.change-1]
+	since := func(unixNS int64) time.Duration {
+		d := now.Sub(time.Unix(0, unixNS))
+		return max(d, 0) // another shard's clock ahead of ours
 	}
+	set := m.set
+	if set == 0 {
+		set = st.origin.Load()
+	}
+	lat, conv := since(set), since(st.origin.Load())
 	ps.latency.Record(lat)
 	st.acked.Add(1)
 	for {
 		old := st.lastAck.Load()
-		if int64(lat) <= old || st.lastAck.CompareAndSwap(old, int64(lat)) {
+		if int64(conv) <= old || st.lastAck.CompareAndSwap(old, int64(conv)) {
 			break
 		}
 	}

@@ -17,12 +17,16 @@ import (
 
 // markerPrefix starts every marker. A marker is
 //
-//	xdsconform-load/RUN/RESOURCE/CHANGE/ORIGIN/g|b
+//	xdsconform-load/RUN/RESOURCE/CHANGE/ORIGIN/SET/g|b
 //
 // RUN the run id, RESOURCE the resource's index in the plan, CHANGE the
-// change id (0: the initial state), ORIGIN the change's origin (Unix
-// nanoseconds, the driving shard's wall clock), and g or b whether the
-// clients are to ACK or NACK it. It is a string inside the resource (in
+// change id (0: the initial state), ORIGIN the change's origin and SET
+// when the fixture was asked to set this copy of it (Unix nanoseconds,
+// the driving shard's wall clock), and g or b whether the clients are to
+// ACK or NACK it. ORIGIN and SET differ on a node-scoped target, where a
+// change is one set per node, made Options.Parallel at a time: the
+// push→ACK latency runs from SET, so it is the server's and not the
+// fixture's fan-out, and the convergence from ORIGIN. It is a string inside the resource (in
 // its metadata), so it reaches the wire as plain bytes and a client finds
 // it with one scan of the resource's bytes, whatever the type, without
 // decoding.
@@ -36,6 +40,7 @@ type marker struct {
 	res    int
 	change int64
 	origin int64
+	set    int64
 	bad    bool
 }
 
@@ -45,7 +50,7 @@ func (m marker) render(run string) string {
 	if m.bad {
 		g = "b"
 	}
-	return fmt.Sprintf("%s%s/%d/%d/%d/%s", markerPrefix, run, m.res, m.change, m.origin, g)
+	return fmt.Sprintf("%s%s/%d/%d/%d/%d/%s", markerPrefix, run, m.res, m.change, m.origin, m.set, g)
 }
 
 // findMarker finds the marker of run in b, a resource's bytes; ok is
@@ -61,7 +66,7 @@ func findMarker(b []byte, run string) (m marker, ok bool) {
 		return marker{}, false
 	}
 	rest = rest[len(run)+1:]
-	var nums [3]int64
+	var nums [4]int64
 	for k := range nums {
 		j := 0
 		for j < len(rest) && j < 20 && rest[j] >= '0' && rest[j] <= '9' {
@@ -80,7 +85,7 @@ func findMarker(b []byte, run string) (m marker, ok bool) {
 	if len(rest) == 0 || (rest[0] != 'g' && rest[0] != 'b') || nums[0] > 1<<20 {
 		return marker{}, false
 	}
-	return marker{res: int(nums[0]), change: nums[1], origin: nums[2], bad: rest[0] == 'b'}, true
+	return marker{res: int(nums[0]), change: nums[1], origin: nums[2], set: nums[3], bad: rest[0] == 'b'}, true
 }
 
 // build is resource r of the plan at change, carrying its marker. rev,

@@ -14,10 +14,13 @@
 // in full (fakeclient.Checker); the others check the cheap ones.
 //
 // Every resource the run sets carries a marker naming the run, the
-// resource, the change and the change's origin time (wall clock), so that
-// a client tells which change a push brings without decoding it, and the
-// shards of a run (Options.Shard) measure against the same moment
-// whichever of them made the change.
+// resource, the change, the change's origin time and the time this copy
+// of it was set (wall clock), so that a client tells which change a push
+// brings without decoding it, and the shards of a run (Options.Shard)
+// measure against the same moments whichever of them made the change.
+// Push→ACK latency runs from the set, convergence from the origin: on a
+// node-scoped target one change is a set on every node, and the time
+// that fan-out takes is the harness's, not the server's.
 package load
 
 import (

@@ -284,8 +284,10 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 	return firstErr
 }
 
-// set sets resource i on node, carrying m.
+// set sets resource i on node, carrying m stamped with the moment it is
+// asked of the fixture.
 func (r *runner) set(ctx context.Context, node string, i int, m marker) error {
+	m.set = time.Now().UnixNano()
 	a, err := r.p.build(i, m)
 	if err != nil {
 		return err
