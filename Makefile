@@ -25,9 +25,14 @@ build:
 test:
 	$(GO) test -race -count=1 -p 1 ./...
 
-## bench: suite timings against the built-in targets (figures for the closing note)
+## bench: suite timings against the built-in targets (figures for the closing note), then the
+## load runs (docs/load.md): 500 clients against each built-in in-process, and 10,000 clients
+## against examples/fixture-server in a process of its own, on 100 streams a connection and on
+## one connection a stream (each run is the xdsconform CLI in its own process, so its peak RSS
+## is its own; a few minutes)
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./scenarios/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/load/
 
 ## soak: both suites against the reference peers SOAK_RUNS times in a row (default 200; the
 ## reference client's does-not-exist timer at 3 s, so it takes about 15 minutes); reports verdict
