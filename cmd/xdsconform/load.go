@@ -41,6 +41,12 @@ Profiles:
   TYPE=NAME,...;TYPE=NAME,...   your own: types LDS, RDS, CDS, EDS, RTDS, in
          the order subscribed; * subscribes LDS or CDS by wildcard
 
+A fixture that builds the content it serves (builds_content: Consul's or
+Envoy Gateway's adapter) drops the marker each resource carries; the
+clients then tell changes apart by a cluster's connect_timeout and an
+assignment's endpoint port, which such a fixture copies: give a profile of
+CDS and EDS (e.g. 'CDS=cluster;EDS=cluster'), one shard, no --nack-burst.
+
 Beyond one machine: run N processes with --shard 0/N ... --shard N-1/N and
 the same --run-id and plan; shard 0 drives the fixture; merge their JSON
 reports with 'xdsconform report merge' (docs/load.md).

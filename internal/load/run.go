@@ -53,6 +53,12 @@ type runner struct {
 	clients []*client
 	made    [4]atomic.Int64 // changes made per phase (driving shard)
 	notes   []string
+
+	// names are the names the fixture serves the resources under, where
+	// it names them itself; content is set when it builds the content it
+	// serves (content.go).
+	names   servedNames
+	content *content
 }
 
 // Run runs the plan o against t and returns its report. It returns an
@@ -68,9 +74,15 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	if p.drives() && t.Server.Fixture == nil {
 		return nil, ErrNoFixture
 	}
+	var cm *content
+	if p.drives() {
+		if cm, err = newContent(p, t.Server.Caps); err != nil {
+			return nil, err
+		}
+	}
 	mon := startMonitor()
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job)}
+	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), content: cm}
 	defer r.close(stopStreams)
 	for range workers() {
 		r.wg.Go(r.work)
@@ -204,12 +216,14 @@ func (r *runner) drive(ctx context.Context, phase string, changes []change) bool
 		interval = time.Duration(float64(time.Second) / r.p.Churn)
 	}
 	var late time.Duration
+	var windowEnd time.Time
 	for k, ch := range changes {
-		due := start.Add(time.Duration(k) * interval)
-		if phase == phaseBurst && !ch.bad && (k == 0 || changes[k-1].bad) {
-			// The burst window: how long the bad resources stay bad.
-			due = time.Now().Add(r.p.BurstWindow)
+		if phase == phaseBurst && !ch.bad && windowEnd.IsZero() {
+			// The burst window, how long the bad resources stay bad,
+			// runs from when the last of them is set.
+			windowEnd = time.Now().Add(r.p.BurstWindow)
 		}
+		due := dueAt(phase, ch, k, start, interval, windowEnd)
 		if d := time.Until(due); d > 0 {
 			if wait(ctx, nil, d) == waitCancelled {
 				return true
@@ -226,6 +240,17 @@ func (r *runner) drive(ctx context.Context, phase string, changes []change) bool
 		r.note("the fixture fell behind the %s schedule by up to %s: the planned rate was more than it could take", phase, late.Round(time.Millisecond))
 	}
 	return false
+}
+
+// dueAt is when change k of a phase's changes is due: the churn's one
+// interval after the other from start, the burst's bad ones at start, and
+// the ones setting them right all at windowEnd (so none of those counts as
+// late by the window).
+func dueAt(phase string, ch change, k int, start time.Time, interval time.Duration, windowEnd time.Time) time.Time {
+	if phase == phaseBurst && !ch.bad {
+		return windowEnd
+	}
+	return start.Add(time.Duration(k) * interval)
 }
 
 // setAll sets, on every node of the run, every resource (ch nil: the
@@ -255,7 +280,7 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 			for _, i := range res {
 				m := mk
 				m.res = i
-				if err := r.set(ctx, p.nodeID(n), i, m); err != nil {
+				if err := r.set(ctx, n, i, m); err != nil {
 					errMu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -269,17 +294,27 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 	return firstErr
 }
 
-// set sets resource i on node, carrying m.
-func (r *runner) set(ctx context.Context, node string, i int, m marker) error {
+// set sets resource i on node n, carrying m, and notes the name it is
+// served under.
+func (r *runner) set(ctx context.Context, n, i int, m marker) error {
 	a, err := r.p.build(i, m)
 	if err != nil {
 		return err
 	}
-	res := r.p.resources[i]
+	res, node := r.p.resources[i], r.p.nodeID(n)
 	callCtx, cancel := context.WithTimeout(ctx, fixtureCallTimeout)
 	defer cancel()
-	if _, err := r.srv.Fixture.Set(callCtx, node, res.t, res.name, a); err != nil {
+	s, err := r.srv.Fixture.Set(callCtx, node, res.t, res.name, a)
+	if err != nil {
 		return fmt.Errorf("setting %s on %s: %w", res, node, err)
+	}
+	if r.names.note(r.p, n, i, s.Name) {
+		return fmt.Errorf("setting %s on %s: the fixture serves it as %q now, a name its clients did not subscribe to", res, node, s.Name)
+	}
+	if r.content != nil {
+		if err := r.content.check(r.p, i, m.change, s.Revision); err != nil {
+			return fmt.Errorf("setting %s on %s: %w", res, node, err)
+		}
 	}
 	return nil
 }
