@@ -263,7 +263,7 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	c, r := s.c, s.c.r
 	now := time.Now()
 	c.tr.Record(s.name, transcript.Received, m)
-	r.col.response(now)
+	ps := r.col.response(now)
 	s.check(typeURL, nonce, m)
 
 	var fresh []marker // changes this response brings
@@ -300,7 +300,7 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	names, acked := st.names, st.version
 	c.mu.Unlock()
 	if resend {
-		r.col.current().resends.Add(1)
+		ps.resends.Add(1)
 	}
 
 	var req proto.Message
@@ -317,7 +317,7 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 		return err
 	}
 	sentAt := time.Now()
-	r.col.sent(bad, sentAt)
+	r.col.sent(ps, bad, sentAt)
 	for _, mk := range fresh {
 		r.noteOrigin(mk)
 		if mk.change > 0 {

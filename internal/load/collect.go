@@ -120,10 +120,15 @@ func (c *collector) reached(phase string) {
 	}
 }
 
-// response counts a response received at now.
-func (c *collector) response(now time.Time) {
-	c.current().responses.Add(1)
+// response counts a response received at now, in the current phase,
+// which it returns: its answer counts in the same phase (sent), even when
+// the phase has ended by the time it goes out, so that each phase's ACKs
+// and NACKs add up to its responses.
+func (c *collector) response(now time.Time) *phaseStats {
+	ps := c.current()
+	ps.responses.Add(1)
 	c.second(now, func(s *loadreport.Second) { s.Responses++ })
+	return ps
 }
 
 // answered counts an ACK (or a NACK) of change id, sent at now.
@@ -149,9 +154,9 @@ func (c *collector) answered(p *plan, id int64, nack bool, now time.Time) {
 	})
 }
 
-// sent counts an ACK or a NACK on the wire.
-func (c *collector) sent(nack bool, now time.Time) {
-	ps := c.current()
+// sent counts an ACK or a NACK on the wire, answering a response of
+// phase ps.
+func (c *collector) sent(ps *phaseStats, nack bool, now time.Time) {
 	if nack {
 		ps.nacks.Add(1)
 	} else {
