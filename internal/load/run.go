@@ -37,10 +37,11 @@ var ErrNoFixture = errors.New("load needs the target's fixture API (--fixture) o
 
 // runner is one load run in progress.
 type runner struct {
-	p   *plan
-	srv *targets.Server
-	col *collector
-	ctx context.Context // the streams' lifetime
+	p    *plan
+	srv  *targets.Server
+	col  *collector
+	ctx  context.Context // the streams' lifetime
+	stop func()          // ends it
 
 	connMu sync.Mutex
 	conns  map[int]*grpc.ClientConn
@@ -70,7 +71,7 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	}
 	mon := startMonitor()
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job)}
+	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), stop: stopStreams}
 	defer r.close(stopStreams)
 	for range workers() {
 		r.wg.Go(r.work)
@@ -104,21 +105,37 @@ func (r *runner) phases(ctx context.Context) bool {
 		}
 	}
 	col.phases[phaseIndex(phaseConnect)].clients.Store(int64(len(r.clients)))
-	r.each(ctx, func(c *client) {
-		if err := c.subscribe(r.ctx, 0); err != nil {
-			col.streamError(err.Error())
-		}
-	})
+	connected := make(chan struct{})
+	go func() {
+		defer close(connected)
+		r.each(ctx, func(c *client) {
+			if err := c.subscribe(r.ctx, 0); err != nil {
+				col.streamError(err.Error())
+			}
+		})
+	}()
+	// Opening a stream waits for the server (its stream limit, a slow
+	// handshake) with no deadline of its own: the sync timeout bounds it,
+	// by ending every stream.
+	outcome := wait(ctx, connected, time.Until(syncBy))
+	if outcome != waitDone {
+		r.stop()
+		<-connected
+	}
 	col.leave(phaseConnect)
-	if ctx.Err() != nil {
+	switch outcome {
+	case waitCancelled:
 		return true
+	case waitTimedOut:
+		r.note("the streams could not all be opened within %s (--sync-timeout): the run stopped there", p.SyncTimeout)
+		return false
 	}
 
 	// Initial sync: until every client has ACKed its whole profile.
 	ps := col.enter(phaseSync)
 	ps.clients.Store(int64(len(r.clients)))
 	ps.expected.Store(int64(len(r.clients) * len(p.resources)))
-	outcome := wait(ctx, ps.done, time.Until(syncBy))
+	outcome = wait(ctx, ps.done, time.Until(syncBy))
 	col.leave(phaseSync)
 	r.missedSync()
 	switch outcome {
