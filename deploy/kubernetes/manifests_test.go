@@ -1,0 +1,346 @@
+package kubernetes
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// loadFlags are the flags xdsconform load accepts, and whether each takes
+// a value. Kept by hand from the command's usage: a flag it drops or
+// renames must be dropped or renamed here too.
+var loadFlags = map[string]bool{
+	"target": true, "fixture": true, "tls": false, "ca": true,
+	"clients": true, "nodes": true, "profile": true, "variant": true,
+	"streams-per-conn": true, "churn": true, "duration": true,
+	"shard": true, "run-id": true,
+	"json": true, "markdown": true, "html": true, "slo": true,
+}
+
+// The harness's measured cost, which the resources must cover: 20 KiB a
+// stream at 100 streams a connection, 2 cores per 10k streams, and the
+// process's own (about 40 MiB measured, with its gRPC stack) rounded up.
+const (
+	bytesPerStream  = 20 << 10
+	streamsPerCore  = 5000
+	processBaseline = 64 << 20
+)
+
+// variable is a $(VAR) reference, which Kubernetes expands in args.
+var variable = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// manifests are the kustomizations a user applies; each must build and pass.
+var manifests = []string{"base", "overlays/example"}
+
+func TestManifests(t *testing.T) {
+	for _, dir := range manifests {
+		t.Run(dir, func(t *testing.T) {
+			if err := checkDir(dir); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestManifestsCheckFails proves each check can fail: a copy of the
+// manifests with one defect must be rejected, for the reason given.
+func TestManifestsCheckFails(t *testing.T) {
+	cases := []struct {
+		name, dir, file, old, new, want string
+	}{
+		{"misspelt field", "base", "base/job.yaml",
+			"  parallelism: 4", "  paralelism: 4", `unknown field "spec.paralelism"`},
+		{"field of the wrong type", "base", "base/job.yaml",
+			"  completions: 4", `  completions: "4"`, "cannot unmarshal string"},
+		{"flag load does not accept", "base", "base/job.yaml",
+			"- --streams-per-conn\n", "- --streams-per-connection\n", `flag --streams-per-connection`},
+		{"variable nothing defines", "base", "base/job.yaml",
+			"$(CHURN)", "$(CHRUN)", "$(CHRUN)"},
+		{"shard count in args differs", "base", "base/job.yaml",
+			`value: "4"`, `value: "5"`, "--shard"},
+		{"shard count not copied by the overlay", "overlays/example", "overlays/example/kustomization.yaml",
+			"          - spec.parallelism\n", "", "parallelism"},
+		{"not Indexed", "base", "base/job.yaml",
+			"completionMode: Indexed", "completionMode: NonIndexed", "Indexed"},
+		{"writable root", "base", "base/job.yaml",
+			"readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "readOnlyRootFilesystem"},
+		{"root allowed", "base", "base/job.yaml",
+			"runAsNonRoot: true", "runAsNonRoot: false", "runAsNonRoot"},
+		{"too little memory for the plan", "overlays/example", "overlays/example/kustomization.yaml",
+			"CLIENTS=40000", "CLIENTS=80000", "memory request 256Mi / limit 256Mi: 10000 streams a shard need"},
+		{"deadline shorter than the run", "overlays/example", "overlays/example/kustomization.yaml",
+			"DURATION=120s", "DURATION=20m", "activeDeadlineSeconds"},
+		{"report not on standard output", "base", "base/job.yaml",
+			`- "-"`, "- /tmp/shard.json", "--json"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, d := range []string{"base", "overlays"} {
+				if err := os.CopyFS(filepath.Join(root, d), os.DirFS(d)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(root, c.file)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(b), c.old); n != 1 {
+				t.Fatalf("%s has %q %d times, want once: the defect would not be made", c.file, c.old, n)
+			}
+			if err := os.WriteFile(path, []byte(strings.Replace(string(b), c.old, c.new, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err = checkDir(filepath.Join(root, c.dir))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error about %q", err, c.want)
+			}
+		})
+	}
+}
+
+// strict decodes the kinds the manifests make into their API types by
+// apiVersion and kind, failing on an unknown or duplicated field.
+var strict = func() runtime.Decoder {
+	s := runtime.NewScheme()
+	if err := errors.Join(batchv1.AddToScheme(s), corev1.AddToScheme(s)); err != nil {
+		panic(err) // the API packages' own registrations; cannot fail
+	}
+	return serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
+}()
+
+// checkDir builds a kustomization, decodes what it makes strictly and
+// checks the Job.
+func checkDir(dir string) error {
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	var jobs []*batchv1.Job
+	configMaps := map[string]*corev1.ConfigMap{}
+	for _, r := range m.Resources() {
+		y, err := r.AsYAML()
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.CurId(), err)
+		}
+		obj, _, err := strict.Decode(y, nil, nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.CurId(), err)
+		}
+		switch o := obj.(type) {
+		case *batchv1.Job:
+			jobs = append(jobs, o)
+		case *corev1.ConfigMap:
+			configMaps[o.Name] = o
+		default:
+			return fmt.Errorf("%s: a kind this test does not check; add it", r.CurId())
+		}
+	}
+	if len(jobs) != 1 {
+		return fmt.Errorf("%s makes %d Jobs, want 1", dir, len(jobs))
+	}
+	return checkJob(jobs[0], configMaps)
+}
+
+// checkJob checks what the manifests promise: an Indexed Job of N pods
+// at once, each running shard $(JOB_COMPLETION_INDEX)/N of xdsconform load
+// with flags it accepts and variables that are defined, its report on
+// standard output, non-root on a read-only root, with the resources the
+// plan's streams need.
+func checkJob(j *batchv1.Job, configMaps map[string]*corev1.ConfigMap) error {
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	s, pod := j.Spec, j.Spec.Template.Spec
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion {
+		fail("completionMode is not Indexed")
+	}
+	if s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism || *s.Completions < 1 {
+		fail("completions %v and parallelism %v must be the same shard count", deref(s.Completions), deref(s.Parallelism))
+		return errors.Join(errs...)
+	}
+	shards := int(*s.Completions)
+	if s.BackoffLimitPerIndex == nil {
+		fail("backoffLimitPerIndex is not set")
+	}
+	if pod.RestartPolicy != corev1.RestartPolicyNever {
+		fail("restartPolicy is %q, want Never", pod.RestartPolicy)
+	}
+	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
+		fail("the pod does not set runAsNonRoot")
+	}
+	if len(pod.Containers) != 1 || pod.Containers[0].Name != "load" || len(pod.InitContainers) != 0 {
+		fail("the pod must run one container, load")
+		return errors.Join(errs...)
+	}
+	c := pod.Containers[0]
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || (sc.Privileged != nil && *sc.Privileged) ||
+		sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+		fail("container load must have readOnlyRootFilesystem, no privilege (escalation) and drop ALL capabilities")
+	}
+
+	env, err := environment(c, configMaps)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	flags, err := parseLoadArgs(c.Args)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for name, v := range flags {
+		for _, m := range variable.FindAllStringSubmatch(v, -1) {
+			if _, ok := env[m[1]]; !ok {
+				fail("--%s %s: $(%s) is not defined in the container's environment (Kubernetes would pass it as is)", name, v, m[1])
+			}
+		}
+	}
+	for _, f := range []string{"target", "fixture", "clients", "shard", "run-id", "json"} {
+		if _, ok := flags[f]; !ok {
+			fail("--%s is missing", f)
+		}
+	}
+	if flags["json"] != "-" {
+		fail("--json %s: the report goes to standard output (--json -), where kubectl logs reads it", flags["json"])
+	}
+	if got, want := expand(flags["shard"], env, "JOB_COMPLETION_INDEX"), fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", shards); got != want {
+		fail("--shard is %q, want %q (completions is %d)", got, want, shards)
+	}
+	for name, path := range map[string]string{
+		"JOB_COMPLETION_INDEX": "metadata.annotations['batch.kubernetes.io/job-completion-index']",
+		"RUN_ID":               "metadata.labels['batch.kubernetes.io/controller-uid']",
+	} {
+		if got := fieldRef(c, name); got != path {
+			fail("%s comes from %q, want the field %s", name, got, path)
+		}
+	}
+	if flags["run-id"] != "$(RUN_ID)" {
+		fail("--run-id is %q, want $(RUN_ID), the Job's UID", flags["run-id"])
+	}
+
+	clients, err := strconv.Atoi(expand(flags["clients"], env, ""))
+	if err != nil || clients < shards {
+		fail("--clients %s: want a number of at least the shard count %d", expand(flags["clients"], env, ""), shards)
+		return errors.Join(errs...)
+	}
+	streams := int64((clients + shards - 1) / shards)
+	req, lim := c.Resources.Requests, c.Resources.Limits
+	if need := resource.NewMilliQuantity(streams*1000/streamsPerCore, resource.DecimalSI); req.Cpu().Cmp(*need) < 0 || lim.Cpu().Cmp(*req.Cpu()) < 0 {
+		fail("cpu request %v / limit %v: %d streams a shard need %v", req.Cpu(), lim.Cpu(), streams, need)
+	}
+	if need := resource.NewQuantity(processBaseline+streams*bytesPerStream, resource.BinarySI); req.Memory().Cmp(*need) < 0 || lim.Memory().Cmp(*req.Memory()) < 0 {
+		fail("memory request %v / limit %v: %d streams a shard need %v", req.Memory(), lim.Memory(), streams, need)
+	}
+	d, err := time.ParseDuration(expand(flags["duration"], env, ""))
+	if err != nil {
+		fail("--duration %s: %v", flags["duration"], err)
+	} else if s.ActiveDeadlineSeconds == nil || time.Duration(*s.ActiveDeadlineSeconds)*time.Second < d+5*time.Minute {
+		fail("activeDeadlineSeconds %v must leave the %v run five minutes to connect, sync and finish", deref(s.ActiveDeadlineSeconds), d)
+	}
+	return errors.Join(errs...)
+}
+
+// environment is the container's variables as Kubernetes would define
+// them for $(VAR) in args: values given or taken from the ConfigMaps built
+// beside the Job; a field reference is known only in the pod ("").
+func environment(c corev1.Container, configMaps map[string]*corev1.ConfigMap) (map[string]string, error) {
+	env := map[string]string{}
+	for _, from := range c.EnvFrom {
+		if from.ConfigMapRef == nil {
+			return nil, fmt.Errorf("envFrom other than a ConfigMap")
+		}
+		cm, ok := configMaps[from.ConfigMapRef.Name]
+		if !ok {
+			return nil, fmt.Errorf("envFrom ConfigMap %s is not in the build", from.ConfigMapRef.Name)
+		}
+		for k, v := range cm.Data {
+			env[from.Prefix+k] = v
+		}
+	}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			env[e.Name] = e.Value
+		case e.ValueFrom.FieldRef != nil:
+			env[e.Name] = ""
+		default:
+			return nil, fmt.Errorf("env %s: only values and field references are understood here", e.Name)
+		}
+	}
+	return env, nil
+}
+
+// parseLoadArgs checks args are "load" and then flags of xdsconform load,
+// each valued one with its value, and returns them by name.
+func parseLoadArgs(args []string) (map[string]string, error) {
+	if len(args) == 0 || args[0] != "load" {
+		return nil, fmt.Errorf("args %q do not start with the load command", args)
+	}
+	flags := map[string]string{}
+	for i := 1; i < len(args); i++ {
+		name, value, inline := strings.Cut(strings.TrimPrefix(args[i], "--"), "=")
+		valued, known := loadFlags[name]
+		switch {
+		case !strings.HasPrefix(args[i], "--"):
+			return nil, fmt.Errorf("arg %q is not a flag", args[i])
+		case !known:
+			return nil, fmt.Errorf("flag --%s: xdsconform load has no such flag", name)
+		case !valued && inline:
+			return nil, fmt.Errorf("flag --%s takes no value", name)
+		case valued && !inline:
+			if i+1 == len(args) || strings.HasPrefix(args[i+1], "--") {
+				return nil, fmt.Errorf("flag --%s has no value", name)
+			}
+			i++
+			value = args[i]
+		}
+		if _, dup := flags[name]; dup {
+			return nil, fmt.Errorf("flag --%s is given twice", name)
+		}
+		flags[name] = value
+	}
+	return flags, nil
+}
+
+// expand replaces $(VAR) by its value in env, except keep's.
+func expand(s string, env map[string]string, keep string) string {
+	return variable.ReplaceAllStringFunc(s, func(m string) string {
+		if name := m[2 : len(m)-1]; name != keep {
+			if v, ok := env[name]; ok {
+				return v
+			}
+		}
+		return m
+	})
+}
+
+// fieldRef is the field path variable name is taken from, or "".
+func fieldRef(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			return e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	return ""
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
