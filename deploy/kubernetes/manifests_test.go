@@ -3,9 +3,11 @@ package kubernetes
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,11 +45,14 @@ const (
 // variable is a $(VAR) reference, which Kubernetes expands in args.
 var variable = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
-// manifests are the kustomizations a user applies; each must build and pass.
-var manifests = []string{"base", "overlays/example"}
-
+// TestManifests checks the base and every overlay, the example and any a
+// user adds beside it.
 func TestManifests(t *testing.T) {
-	for _, dir := range manifests {
+	overlays, err := filepath.Glob("overlays/*")
+	if err != nil || !slices.Contains(overlays, filepath.Join("overlays", "example")) {
+		t.Fatalf("overlays %v (%v): the example overlay is missing", overlays, err)
+	}
+	for _, dir := range append([]string{"base"}, overlays...) {
 		t.Run(dir, func(t *testing.T) {
 			if err := checkDir(dir); err != nil {
 				t.Fatal(err)
@@ -202,14 +207,15 @@ func checkJob(j *batchv1.Job, configMaps map[string]*corev1.ConfigMap) error {
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	for name, v := range flags {
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		v := flags[name]
 		for _, m := range variable.FindAllStringSubmatch(v, -1) {
 			if _, ok := env[m[1]]; !ok {
 				fail("--%s %s: $(%s) is not defined in the container's environment (Kubernetes would pass it as is)", name, v, m[1])
 			}
 		}
 	}
-	for _, f := range []string{"target", "fixture", "clients", "shard", "run-id", "json"} {
+	for _, f := range []string{"target", "fixture", "clients", "duration", "shard", "run-id", "json"} {
 		if _, ok := flags[f]; !ok {
 			fail("--%s is missing", f)
 		}
@@ -220,12 +226,12 @@ func checkJob(j *batchv1.Job, configMaps map[string]*corev1.ConfigMap) error {
 	if got, want := expand(flags["shard"], env, "JOB_COMPLETION_INDEX"), fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", shards); got != want {
 		fail("--shard is %q, want %q (completions is %d)", got, want, shards)
 	}
-	for name, path := range map[string]string{
-		"JOB_COMPLETION_INDEX": "metadata.annotations['batch.kubernetes.io/job-completion-index']",
-		"RUN_ID":               "metadata.labels['batch.kubernetes.io/controller-uid']",
+	for _, v := range [][2]string{
+		{"JOB_COMPLETION_INDEX", "metadata.annotations['batch.kubernetes.io/job-completion-index']"},
+		{"RUN_ID", "metadata.labels['batch.kubernetes.io/controller-uid']"},
 	} {
-		if got := fieldRef(c, name); got != path {
-			fail("%s comes from %q, want the field %s", name, got, path)
+		if got := fieldRef(c, v[0]); got != v[1] {
+			fail("%s comes from %q, want the field %s", v[0], got, v[1])
 		}
 	}
 	if flags["run-id"] != "$(RUN_ID)" {
@@ -237,12 +243,13 @@ func checkJob(j *batchv1.Job, configMaps map[string]*corev1.ConfigMap) error {
 		fail("--clients %s: want a number of at least the shard count %d", expand(flags["clients"], env, ""), shards)
 		return errors.Join(errs...)
 	}
+	// One stream a client, as with the ADS variants.
 	streams := int64((clients + shards - 1) / shards)
 	req, lim := c.Resources.Requests, c.Resources.Limits
 	if need := resource.NewMilliQuantity(streams*1000/streamsPerCore, resource.DecimalSI); req.Cpu().Cmp(*need) < 0 || lim.Cpu().Cmp(*req.Cpu()) < 0 {
 		fail("cpu request %v / limit %v: %d streams a shard need %v", req.Cpu(), lim.Cpu(), streams, need)
 	}
-	if need := resource.NewQuantity(processBaseline+streams*bytesPerStream, resource.BinarySI); req.Memory().Cmp(*need) < 0 || lim.Memory().Cmp(*req.Memory()) < 0 {
+	if need := resource.NewQuantity(roundUpMiB(processBaseline+streams*bytesPerStream), resource.BinarySI); req.Memory().Cmp(*need) < 0 || lim.Memory().Cmp(*req.Memory()) < 0 {
 		fail("memory request %v / limit %v: %d streams a shard need %v", req.Memory(), lim.Memory(), streams, need)
 	}
 	d, err := time.ParseDuration(expand(flags["duration"], env, ""))
@@ -338,6 +345,10 @@ func fieldRef(c corev1.Container, name string) string {
 	return ""
 }
 
+// roundUpMiB rounds n bytes up to whole MiB, for messages people read.
+func roundUpMiB(n int64) int64 { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
+
+// deref is what p points to, or nil, for messages.
 func deref[T any](p *T) any {
 	if p == nil {
 		return nil
