@@ -1,10 +1,12 @@
 package kubernetes
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,20 +24,39 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// loadFlags are the flags xdsconform load accepts, and whether each takes
-// a value. Kept by hand from the command's usage: a flag it drops or
-// renames must be dropped or renamed here too.
-var loadFlags = map[string]bool{
-	"target": true, "fixture": true, "tls": false, "ca": true,
-	"clients": true, "nodes": true, "profile": true, "variant": true,
-	"streams-per-conn": true, "churn": true, "duration": true,
-	"shard": true, "run-id": true,
-	"json": true, "markdown": true, "html": true, "slo": true,
+// flagKind is how a flag of xdsconform load takes its value.
+type flagKind int
+
+const (
+	boolFlag     flagKind = iota // --tls: no value
+	valueFlag                    // --clients N, once
+	repeatedFlag                 // --metadata K=V, as often as wanted
+)
+
+func (k flagKind) String() string {
+	return [...]string{boolFlag: "a switch", valueFlag: "a value", repeatedFlag: "a repeatable value"}[k]
+}
+
+// loadFlags are the flags xdsconform load accepts (cmd/xdsconform/load.go
+// and the target flags it shares with server). TestLoadFlagsAreTheCommands
+// checks them against the command's own usage, so that this list cannot
+// drift from it unseen.
+var loadFlags = map[string]flagKind{
+	"target": valueFlag, "fixture": valueFlag, "fixture-plaintext": boolFlag, "connect-timeout": valueFlag,
+	"tls": boolFlag, "tls-ca": valueFlag, "tls-cert": valueFlag, "tls-key": valueFlag, "tls-server-name": valueFlag,
+	"node-cluster": valueFlag, "metadata": repeatedFlag, "redact-header": repeatedFlag, "max-recv-size": valueFlag,
+	"fault": repeatedFlag, "container-env": repeatedFlag, "container-xds-port": valueFlag, "container-fixture-port": valueFlag,
+	"clients": valueFlag, "nodes": valueFlag, "profile": valueFlag, "variant": valueFlag,
+	"streams-per-conn": valueFlag, "churn": valueFlag, "churn-types": valueFlag, "duration": valueFlag,
+	"nack-burst": valueFlag, "burst-window": valueFlag, "transcripts": valueFlag,
+	"sync-timeout": valueFlag, "settle": valueFlag, "start-wait": valueFlag,
+	"shard": valueFlag, "run-id": valueFlag, "json": valueFlag,
 }
 
 // The harness's measured cost, which the resources must cover: 20 KiB a
-// stream at 100 streams a connection, 2 cores per 10k streams, and the
-// process's own (about 40 MiB measured, with its gRPC stack) rounded up.
+// stream at 100 streams a connection (21 KiB measured at 4000 streams),
+// 2 cores per 10k streams, and the process's own (42 MiB measured) with
+// room.
 const (
 	bytesPerStream  = 20 << 10
 	streamsPerCore  = 5000
@@ -58,6 +79,58 @@ func TestManifests(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestLoadFlagsAreTheCommands builds xdsconform from the repository
+// root and reads its load usage: loadFlags must name exactly its flags,
+// each taking its value as the command does.
+func TestLoadFlagsAreTheCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds xdsconform")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "xdsconform")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/xdsconform")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building xdsconform: %v\n%s", err, out)
+	}
+	usage, err := exec.CommandContext(ctx, bin, "load", "--help").Output()
+	if err != nil {
+		t.Fatalf("xdsconform load --help: %v", err)
+	}
+	// "      --name type   usage", "      --tls   usage" or "  -h, --help   usage".
+	line := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)(?: (\w+))?\s{2,}`)
+	got := map[string]flagKind{}
+	for _, m := range line.FindAllStringSubmatch(string(usage), -1) {
+		switch {
+		case m[1] == "help":
+		case m[2] == "":
+			got[m[1]] = boolFlag
+		case m[2] == "stringArray" || m[2] == "strings":
+			got[m[1]] = repeatedFlag
+		default:
+			got[m[1]] = valueFlag
+		}
+	}
+	if len(got) == 0 {
+		t.Fatalf("no flags read from xdsconform load --help:\n%s", usage)
+	}
+	for _, name := range slices.Sorted(maps.Keys(got)) {
+		if k, ok := loadFlags[name]; !ok || k != got[name] {
+			if !ok {
+				t.Errorf("--%s (%v) is a flag of xdsconform load missing from loadFlags", name, got[name])
+			} else {
+				t.Errorf("--%s: xdsconform load takes %v, loadFlags says %v", name, got[name], k)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(loadFlags)) {
+		if _, ok := got[name]; !ok {
+			t.Errorf("--%s is in loadFlags but xdsconform load has no such flag", name)
+		}
 	}
 }
 
@@ -263,7 +336,8 @@ func checkJob(j *batchv1.Job, configMaps map[string]*corev1.ConfigMap) error {
 
 // environment is the container's variables as Kubernetes would define
 // them for $(VAR) in args: values given or taken from the ConfigMaps built
-// beside the Job; a field reference is known only in the pod ("").
+// beside the Job; a field or resource reference is known only in the pod
+// ("").
 func environment(c corev1.Container, configMaps map[string]*corev1.ConfigMap) (map[string]string, error) {
 	env := map[string]string{}
 	for _, from := range c.EnvFrom {
@@ -282,10 +356,10 @@ func environment(c corev1.Container, configMaps map[string]*corev1.ConfigMap) (m
 		switch {
 		case e.ValueFrom == nil:
 			env[e.Name] = e.Value
-		case e.ValueFrom.FieldRef != nil:
+		case e.ValueFrom.FieldRef != nil || e.ValueFrom.ResourceFieldRef != nil:
 			env[e.Name] = ""
 		default:
-			return nil, fmt.Errorf("env %s: only values and field references are understood here", e.Name)
+			return nil, fmt.Errorf("env %s: only values, field and resource references are understood here", e.Name)
 		}
 	}
 	return env, nil
@@ -300,25 +374,25 @@ func parseLoadArgs(args []string) (map[string]string, error) {
 	flags := map[string]string{}
 	for i := 1; i < len(args); i++ {
 		name, value, inline := strings.Cut(strings.TrimPrefix(args[i], "--"), "=")
-		valued, known := loadFlags[name]
+		kind, known := loadFlags[name]
 		switch {
 		case !strings.HasPrefix(args[i], "--"):
 			return nil, fmt.Errorf("arg %q is not a flag", args[i])
 		case !known:
 			return nil, fmt.Errorf("flag --%s: xdsconform load has no such flag", name)
-		case !valued && inline:
+		case kind == boolFlag && inline:
 			return nil, fmt.Errorf("flag --%s takes no value", name)
-		case valued && !inline:
+		case kind != boolFlag && !inline:
 			if i+1 == len(args) || strings.HasPrefix(args[i+1], "--") {
 				return nil, fmt.Errorf("flag --%s has no value", name)
 			}
 			i++
 			value = args[i]
 		}
-		if _, dup := flags[name]; dup {
+		if _, dup := flags[name]; dup && kind != repeatedFlag {
 			return nil, fmt.Errorf("flag --%s is given twice", name)
 		}
-		flags[name] = value
+		flags[name] = value // a repeated flag's last value: enough for the $(VAR) check
 	}
 	return flags, nil
 }
