@@ -175,6 +175,9 @@ func (r *runner) changePhase(ctx context.Context, phase string, changes []change
 
 	bound := p.Settle
 	if p.drives() {
+		if phase == phaseChurn && r.holdChurn(ctx) {
+			return true
+		}
 		if cancelled := r.drive(ctx, phase, changes); cancelled {
 			return true
 		}
@@ -192,6 +195,20 @@ func (r *runner) changePhase(ctx context.Context, phase string, changes []change
 	}
 	r.missed(phase)
 	return false
+}
+
+// holdChurn waits, before the churn, for ChurnDelay and ChurnAfter; it
+// reports whether ctx ended the wait.
+func (r *runner) holdChurn(ctx context.Context) bool {
+	if r.p.ChurnAfter != nil {
+		switch wait(ctx, r.p.ChurnAfter, r.p.StartWait) {
+		case waitCancelled:
+			return true
+		case waitTimedOut:
+			r.note("the churn started after waiting %s for the other shards", r.p.StartWait)
+		}
+	}
+	return r.p.ChurnDelay > 0 && wait(ctx, nil, r.p.ChurnDelay) == waitCancelled
 }
 
 // drive makes a phase's changes: the churn's at the planned rate, the
