@@ -47,7 +47,7 @@ var loadFlags = map[string]flagKind{
 	"node-cluster": valueFlag, "metadata": repeatedFlag, "redact-header": repeatedFlag, "max-recv-size": valueFlag,
 	"fault": repeatedFlag, "container-env": repeatedFlag, "container-xds-port": valueFlag, "container-fixture-port": valueFlag,
 	"clients": valueFlag, "nodes": valueFlag, "profile": valueFlag, "variant": valueFlag,
-	"streams-per-conn": valueFlag, "churn": valueFlag, "churn-types": valueFlag, "duration": valueFlag,
+	"streams-per-conn": valueFlag, "churn": valueFlag, "churn-types": valueFlag, "churn-delay": valueFlag, "duration": valueFlag,
 	"nack-burst": valueFlag, "burst-window": valueFlag, "transcripts": valueFlag,
 	"sync-timeout": valueFlag, "settle": valueFlag, "start-wait": valueFlag,
 	"shard": valueFlag, "run-id": valueFlag, "json": valueFlag,
