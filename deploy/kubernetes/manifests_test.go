@@ -325,11 +325,18 @@ func checkJob(j *batchv1.Job, configMaps map[string]*corev1.ConfigMap) error {
 	if need := resource.NewQuantity(roundUpMiB(processBaseline+streams*bytesPerStream), resource.BinarySI); req.Memory().Cmp(*need) < 0 || lim.Memory().Cmp(*req.Memory()) < 0 {
 		fail("memory request %v / limit %v: %d streams a shard need %v", req.Memory(), lim.Memory(), streams, need)
 	}
-	d, err := time.ParseDuration(expand(flags["duration"], env, ""))
-	if err != nil {
-		fail("--duration %s: %v", flags["duration"], err)
-	} else if s.ActiveDeadlineSeconds == nil || time.Duration(*s.ActiveDeadlineSeconds)*time.Second < d+5*time.Minute {
-		fail("activeDeadlineSeconds %v must leave the %v run five minutes to connect, sync and finish", deref(s.ActiveDeadlineSeconds), d)
+	var run time.Duration // the churn, and shard 0's wait before it
+	for _, f := range []string{"duration", "churn-delay"} {
+		if v, ok := flags[f]; ok {
+			d, err := time.ParseDuration(expand(v, env, ""))
+			if err != nil {
+				fail("--%s %s: %v", f, v, err)
+			}
+			run += d
+		}
+	}
+	if s.ActiveDeadlineSeconds == nil || time.Duration(*s.ActiveDeadlineSeconds)*time.Second < run+5*time.Minute {
+		fail("activeDeadlineSeconds %v must leave the %v run five minutes to connect, sync and finish", deref(s.ActiveDeadlineSeconds), run)
 	}
 	return errors.Join(errs...)
 }
