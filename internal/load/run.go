@@ -454,7 +454,10 @@ func (r *runner) close(stopStreams context.CancelFunc) {
 	case <-done:
 	case <-time.After(closeBound):
 	}
-	if r.p.drives() && r.srv.Fixture != nil {
+	// In a sharded run the other shards' clients may still be connected:
+	// removing the resources now would push them deletions mid-run. The
+	// run id names what is left, for the server's own clean-up.
+	if r.p.drives() && r.p.Shards == 1 && r.srv.Fixture != nil {
 		r.reset()
 	}
 }
