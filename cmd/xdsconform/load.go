@@ -265,8 +265,8 @@ func summarize(out io.Writer, quiet bool, rep *loadreport.Report) {
 	}
 	fmt.Fprintf(out, "load run %s against %s: %d clients, profile %s, %s\n", rep.RunID, rep.Target, rep.Plan.Clients, rep.Plan.Profile, rep.Plan.Variant)
 	for _, p := range rep.Phases {
-		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  missed %d  violations %d  errors %d",
-			p.Name, float64(p.EndNS-p.StartNS)/1e9, p.Responses, p.Acks, p.Nacks, p.Missed, p.Violations, p.Errors)
+		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  resends %d  missed %d  violations %d  errors %d",
+			p.Name, float64(p.EndNS-p.StartNS)/1e9, p.Responses, p.Acks, p.Nacks, p.Resends, p.Missed, p.Violations, p.Errors)
 		if n := p.Latency.Count(); n > 0 {
 			fmt.Fprintf(out, "  latency p50 %s p99 %s max %s", p.Latency.Quantile(0.5), p.Latency.Quantile(0.99), p.Latency.Max())
 		}
