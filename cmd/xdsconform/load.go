@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,6 +82,7 @@ type loadFlags struct {
 	syncTimeout    time.Duration
 	settle         time.Duration
 	startWait      time.Duration
+	churnDelay     time.Duration
 	jsonOut        string
 }
 
@@ -116,6 +116,7 @@ func newLoadCmd(out io.Writer) *cobra.Command {
 	fs.DurationVar(&f.syncTimeout, "sync-timeout", load.DefaultSyncTimeout, "bound on the connect and initial-sync phases")
 	fs.DurationVar(&f.settle, "settle", load.DefaultSettle, "bound on the wait for convergence after a phase's last change")
 	fs.DurationVar(&f.startWait, "start-wait", load.DefaultStartWait, "shards other than 0: how long to wait for shard 0's first change")
+	fs.DurationVar(&f.churnDelay, "churn-delay", 0, "shard 0: wait this long after its own clients synced before the churn, so the other shards' clients sync first")
 	fs.StringVar(&f.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
 	return c
 }
@@ -124,7 +125,7 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 	o := load.Options{
 		Clients: f.clients, Nodes: f.nodes, Profile: f.profile, StreamsPerConn: f.streamsPerConn,
 		Churn: f.churn, Duration: f.duration, NackBurst: f.nackBurst, BurstWindow: f.burstWindow,
-		RunID: f.runID, SyncTimeout: f.syncTimeout, Settle: f.settle, StartWait: f.startWait,
+		RunID: f.runID, SyncTimeout: f.syncTimeout, Settle: f.settle, StartWait: f.startWait, ChurnDelay: f.churnDelay,
 	}
 	v, err := wire.ParseVariant(f.variant)
 	if err != nil {
@@ -171,6 +172,9 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 			return o, usageError("%s must be positive", d.name)
 		}
 	}
+	if f.churnDelay < 0 {
+		return o, usageError("--churn-delay must not be negative")
+	}
 	if o.Shards > 0 && o.Shard == 0 && f.target.fixture == "" && !strings.HasPrefix(f.target.target, "builtin:") && !strings.HasPrefix(f.target.target, "container:") {
 		return o, usageError("%v", load.ErrNoFixture)
 	}
@@ -189,6 +193,9 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 	o, err := f.options(c)
 	if err != nil {
 		return err
+	}
+	if err := load.Check(o); err != nil {
+		return usageError("%v", err)
 	}
 	opts, err := f.target.targetOptions()
 	if err != nil {
@@ -211,11 +218,13 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		return err
 	}
 	defer srv.Close()
+	// What the run is doing, on stderr: stdout may be the JSON report.
+	progress := c.ErrOrStderr()
+	o.OnPhase = func(phase string) { fmt.Fprintf(progress, "load: %s\n", phase) }
 	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Server: srv, InProcess: strings.HasPrefix(f.target.target, "builtin:")}, o, version)
 	if err != nil {
-		if errors.Is(err, load.ErrNoFixture) {
-			return usageError("%v", err)
-		}
+		// Run refuses only a plan it cannot run (or a missing fixture)
+		// before it starts anything: a usage error either way.
 		return usageError("%v", err)
 	}
 	summarize(out, f.jsonOut == "-", rep)
@@ -262,8 +271,8 @@ func summarize(out io.Writer, quiet bool, rep *loadreport.Report) {
 	}
 	fmt.Fprintf(out, "load run %s against %s: %d clients, profile %s, %s\n", rep.RunID, rep.Target, rep.Plan.Clients, rep.Plan.Profile, rep.Plan.Variant)
 	for _, p := range rep.Phases {
-		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  missed %d  violations %d  errors %d",
-			p.Name, float64(p.EndNS-p.StartNS)/1e9, p.Responses, p.Acks, p.Nacks, p.Missed, p.Violations, p.Errors)
+		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  resends %d  missed %d  violations %d  errors %d",
+			p.Name, float64(p.EndNS-p.StartNS)/1e9, p.Responses, p.Acks, p.Nacks, p.Resends, p.Missed, p.Violations, p.Errors)
 		if n := p.Latency.Count(); n > 0 {
 			fmt.Fprintf(out, "  latency p50 %s p99 %s max %s", p.Latency.Quantile(0.5), p.Latency.Quantile(0.99), p.Latency.Max())
 		}

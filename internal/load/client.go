@@ -263,11 +263,10 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	c, r := s.c, s.c.r
 	now := time.Now()
 	c.tr.Record(s.name, transcript.Received, m)
-	ps := r.col.response(now)
 	s.check(typeURL, nonce, m)
 
 	var fresh []marker // changes this response brings
-	bad, resend := false, false
+	bad, resend := false, int64(0)
 	c.mu.Lock()
 	for _, b := range bodies {
 		mk, ok := findMarker(b.GetValue(), r.p.RunID)
@@ -280,7 +279,7 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 		if mk.bad {
 			bad = true
 			if mk.change == c.nacked[mk.res] {
-				resend = true
+				resend = mk.change
 				continue
 			}
 			c.nacked[mk.res] = mk.change
@@ -299,8 +298,14 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	}
 	names, acked := st.names, st.version
 	c.mu.Unlock()
-	if resend {
-		ps.resends.Add(1)
+	latest := int64(-1)
+	for _, mk := range fresh {
+		latest = max(latest, mk.change)
+	}
+	ps := r.col.phaseOf(r.p, latest)
+	r.col.response(ps, now)
+	if resend > 0 {
+		r.col.phaseOf(r.p, resend).resends.Add(1)
 	}
 
 	var req proto.Message

@@ -75,6 +75,18 @@ type Options struct {
 	// Parallel bounds the streams opened, and the fixture calls made, at
 	// once.
 	Parallel int
+	// ChurnDelay is how long the driving shard waits, once its own
+	// clients have synced, before the churn: time for the other shards'
+	// clients to sync too, so that none of them first hears of a resource
+	// in the middle of the churn. ChurnAfter, when not nil, is waited for
+	// as well (bounded by StartWait): a test's way to start the churn
+	// once every shard has synced.
+	ChurnDelay time.Duration
+	ChurnAfter <-chan struct{}
+	// OnPhase, when set, is called as each phase begins (from the run's
+	// own goroutine; it must not block): the CLI says what the run is
+	// doing, a test starts other shards.
+	OnPhase func(phase string)
 }
 
 // Defaults for the Options the CLI leaves unset.
@@ -137,6 +149,13 @@ const (
 	ProfileEnvoy = "envoy"
 )
 
+// Check reports what is wrong with o, as Run would, without running
+// anything: so a bad plan is refused before a target is started.
+func Check(o Options) error {
+	_, err := newPlan(o)
+	return err
+}
+
 // newPlan checks o and works it out.
 func newPlan(o Options) (*plan, error) {
 	switch {
@@ -150,6 +169,8 @@ func newPlan(o Options) (*plan, error) {
 		return nil, fmt.Errorf("--churn %g: give 0 to 10000 changes a second", o.Churn)
 	case o.Duration < 0:
 		return nil, fmt.Errorf("--duration %s is negative", o.Duration)
+	case o.ChurnDelay < 0:
+		return nil, fmt.Errorf("--churn-delay %s is negative", o.ChurnDelay)
 	case o.NackBurst < 0 || o.NackBurst > 10_000:
 		return nil, fmt.Errorf("--nack-burst %d: give 0 to 10000", o.NackBurst)
 	case o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards:

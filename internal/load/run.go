@@ -37,10 +37,11 @@ var ErrNoFixture = errors.New("load needs the target's fixture API (--fixture) o
 
 // runner is one load run in progress.
 type runner struct {
-	p   *plan
-	srv *targets.Server
-	col *collector
-	ctx context.Context // the streams' lifetime
+	p    *plan
+	srv  *targets.Server
+	col  *collector
+	ctx  context.Context // the streams' lifetime
+	stop func()          // ends it
 
 	connMu sync.Mutex
 	conns  map[int]*grpc.ClientConn
@@ -82,7 +83,7 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	}
 	mon := startMonitor()
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), content: cm}
+	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), stop: stopStreams, content: cm}
 	defer r.close(stopStreams)
 	for range workers() {
 		r.wg.Go(r.work)
@@ -116,21 +117,37 @@ func (r *runner) phases(ctx context.Context) bool {
 		}
 	}
 	col.phases[phaseIndex(phaseConnect)].clients.Store(int64(len(r.clients)))
-	r.each(ctx, func(c *client) {
-		if err := c.subscribe(r.ctx, 0); err != nil {
-			col.streamError(err.Error())
-		}
-	})
+	connected := make(chan struct{})
+	go func() {
+		defer close(connected)
+		r.each(ctx, func(c *client) {
+			if err := c.subscribe(r.ctx, 0); err != nil {
+				col.streamError(err.Error())
+			}
+		})
+	}()
+	// Opening a stream waits for the server (its stream limit, a slow
+	// handshake) with no deadline of its own: the sync timeout bounds it,
+	// by ending every stream.
+	outcome := wait(ctx, connected, time.Until(syncBy))
+	if outcome != waitDone {
+		r.stop()
+		<-connected
+	}
 	col.leave(phaseConnect)
-	if ctx.Err() != nil {
+	switch outcome {
+	case waitCancelled:
 		return true
+	case waitTimedOut:
+		r.note("the streams could not all be opened within %s (--sync-timeout): the run stopped there", p.SyncTimeout)
+		return false
 	}
 
 	// Initial sync: until every client has ACKed its whole profile.
 	ps := col.enter(phaseSync)
 	ps.clients.Store(int64(len(r.clients)))
 	ps.expected.Store(int64(len(r.clients) * len(p.resources)))
-	outcome := wait(ctx, ps.done, time.Until(syncBy))
+	outcome = wait(ctx, ps.done, time.Until(syncBy))
 	col.leave(phaseSync)
 	r.missedSync()
 	switch outcome {
@@ -187,6 +204,9 @@ func (r *runner) changePhase(ctx context.Context, phase string, changes []change
 
 	bound := p.Settle
 	if p.drives() {
+		if phase == phaseChurn && r.holdChurn(ctx) {
+			return true
+		}
 		if cancelled := r.drive(ctx, phase, changes); cancelled {
 			return true
 		}
@@ -204,6 +224,20 @@ func (r *runner) changePhase(ctx context.Context, phase string, changes []change
 	}
 	r.missed(phase)
 	return false
+}
+
+// holdChurn waits, before the churn, for ChurnDelay and ChurnAfter; it
+// reports whether ctx ended the wait.
+func (r *runner) holdChurn(ctx context.Context) bool {
+	if r.p.ChurnAfter != nil {
+		switch wait(ctx, r.p.ChurnAfter, r.p.StartWait) {
+		case waitCancelled:
+			return true
+		case waitTimedOut:
+			r.note("the churn started after waiting %s for the other shards", r.p.StartWait)
+		}
+	}
+	return r.p.ChurnDelay > 0 && wait(ctx, nil, r.p.ChurnDelay) == waitCancelled
 }
 
 // drive makes a phase's changes: the churn's at the planned rate, the
@@ -455,7 +489,10 @@ func (r *runner) close(stopStreams context.CancelFunc) {
 	case <-done:
 	case <-time.After(closeBound):
 	}
-	if r.p.drives() && r.srv.Fixture != nil {
+	// In a sharded run the other shards' clients may still be connected:
+	// removing the resources now would push them deletions mid-run. The
+	// run id names what is left, for the server's own clean-up.
+	if r.p.drives() && r.p.Shards == 1 && r.srv.Fixture != nil {
 		r.reset()
 	}
 }
