@@ -312,6 +312,9 @@ func FuzzReadJSON(f *testing.F) {
 		if _, err := Merge(r); err != nil {
 			t.Fatalf("a report ReadJSON accepted does not merge: %v", err)
 		}
+		// Rendering never panics either.
+		_ = WriteMarkdown(io.Discard, r)
+		_ = WriteHTML(io.Discard, r)
 	})
 }
 
