@@ -9,6 +9,12 @@
 // by averaging percentiles), and a change's convergence is the latest of
 // its ACKs over every shard, so a merged report says what one process
 // running the whole plan would have said.
+//
+// WriteJSON and ReadJSON write and read a report in the layout of
+// reports/schema/load.schema.json (ReadJSON strict and bounded, for files
+// that may come from anywhere); WriteMarkdown and WriteHTML render one for
+// CI and for people; ParseSLO and SLO.Evaluate judge one against --slo
+// objectives.
 package loadreport
 
 import (
