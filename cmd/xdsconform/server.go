@@ -80,10 +80,18 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	}
 	f.suite.register(c)
 	f.files.register(c)
+	f.registerTarget(c)
+	c.Flags().StringVar(&f.rest, "rest-target", "", "base URL of the server's REST-JSON endpoints, http://HOST:PORT or https://HOST:PORT (runs the rest variant)")
+	registerCompletions(c, serverCatalogue)
+	return c
+}
+
+// registerTarget registers the flags that say how to reach a server
+// target and its fixture: the server suite's and load's.
+func (f *serverFlags) registerTarget(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.target, "target", "", "xDS address HOST:PORT, or builtin:reference, builtin:go-control-plane, builtin:go-control-plane-linear, or container:IMAGE (needs a Docker engine)")
 	fs.StringVar(&f.fixture, "fixture", "", "fixture API address HOST:PORT (see docs/fixture-api.md)")
-	fs.StringVar(&f.rest, "rest-target", "", "base URL of the server's REST-JSON endpoints, http://HOST:PORT or https://HOST:PORT (runs the rest variant)")
 	fs.BoolVar(&f.tls.Enabled, "tls", false, "connect with TLS (verified against the system roots unless --tls-ca)")
 	fs.StringVar(&f.tls.CAFile, "tls-ca", "", "PEM file of the CA that signed the server certificate")
 	fs.StringVar(&f.tls.CertFile, "tls-cert", "", "PEM client certificate for mutual TLS")
@@ -100,8 +108,6 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	fs.IntVar(&f.containerFx, "container-fixture-port", 0, "with --target container:IMAGE: the fixture API port inside the container (0: none)")
 	f.maxRecv = targets.DefaultMaxRecvSize
 	fs.Var(&f.maxRecv, "max-recv-size", maxRecvSizeHelp("the server"))
-	registerCompletions(c, serverCatalogue)
-	return c
 }
 
 // joinNames lists names (faults, states) for a flag's help.
@@ -142,38 +148,9 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 	if err := f.validate(c); err != nil {
 		return err
 	}
-	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
-		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
-		MaxRecvSize: int(f.maxRecv)}
-	for _, kv := range f.metadata {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return usageError("--metadata %q: want KEY=VALUE", kv)
-		}
-		opts.Metadata[strings.ToLower(k)] = v
-	}
-	if err := markSensitiveHeaders(f.redactHeaders); err != nil {
+	opts, err := f.targetOptions()
+	if err != nil {
 		return err
-	}
-	// A target that echoes a token back (in a status, a NACK detail, a
-	// resource) must not put it in a report.
-	transcript.RememberHeaders(opts.Metadata)
-	for _, kv := range f.containerEnv {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return usageError("--container-env %q: want KEY=VALUE", kv)
-		}
-		if opts.ContainerEnv == nil {
-			opts.ContainerEnv = map[string]string{}
-		}
-		opts.ContainerEnv[k] = v
-	}
-	for _, name := range f.faults {
-		fault, err := targets.ParseFault(targets.ServerFaults(targets.BuiltinReference), name)
-		if err != nil {
-			return usageError("--fault: %v", err)
-		}
-		opts.Faults = append(opts.Faults, fault.Name)
 	}
 	if _, _, err := f.suite.selection(); err != nil {
 		return err
@@ -218,6 +195,46 @@ func diedDuringRun(srv *targets.Server, err error) error {
 		return err
 	}
 	return &exitError{code: exitUnreachable, err: fmt.Errorf("the target died during the run, so the scenarios after it errored: %w", died)}
+}
+
+// targetOptions are the options of the target the flags name. It
+// registers the metadata as secrets, so a target that echoes them back
+// puts none in a report.
+func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
+		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
+		MaxRecvSize: int(f.maxRecv)}
+	for _, kv := range f.metadata {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return targets.ServerOptions{}, usageError("--metadata %q: want KEY=VALUE", kv)
+		}
+		opts.Metadata[strings.ToLower(k)] = v
+	}
+	if err := markSensitiveHeaders(f.redactHeaders); err != nil {
+		return targets.ServerOptions{}, err
+	}
+	// A target that echoes a token back (in a status, a NACK detail, a
+	// resource) must not put it in a report.
+	transcript.RememberHeaders(opts.Metadata)
+	for _, kv := range f.containerEnv {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return targets.ServerOptions{}, usageError("--container-env %q: want KEY=VALUE", kv)
+		}
+		if opts.ContainerEnv == nil {
+			opts.ContainerEnv = map[string]string{}
+		}
+		opts.ContainerEnv[k] = v
+	}
+	for _, name := range f.faults {
+		fault, err := targets.ParseFault(targets.ServerFaults(targets.BuiltinReference), name)
+		if err != nil {
+			return targets.ServerOptions{}, usageError("--fault: %v", err)
+		}
+		opts.Faults = append(opts.Faults, fault.Name)
+	}
+	return opts, nil
 }
 
 // validate rejects flag combinations that would otherwise be ignored in

@@ -208,7 +208,7 @@ func (s *sim) build(shards ...int) *Report {
 	slices.SortFunc(r.Violations, func(a, b Violation) int { return compareStrings(a.Rule, b.Rule) })
 	for _, sh := range r.Shards {
 		r.Harness = append(r.Harness, Harness{Shard: sh, Streams: int64(s.clients / s.shards), CPUSeconds: 1.5 + float64(sh), CPUPercent: 25 + float64(sh),
-			Cores: 2, PeakRSSBytes: 64 << 20, BytesPerStream: 40 << 10, HeapBytes: 32 << 20, LagMaxNS: int64(3 * time.Millisecond), Saturated: sh == 1})
+			Cores: 2, PeakRSSBytes: 64 << 20, BaselineRSSBytes: 20 << 20, BytesPerStream: 40 << 10, InProcessTarget: sh == 0, HeapBytes: 32 << 20, LagMaxNS: int64(3 * time.Millisecond), Saturated: sh == 1})
 	}
 	// Every shard says the same of the fixture; a saturated one says so.
 	r.Notes = []string{"the fixture kept up with the planned churn"}

@@ -283,7 +283,7 @@ func check(r *Report) error {
 		}
 		harness[h.Shard] = true
 		if err := nonNegative(at, map[string]int64{"streams": h.Streams, "cores": int64(h.Cores), "peak_rss_bytes": h.PeakRSSBytes,
-			"bytes_per_stream": h.BytesPerStream, "heap_bytes": h.HeapBytes, "lag_max_ns": h.LagMaxNS}); err != nil {
+			"baseline_rss_bytes": h.BaselineRSSBytes, "bytes_per_stream": h.BytesPerStream, "heap_bytes": h.HeapBytes, "lag_max_ns": h.LagMaxNS}); err != nil {
 			return err
 		}
 		if h.CPUSeconds < 0 || h.CPUPercent < 0 {

@@ -154,10 +154,16 @@ func harnessLine(h Harness) string {
 func harnessFigures(h Harness) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "shard %d: %.1f%% CPU of %s, peak RSS %s", h.Shard, h.CPUPercent, plural(int64(h.Cores), "core", "cores"), bytesize(h.PeakRSSBytes))
+	if h.BaselineRSSBytes > 0 {
+		fmt.Fprintf(&b, " (%s before connecting)", bytesize(h.BaselineRSSBytes))
+	}
 	if h.BytesPerStream > 0 {
 		fmt.Fprintf(&b, ", %s per stream", bytesize(h.BytesPerStream))
 	}
 	fmt.Fprintf(&b, " over %s, heap %s, timer lag up to %s", plural(h.Streams, "stream", "streams"), bytesize(h.HeapBytes), duration(h.LagMaxNS))
+	if h.InProcessTarget {
+		b.WriteString("; the target ran in this process: these figures include it")
+	}
 	return b.String()
 }
 

@@ -248,9 +248,16 @@ type Harness struct {
 	// Cores is GOMAXPROCS.
 	Cores int `json:"cores"`
 	// PeakRSSBytes is the process's peak resident set (0 where the OS
-	// does not say); BytesPerStream is PeakRSSBytes over Streams.
-	PeakRSSBytes   int64 `json:"peak_rss_bytes"`
-	BytesPerStream int64 `json:"bytes_per_stream"`
+	// does not say), BaselineRSSBytes its resident set before the first
+	// connection, and BytesPerStream what each stream added: the
+	// difference over Streams. A target run in-process (a built-in) is in
+	// the same process: its memory is then in these figures too.
+	PeakRSSBytes     int64 `json:"peak_rss_bytes"`
+	BaselineRSSBytes int64 `json:"baseline_rss_bytes"`
+	BytesPerStream   int64 `json:"bytes_per_stream"`
+	// InProcessTarget is set when the target ran in the harness's
+	// process, sharing its CPU and memory figures.
+	InProcessTarget bool `json:"in_process_target,omitempty"`
 	// HeapBytes is the Go heap in use at the peak of streams.
 	HeapBytes int64 `json:"heap_bytes"`
 	// Saturated is set when the harness was the bottleneck (CPU near all

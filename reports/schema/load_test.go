@@ -24,7 +24,7 @@ const minimalLoad = `{"format":"xdsconform.load/v1","harness_version":"dev","tar
 "changes":[{"id":1,"phase":"churn","resource":"cds/c","origin_unix_ns":5,"expected":1,"acked":1,"last_ack_ns":2}],
 "timeline":[{"unix_s":1,"responses":1,"acks":1,"nacks":0,"latency_sum_ns":2,"latency_max_ns":2}],
 "violations":[{"rule":"NONCE-7","level":"SHOULD","count":1,"message":"m","client":"c"}],
-"harness":[{"shard":0,"streams":1,"cpu_seconds":0.1,"cpu_percent":1,"cores":2,"peak_rss_bytes":1,"bytes_per_stream":1,"heap_bytes":1,"lag_max_ns":1}]}`
+"harness":[{"shard":0,"streams":1,"cpu_seconds":0.1,"cpu_percent":1,"cores":2,"peak_rss_bytes":1,"baseline_rss_bytes":1,"bytes_per_stream":1,"heap_bytes":1,"lag_max_ns":1}]}`
 
 func TestLoadSchemaAcceptsAndRejects(t *testing.T) {
 	require.NoError(t, ValidateLoadReport([]byte(minimalLoad)))

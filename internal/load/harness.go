@@ -1,0 +1,130 @@
+package load
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/xdsconform/xdsconform/reports/loadreport"
+)
+
+// monitor watches the harness's own CPU, memory and scheduling lag, so a
+// report can say when the harness, not the server, was the bottleneck.
+type monitor struct {
+	start    time.Time
+	cpu0     time.Duration
+	baseline int64 // RSS before the run's first connection
+	lagMax   atomic.Int64
+	heap     atomic.Int64
+	done     chan struct{}
+	stopped  chan struct{}
+	cpu      time.Duration
+	wall     time.Duration
+}
+
+// lagTick is how often the monitor looks at the clock: a tick that comes
+// late by more than saturatedLag means the harness could not schedule its
+// own goroutines in time.
+const (
+	lagTick      = 50 * time.Millisecond
+	saturatedLag = 200 * time.Millisecond
+	// saturatedCPU is the share of every core past which the harness is
+	// taken as saturated.
+	saturatedCPU = 0.9
+)
+
+func startMonitor() *monitor {
+	m := &monitor{start: time.Now(), cpu0: cpuTime(), baseline: rss(), done: make(chan struct{}), stopped: make(chan struct{})}
+	go m.watch()
+	return m
+}
+
+func (m *monitor) watch() {
+	defer close(m.stopped)
+	t := time.NewTicker(lagTick)
+	defer t.Stop()
+	last := time.Now()
+	var ms runtime.MemStats
+	for n := 0; ; n++ {
+		select {
+		case <-m.done:
+			return
+		case now := <-t.C:
+			if lag := now.Sub(last) - lagTick; lag > time.Duration(m.lagMax.Load()) {
+				m.lagMax.Store(int64(lag))
+			}
+			last = now
+			if n%20 == 0 { // ReadMemStats stops the world: once a second
+				runtime.ReadMemStats(&ms)
+				if h := int64(ms.HeapInuse); h > m.heap.Load() {
+					m.heap.Store(h)
+				}
+			}
+		}
+	}
+}
+
+func (m *monitor) stop() {
+	close(m.done)
+	<-m.stopped
+	m.cpu = cpuTime() - m.cpu0
+	m.wall = time.Since(m.start)
+}
+
+// figures are the monitor's figures for shard, which held streams at
+// most.
+func (m *monitor) figures(shard int, streams int64) loadreport.Harness {
+	h := loadreport.Harness{
+		Shard: shard, Streams: streams, CPUSeconds: m.cpu.Seconds(), Cores: runtime.GOMAXPROCS(0),
+		PeakRSSBytes: peakRSS(), BaselineRSSBytes: m.baseline, HeapBytes: m.heap.Load(), LagMaxNS: m.lagMax.Load(),
+	}
+	if m.wall > 0 {
+		h.CPUPercent = 100 * m.cpu.Seconds() / m.wall.Seconds()
+	}
+	if streams > 0 && h.PeakRSSBytes > h.BaselineRSSBytes {
+		h.BytesPerStream = (h.PeakRSSBytes - h.BaselineRSSBytes) / streams
+	}
+	h.Saturated = h.CPUPercent > saturatedCPU*100*float64(h.Cores) || time.Duration(h.LagMaxNS) > saturatedLag
+	return h
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rss is the process's resident set now, from /proc (0 where there is
+// none).
+func rss() int64 { return procStatus("VmRSS:") }
+
+// peakRSS is the process's peak resident set, from /proc (0 where there
+// is none).
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+func procStatus(key string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), key); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
