@@ -63,18 +63,6 @@ func shardReport(t *testing.T, dir string, shard int, edit ...func(*loadreport.R
 	return f.Name()
 }
 
-// readLoad reads a load report the CLI wrote, which must validate against
-// the published schema.
-func readLoad(t *testing.T, path string) *loadreport.Report {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.NoError(t, schema.ValidateLoadReport(b), path)
-	r, err := loadreport.ReadJSON(bytes.NewReader(b))
-	require.NoError(t, err)
-	return r
-}
-
 func TestReportMerge(t *testing.T) {
 	dir := t.TempDir()
 	a, b := shardReport(t, dir, 0), shardReport(t, dir, 1)
