@@ -22,6 +22,7 @@ import (
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
+	"github.com/xdsconform/xdsconform/reports/schema"
 )
 
 func TestLoadExitCodes(t *testing.T) {
@@ -64,8 +65,9 @@ func TestLoadWritesJSON(t *testing.T) {
 func TestLoadJSONToStdout(t *testing.T) {
 	code, stdout, stderr := run(t, "load", "--target", "builtin:reference", "--clients", "5", "--duration", "200ms", "--json", "-")
 	require.Equal(t, exitOK, code, stderr)
-	var rep loadreport.Report
-	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	require.NoError(t, schema.ValidateLoadReport([]byte(stdout)), stdout)
+	rep, err := loadreport.ReadJSON(strings.NewReader(stdout))
+	require.NoError(t, err)
 	assert.Equal(t, loadreport.Format, rep.Format)
 }
 
@@ -83,13 +85,17 @@ func TestLoadInterruptWritesReport(t *testing.T) {
 	assert.Equal(t, loadreport.PhaseChurn, rep.Phases[len(rep.Phases)-1].Name)
 }
 
+// readLoad reads a load report the CLI wrote, which must validate
+// against the published schema and read back with loadreport.ReadJSON:
+// every load report a test of the CLI writes is checked.
 func readLoad(t *testing.T, path string) *loadreport.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var rep loadreport.Report
-	require.NoError(t, json.Unmarshal(b, &rep))
-	return &rep
+	require.NoError(t, schema.ValidateLoadReport(b), path)
+	rep, err := loadreport.ReadJSON(bytes.NewReader(b))
+	require.NoError(t, err, path)
+	return rep
 }
 
 // cliChild, set in a child process's environment to a JSON list of
