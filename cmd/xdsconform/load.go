@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdsconform/xdsconform/internal/load"
-	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -83,7 +83,7 @@ type loadFlags struct {
 	settle         time.Duration
 	startWait      time.Duration
 	churnDelay     time.Duration
-	jsonOut        string
+	outputs        reportMergeFlags
 }
 
 func newLoadCmd(out io.Writer) *cobra.Command {
@@ -117,7 +117,7 @@ func newLoadCmd(out io.Writer) *cobra.Command {
 	fs.DurationVar(&f.settle, "settle", load.DefaultSettle, "bound on the wait for convergence after a phase's last change")
 	fs.DurationVar(&f.startWait, "start-wait", load.DefaultStartWait, "shards other than 0: how long to wait for shard 0's first change")
 	fs.DurationVar(&f.churnDelay, "churn-delay", 0, "shard 0: wait this long after its own clients synced before the churn, so the other shards' clients sync first")
-	fs.StringVar(&f.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
+	f.outputs.register(c, "the run's")
 	return c
 }
 
@@ -182,10 +182,9 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 }
 
 func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
-	if f.jsonOut != "" && f.jsonOut != "-" {
-		if err := reports.Prepare(f.jsonOut); err != nil {
-			return err
-		}
+	outs, slo, err := f.outputs.prepare("")
+	if err != nil {
+		return err
 	}
 	if err := f.target.validate(c); err != nil {
 		return err
@@ -218,7 +217,7 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		return err
 	}
 	defer srv.Close()
-	// What the run is doing, on stderr: stdout may be the JSON report.
+	// What the run is doing, on stderr: stdout may be a report.
 	progress := c.ErrOrStderr()
 	o.OnPhase = func(phase string) { fmt.Fprintf(progress, "load: %s\n", phase) }
 	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Server: srv, InProcess: strings.HasPrefix(f.target.target, "builtin:")}, o, version)
@@ -227,16 +226,18 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		// before it starts anything: a usage error either way.
 		return usageError("%v", err)
 	}
-	summarize(out, f.jsonOut == "-", rep)
-	if f.jsonOut != "" {
-		if err := writeLoadJSON(f.jsonOut, out, rep); err != nil {
-			return err
-		}
+	if !toStdout(outs) {
+		summarize(out, rep)
 	}
-	if rep.Interrupted || c.Context().Err() != nil {
+	err = f.outputs.write(out, c.ErrOrStderr(), rep, outs, slo)
+	var ee *exitError
+	switch {
+	case err != nil && !(errors.As(err, &ee) && ee.code == exitFailures):
+		return err // a report that could not be written
+	case rep.Interrupted || c.Context().Err() != nil:
 		return &exitError{code: exitInterrupted, err: context.Canceled}
 	}
-	return diedDuringRun(srv, nil)
+	return diedDuringRun(srv, err)
 }
 
 // loadBytesPerClient is what the memory limit grows by per client: a
@@ -247,28 +248,9 @@ const loadBytesPerClient = 256 << 10
 // 100).
 const loadGCPercent = 50
 
-// writeLoadJSON writes rep to path ("-": w).
-func writeLoadJSON(path string, w io.Writer, rep *loadreport.Report) error {
-	if path == "-" {
-		return loadreport.WriteJSON(w, rep)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return usageError("--json: %v", err)
-	}
-	if err := loadreport.WriteJSON(f, rep); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
-}
-
-// summarize prints a few lines per phase; to stderr's place when the
-// JSON goes to stdout (quiet then: the JSON is the output).
-func summarize(out io.Writer, quiet bool, rep *loadreport.Report) {
-	if quiet {
-		return
-	}
+// summarize prints a few lines per phase (unless a report goes to
+// standard output: it is then the output).
+func summarize(out io.Writer, rep *loadreport.Report) {
 	fmt.Fprintf(out, "load run %s against %s: %d clients, profile %s, %s\n", rep.RunID, rep.Target, rep.Plan.Clients, rep.Plan.Profile, rep.Plan.Variant)
 	for _, p := range rep.Phases {
 		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  resends %d  missed %d  violations %d  errors %d",

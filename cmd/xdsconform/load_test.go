@@ -181,12 +181,11 @@ func TestLoadShardProcessesMergeToOneRun(t *testing.T) {
 		}
 	}
 
-	var reps []*loadreport.Report
-	for _, s := range shards {
-		reps = append(reps, readLoad(t, s))
-	}
-	merged, err := loadreport.Merge(reps...)
-	require.NoError(t, err)
+	mergedPath := filepath.Join(dir, "merged.json")
+	code, _, stderr = run(t, append([]string{"report", "merge", "--json", mergedPath}, shards...)...)
+	require.Equal(t, exitOK, code, stderr)
+	merged := readLoad(t, mergedPath)
+	assert.Equal(t, []int{0, 1, 2}, merged.Shards)
 	one := readLoad(t, single)
 	for _, want := range one.Phases {
 		got := findPhase(t, merged, want.Name)
@@ -208,4 +207,26 @@ func findPhase(t *testing.T, rep *loadreport.Report, name string) loadreport.Pha
 	}
 	t.Fatalf("no %s phase", name)
 	return loadreport.Phase{}
+}
+
+// --slo judges the run: exit 1 naming the objective broken, with every
+// report still written; exit 0 when every objective holds.
+func TestLoadSLO(t *testing.T) {
+	dir := t.TempDir()
+	md, page := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html")
+	base := []string{"load", "--target", "builtin:reference", "--clients", "5", "--duration", "200ms", "--markdown", md, "--html", page}
+	code, _, stderr := run(t, append(base, "--slo", "p99<1ns,violations=0")...)
+	assert.Equal(t, exitFailures, code, stderr)
+	assert.Contains(t, stderr, "SLO broken: p99<1ns")
+	for _, f := range []string{md, page} {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "churn", f)
+	}
+	code, _, stderr = run(t, append(base, "--slo", "violations=0,missed=0")...)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "SLO met")
+	code, _, stderr = run(t, append(base, "--slo", "p99<<1s")...)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "--slo")
 }

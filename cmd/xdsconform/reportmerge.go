@@ -53,15 +53,44 @@ func newReportMergeCmd(out io.Writer) *cobra.Command {
 		},
 		RunE: func(c *cobra.Command, args []string) error { return runReportMerge(out, c.ErrOrStderr(), f, args) },
 	}
-	fs := c.Flags()
-	fs.StringVar(&f.json, "json", "", `write the merged load report to this file ("-": standard output)`)
-	fs.StringVar(&f.markdown, "markdown", "", `write a Markdown summary to this file ("-": standard output)`)
-	fs.StringVar(&f.html, "html", "", `write a self-contained HTML page to this file ("-": standard output)`)
-	fs.StringVar(&f.slo, "slo", "", "objectives the merged run must meet, comma-separated METRIC OP VALUE (p99<500ms,missed=0); exit 1 when one is broken")
+	f.register(c, "the merged")
 	return c
 }
 
 func runReportMerge(stdout, stderr io.Writer, f *reportMergeFlags, args []string) error {
+	outs, slo, err := f.prepare("--markdown")
+	if err != nil {
+		return err
+	}
+	shards := make([]*loadreport.Report, len(args))
+	for i, path := range args {
+		r, err := loadreport.ReadJSONFile(path)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		shards[i] = r
+	}
+	merged, err := loadreport.Merge(shards...)
+	if err != nil {
+		return usageError("merging %s: %v", strings.Join(args, ", "), err)
+	}
+	return f.write(stdout, stderr, merged, outs, slo)
+}
+
+// register registers the output flags on c (the report's role: "merged"
+// or "the run's").
+func (f *reportMergeFlags) register(c *cobra.Command, whose string) {
+	fs := c.Flags()
+	fs.StringVar(&f.json, "json", "", `write `+whose+` JSON load report to this file ("-": standard output)`)
+	fs.StringVar(&f.markdown, "markdown", "", `write a Markdown summary to this file ("-": standard output)`)
+	fs.StringVar(&f.html, "html", "", `write a self-contained HTML page to this file ("-": standard output)`)
+	fs.StringVar(&f.slo, "slo", "", "objectives the run must meet, comma-separated METRIC OP VALUE (p99<500ms,missed=0); exit 1 when one is broken")
+}
+
+// prepare checks the output flags, parses --slo and clears the files
+// named (so a failed run leaves none from an earlier one). With no output
+// named, fallback (a flag) goes to standard output; "" names none.
+func (f *reportMergeFlags) prepare(fallback string) ([]output, loadreport.SLO, error) {
 	var outs []output
 	stdoutUsers := 0
 	for _, o := range []output{
@@ -79,47 +108,51 @@ func runReportMerge(stdout, stderr io.Writer, f *reportMergeFlags, args []string
 	}
 	switch {
 	case stdoutUsers > 1:
-		return usageError(`only one output can go to standard output ("-")`)
-	case len(outs) == 0:
-		outs = append(outs, output{flag: "--markdown", path: "-"})
+		return nil, loadreport.SLO{}, usageError(`only one output can go to standard output ("-")`)
+	case len(outs) == 0 && fallback != "":
+		outs = append(outs, output{flag: fallback, path: "-"})
 	}
 	var slo loadreport.SLO
 	if f.slo != "" {
 		var err error
 		if slo, err = loadreport.ParseSLO(f.slo); err != nil {
-			return usageError("--slo: %v", err)
+			return nil, slo, usageError("--slo: %v", err)
 		}
 	}
 	for _, o := range outs {
 		if o.path != "-" {
 			if err := reports.Prepare(o.path); err != nil {
-				return usageError("%s: %v", o.flag, err)
+				return nil, slo, usageError("%s: %v", o.flag, err)
 			}
 		}
 	}
-	shards := make([]*loadreport.Report, len(args))
-	for i, path := range args {
-		r, err := loadreport.ReadJSONFile(path)
-		if err != nil {
-			return usageError("%v", err)
+	return outs, slo, nil
+}
+
+// toStdout reports whether one of outs goes to standard output.
+func toStdout(outs []output) bool {
+	for _, o := range outs {
+		if o.path == "-" {
+			return true
 		}
-		shards[i] = r
 	}
-	merged, err := loadreport.Merge(shards...)
-	if err != nil {
-		return usageError("merging %s: %v", strings.Join(args, ", "), err)
-	}
+	return false
+}
+
+// write judges rep against slo (when --slo was given), writes outs, and
+// says the verdict on stderr: exit 1 when an objective is broken.
+func (f *reportMergeFlags) write(stdout, stderr io.Writer, rep *loadreport.Report, outs []output, slo loadreport.SLO) error {
 	if f.slo != "" {
-		merged.SLO = slo.Evaluate(merged)
+		rep.SLO = slo.Evaluate(rep)
 	}
 	for i := range outs {
 		switch outs[i].flag {
 		case "--json":
-			outs[i].render = func(w io.Writer) error { return loadreport.WriteJSON(w, merged) }
+			outs[i].render = func(w io.Writer) error { return loadreport.WriteJSON(w, rep) }
 		case "--markdown":
-			outs[i].render = func(w io.Writer) error { return loadreport.WriteMarkdown(w, merged) }
+			outs[i].render = func(w io.Writer) error { return loadreport.WriteMarkdown(w, rep) }
 		case "--html":
-			outs[i].render = func(w io.Writer) error { return loadreport.WriteHTML(w, merged) }
+			outs[i].render = func(w io.Writer) error { return loadreport.WriteHTML(w, rep) }
 		}
 	}
 	for _, o := range outs {
@@ -133,15 +166,15 @@ func runReportMerge(stdout, stderr io.Writer, f *reportMergeFlags, args []string
 			return &exitError{code: exitUsage, err: fmt.Errorf("%s %s: %w", o.flag, o.path, err)}
 		}
 	}
-	if merged.SLO == nil {
+	if rep.SLO == nil {
 		return nil
 	}
 	// The verdict goes to standard error: standard output may be a report.
-	if merged.SLO.OK {
-		fmt.Fprintf(stderr, "xdsconform: SLO met: %s\n", sloLine(merged.SLO, true))
+	if rep.SLO.OK {
+		fmt.Fprintf(stderr, "xdsconform: SLO met: %s\n", sloLine(rep.SLO, true))
 		return nil
 	}
-	line := "SLO broken: " + sloLine(merged.SLO, false)
+	line := "SLO broken: " + sloLine(rep.SLO, false)
 	fmt.Fprintf(stderr, "xdsconform: %s\n", line)
 	return &exitError{code: exitFailures, err: fmt.Errorf("%s", line)}
 }
