@@ -50,7 +50,7 @@ var loadFlags = map[string]flagKind{
 	"streams-per-conn": valueFlag, "churn": valueFlag, "churn-types": valueFlag, "churn-delay": valueFlag, "duration": valueFlag,
 	"nack-burst": valueFlag, "burst-window": valueFlag, "transcripts": valueFlag,
 	"sync-timeout": valueFlag, "settle": valueFlag, "start-wait": valueFlag,
-	"shard": valueFlag, "run-id": valueFlag, "json": valueFlag,
+	"shard": valueFlag, "run-id": valueFlag, "json": valueFlag, "markdown": valueFlag, "html": valueFlag, "slo": valueFlag,
 }
 
 // The harness's measured cost, which the resources must cover: 20 KiB a
