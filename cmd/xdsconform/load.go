@@ -50,9 +50,10 @@ Beyond one machine: run N processes with --shard 0/N ... --shard N-1/N and
 the same --run-id and plan; shard 0 drives the fixture; merge their JSON
 reports with 'xdsconform report merge' (docs/load.md).
 
-Exit codes: 0 the run completed (and met --slo); 1 an --slo objective
-failed; 2 usage; 3 the target could not be reached; 130 interrupted (the
-report of what ran is still written).`
+Exit codes: 0 the run met its objectives (--slo; without it, a run of one
+process is judged against ` + defaultLoadSLO + `, a shard
+is judged when merged); 1 an objective failed; 2 usage; 3 the target could
+not be reached; 130 interrupted (the report of what ran is still written).`
 
 const loadExample = `  # 2,000 gRPC-like clients against go-control-plane, built in
   xdsconform load --target builtin:go-control-plane --clients 2000 --duration 10s --json out.json
@@ -182,14 +183,20 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 }
 
 func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
-	outs, slo, err := f.outputs.prepare("")
-	if err != nil {
-		return err
-	}
 	if err := f.target.validate(c); err != nil {
 		return err
 	}
 	o, err := f.options(c)
+	if err != nil {
+		return err
+	}
+	if f.outputs.slo == "" && o.Shards == 1 {
+		// A run of one process is judged even without --slo: the protocol
+		// held under load. A shard is judged in the merge, where the other
+		// shards' counts are.
+		f.outputs.slo = defaultLoadSLO
+	}
+	outs, slo, err := f.outputs.prepare("")
 	if err != nil {
 		return err
 	}
@@ -217,9 +224,12 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		return err
 	}
 	defer srv.Close()
-	// What the run is doing, on stderr: stdout may be a report.
-	progress := c.ErrOrStderr()
-	o.OnPhase = func(phase string) { fmt.Fprintf(progress, "load: %s\n", phase) }
+	// What the run is doing, on stderr; not when a report goes to stdout,
+	// where a log collector (kubectl logs) may mix the two streams.
+	if !toStdout(outs) {
+		progress := c.ErrOrStderr()
+		o.OnPhase = func(phase string) { fmt.Fprintf(progress, "load: %s\n", phase) }
+	}
 	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Server: srv, InProcess: strings.HasPrefix(f.target.target, "builtin:")}, o, version)
 	if err != nil {
 		// Run refuses only a plan it cannot run (or a missing fixture)
@@ -243,6 +253,10 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 // loadBytesPerClient is what the memory limit grows by per client: a
 // generous bound of what a client's streams hold.
 const loadBytesPerClient = 256 << 10
+
+// defaultLoadSLO judges a single-process run given no --slo: no rule
+// broken, no client left behind, no stream failed.
+const defaultLoadSLO = "violations=0,missed=0,errors=0"
 
 // loadGCPercent is the collector's pace in a load run (Go's default:
 // 100).

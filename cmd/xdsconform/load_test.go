@@ -69,6 +69,7 @@ func TestLoadJSONToStdout(t *testing.T) {
 	rep, err := loadreport.ReadJSON(strings.NewReader(stdout))
 	require.NoError(t, err)
 	assert.Equal(t, loadreport.Format, rep.Format)
+	assert.NotContains(t, stderr, "load: ", "no progress beside a report on stdout (kubectl logs mixes the two)")
 }
 
 // Ctrl-C during the churn writes the report of what ran, and exits 130.
@@ -229,4 +230,16 @@ func TestLoadSLO(t *testing.T) {
 	code, _, stderr = run(t, append(base, "--slo", "p99<<1s")...)
 	assert.Equal(t, exitUsage, code, stderr)
 	assert.Contains(t, stderr, "--slo")
+}
+
+// Without --slo a run of one process is judged against the protocol: a
+// server breaking a rule under load fails it (exit 1) naming the rule.
+func TestLoadDefaultObjectives(t *testing.T) {
+	code, stdout, stderr := run(t, "load", "--target", "builtin:reference", "--fault", "empty-nonce", "--clients", "5", "--duration", "200ms")
+	assert.Equal(t, exitFailures, code, stderr)
+	assert.Contains(t, stderr, "SLO broken: violations=0")
+	assert.Contains(t, stdout, "NONCE-1 (MUST)")
+	code, _, stderr = run(t, "load", "--target", "builtin:reference", "--clients", "5", "--duration", "200ms")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "SLO met: violations=0 (0), missed=0 (0), errors=0 (0)")
 }

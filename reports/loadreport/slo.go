@@ -176,6 +176,12 @@ func (s SLO) Evaluate(r *Report) *SLOResult {
 		res.OK = res.OK && got.OK
 		res.Objectives = append(res.Objectives, got)
 	}
+	// Counts of some shards only would meet "violations=0" or "missed=0"
+	// for the shards that are not there: a run judged must be whole.
+	if want := max(r.Plan.Shards, 1); len(r.Shards) < want {
+		res.OK = false
+		res.Objectives = append(res.Objectives, Objective{Text: "every shard", Value: fmt.Sprintf("%d of %d", len(r.Shards), want)})
+	}
 	return res
 }
 

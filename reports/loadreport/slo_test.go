@@ -149,3 +149,17 @@ func TestSLOSeveral(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok.Evaluate(sloReport()).OK)
 }
+
+// A report covering some shards of a run only is not judged as the run:
+// its counts would meet "missed=0" for the shards not there.
+func TestSLOWantsEveryShard(t *testing.T) {
+	r := sloReport()
+	r.Plan.Shards, r.Shards = 3, []int{0, 2}
+	slo, err := ParseSLO("violations<100")
+	require.NoError(t, err)
+	res := slo.Evaluate(r)
+	assert.False(t, res.OK)
+	assert.Equal(t, Objective{Text: "every shard", Value: "2 of 3"}, res.Objectives[len(res.Objectives)-1])
+	r.Shards = []int{0, 1, 2}
+	assert.True(t, slo.Evaluate(r).OK)
+}
