@@ -22,8 +22,10 @@ build:
 ## package at a time (-p 1): the scenario tests judge real peers against the CLI's default
 ## timeouts, and under the race detector on 2 cores the other packages' tests running beside
 ## them starved those peers past them (a heartbeat late for its TTL, a fault's timer missed).
+## Then the Kubernetes manifests' checks, a module of their own (deploy/kubernetes).
 test:
 	$(GO) test -race -count=1 -p 1 ./...
+	cd deploy/kubernetes && $(GO) test -count=1 ./...
 
 ## bench: suite timings against the built-in targets (figures for the closing note), then the
 ## load runs (docs/load.md): 500 clients against each built-in in-process, and 10,000 clients
@@ -54,6 +56,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) vet -tags soak ./internal/soak/
+	cd deploy/kubernetes && $(GO) vet ./...
 
 ## generate: regenerate the requirements catalogue (from internal/requirements/requirements.md) and the
 ## fixture API code (installs protoc from Debian and the pinned Go plugins into bin/tools if missing)

@@ -68,7 +68,7 @@ type Entry struct {
 }
 
 // Limits on what one transcript keeps, in bytes of rendered entries (see
-// EntrySize). A target caught in a loop can send thousands of messages a
+// EntrySize; a message not rendered yet counts an upper bound, see scan). A target caught in a loop can send thousands of messages a
 // second, some of them megabytes long; the report keeps the beginning,
 // which shows how the loop started, and the end, which shows how the run
 // ended, and says in one event between them how many entries and bytes
@@ -177,15 +177,50 @@ type Transcript struct {
 	start      time.Time
 	budget     *Budget // what the transcript keeps
 	queues     *Budget // what the fake peers queue (see QueueBudget)
-	head       []Entry // the first entries, up to HeadBytes
+	head       []kept  // the first entries, up to HeadBytes
 	headBytes  int64
-	headClosed bool    // an entry did not fit in the head: the rest go to the tail
-	tail       []Entry // the most recent entries after the head, up to TailBytes
+	headClosed bool   // an entry did not fit in the head: the rest go to the tail
+	tail       []kept // the most recent entries after the head, up to TailBytes
 	tailBytes  int64
 	elided     int64         // entries dropped between head and tail
 	elidedSize int64         // their EntrySize, summed
 	elidedAt   time.Duration // when the last one was dropped
 	unkept     map[string]*unkept
+}
+
+// kept is an entry as a transcript keeps it, with what it counts against
+// the caps (EntrySize, or for a message kept raw its estimate, rawSize).
+type kept struct {
+	Entry
+	raw  *raw // a message not rendered yet (Entry.Message and Note empty), or nil
+	size int64
+}
+
+// raw is a message kept as its wire bytes until the entry is first read,
+// then as its rendering: most entries are never read, or only once the
+// pair is over, and rendering is most of what recording costs.
+type raw struct {
+	once    sync.Once
+	typ     protoreflect.MessageType
+	wire    []byte // deterministic wire bytes, until rendered
+	message json.RawMessage
+	note    string
+}
+
+// rendered renders r once (concurrent callers wait for the first) and
+// lets the wire bytes go.
+func (r *raw) rendered() (json.RawMessage, string) {
+	r.once.Do(func() {
+		m := r.typ.New().Interface()
+		if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(r.wire, m); err != nil {
+			r.note = Clip(fmt.Sprintf("could not render message: %v", err), NoteBytes)
+		} else {
+			r.message, r.note = render(m)
+			r.note = Clip(r.note, NoteBytes)
+		}
+		r.wire = nil
+	})
+	return r.message, r.note
 }
 
 // unkept counts the messages a fake peer received on one stream, checked
@@ -227,14 +262,26 @@ func (t *Transcript) QueueBudget() *Budget {
 	return t.queues
 }
 
-// Record appends a message. The message is redacted and rendered at once,
-// so later mutation by the caller cannot change the record. A message
-// whose rendering would exceed EntryBytes is rendered in part.
+// Record appends a message. The message is kept as its wire bytes, so
+// later mutation by the caller cannot change the record, and redacted
+// and rendered when the entry is first read (Entries), counting until
+// then an upper bound of its rendering against the caps (see scan). A
+// message that holds a secret, or whose rendering scan cannot bound, is
+// rendered at once instead. Either way a message whose rendering would
+// exceed EntryBytes is rendered in part.
 func (t *Transcript) Record(stream string, dir Direction, m proto.Message) {
 	if t == nil {
 		return
 	}
-	e := Entry{Stream: stream, Direction: dir, Kind: string(m.ProtoReflect().Descriptor().Name())}
+	pm := m.ProtoReflect()
+	e := Entry{Stream: stream, Direction: dir, Kind: string(pm.Descriptor().Name())}
+	wire, err := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(m)
+	if err == nil && len(wire) <= EntryBytes {
+		if bound, ok := scan(pm.Descriptor(), wire, 0); ok && bound <= EntryBytes {
+			t.keep(kept{Entry: e, raw: &raw{typ: pm.Type(), wire: wire}, size: rawSize(bound, len(wire), e)})
+			return
+		}
+	}
 	e.Message, e.Note = render(m)
 	t.append(e)
 }
@@ -303,14 +350,22 @@ func (t *Transcript) UnkeptTotal() (n, bytes int64) {
 }
 
 // EntrySize is what an entry counts against HeadBytes, TailBytes and the
-// budget: its strings plus a fixed overhead for the rest.
+// budget: its strings plus a fixed overhead for the rest. (A message kept
+// unrendered counts an upper bound of it, see scan.)
 func EntrySize(e Entry) int64 {
 	return int64(len(e.Message)+len(e.Note)+len(e.Stream)+len(e.Kind)) + entryOverhead
 }
 
-func (t *Transcript) append(e Entry) {
-	e.Note = Clip(e.Note, NoteBytes)
-	size := EntrySize(e)
+// append keeps e (an event, or a message rendered already).
+func (t *Transcript) append(e Entry) { t.keep(kept{Entry: e}) }
+
+// keep keeps e, eliding what the caps and the budget no longer allow.
+func (t *Transcript) keep(e kept) {
+	if e.raw == nil {
+		e.Note = Clip(e.Note, NoteBytes)
+		e.size = EntrySize(e.Entry)
+	}
+	size := e.size
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e.At = time.Since(t.start)
@@ -336,14 +391,13 @@ func (t *Transcript) append(e Entry) {
 			// to give up: the end of its head pays, so that it still
 			// shows how it ended (its first entry stays).
 			last := t.head[len(t.head)-1]
-			t.head[len(t.head)-1] = Entry{}
+			t.head[len(t.head)-1] = kept{}
 			t.head = t.head[:len(t.head)-1]
-			size := EntrySize(last)
-			t.headBytes -= size
-			t.budget.Give(size)
-			t.elide(last, size)
+			t.headBytes -= last.size
+			t.budget.Give(last.size)
+			t.elide(last)
 		default:
-			t.elide(e, size)
+			t.elide(e)
 			return
 		}
 	}
@@ -354,23 +408,23 @@ func (t *Transcript) append(e Entry) {
 // dropOldest elides the oldest tail entry; t.mu must be held.
 func (t *Transcript) dropOldest() {
 	old := t.tail[0]
-	t.tail[0] = Entry{} // let its bytes go
+	t.tail[0] = kept{} // let its bytes go
 	t.tail = t.tail[1:]
-	size := EntrySize(old)
-	t.tailBytes -= size
-	t.budget.Give(size)
-	t.elide(old, size)
+	t.tailBytes -= old.size
+	t.budget.Give(old.size)
+	t.elide(old)
 }
 
 // elide counts e as dropped between head and tail; t.mu must be held.
-func (t *Transcript) elide(e Entry, size int64) {
+func (t *Transcript) elide(e kept) {
 	t.elided++
-	t.elidedSize += size
+	t.elidedSize += e.size
 	t.elidedAt = e.At
 }
 
-// Kept is how many bytes (as EntrySize) the transcript keeps now, and
-// how many entries and bytes it elided.
+// Kept is how many bytes the transcript keeps now, and how many entries
+// and bytes it elided, as the caps count them (EntrySize, or for a message
+// not rendered yet an upper bound of it, see scan).
 func (t *Transcript) Kept() (bytes, elided, elidedBytes int64) {
 	if t == nil {
 		return 0, 0, 0
@@ -383,18 +437,33 @@ func (t *Transcript) Kept() (bytes, elided, elidedBytes int64) {
 // Entries returns a copy of the entries in order: the head, one event
 // saying how many entries and bytes were elided (if any were), the tail,
 // and one event per stream on which a fake peer did not keep messages.
+// Messages not rendered yet are rendered now, once (outside the lock, so
+// that recording goes on meanwhile).
 func (t *Transcript) Entries() []Entry {
 	if t == nil {
 		return nil
 	}
+	ks := t.snapshot()
+	out := make([]Entry, len(ks))
+	for i, k := range ks {
+		out[i] = k.Entry
+		if k.raw != nil {
+			out[i].Message, out[i].Note = k.raw.rendered()
+		}
+	}
+	return out
+}
+
+// snapshot is Entries before rendering.
+func (t *Transcript) snapshot() []kept {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]Entry, 0, len(t.head)+len(t.tail)+1+len(t.unkept))
+	out := make([]kept, 0, len(t.head)+len(t.tail)+1+len(t.unkept))
 	out = append(out, t.head...)
 	if t.elided > 0 {
-		out = append(out, Entry{At: t.elidedAt, Stream: "harness", Direction: Event, Kind: "event",
+		out = append(out, kept{Entry: Entry{At: t.elidedAt, Stream: "harness", Direction: Event, Kind: "event",
 			Note: fmt.Sprintf("%s, %d bytes, elided (a transcript keeps its first %d and last %d bytes, within %d bytes for the whole run)",
-				wording.Count(t.elided, "more entry", "more entries"), t.elidedSize, HeadBytes, TailBytes, t.budget.Limit())})
+				wording.Count(t.elided, "more entry", "more entries"), t.elidedSize, HeadBytes, TailBytes, t.budget.Limit())}})
 	}
 	out = append(out, t.tail...)
 	streams := make([]string, 0, len(t.unkept))
@@ -404,8 +473,8 @@ func (t *Transcript) Entries() []Entry {
 	sort.Strings(streams)
 	for _, s := range streams {
 		u := t.unkept[s]
-		out = append(out, Entry{At: u.at, Stream: s, Direction: Event, Kind: "event",
-			Note: fmt.Sprintf("%s, %d bytes, %s received and checked but not kept for the scenario", wording.N(u.n, "more message"), u.bytes, wasWere(u.n))})
+		out = append(out, kept{Entry: Entry{At: u.at, Stream: s, Direction: Event, Kind: "event",
+			Note: fmt.Sprintf("%s, %d bytes, %s received and checked but not kept for the scenario", wording.N(u.n, "more message"), u.bytes, wasWere(u.n))}})
 	}
 	return out
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdsconform/xdsconform/internal/load"
-	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -41,13 +40,20 @@ Profiles:
   TYPE=NAME,...;TYPE=NAME,...   your own: types LDS, RDS, CDS, EDS, RTDS, in
          the order subscribed; * subscribes LDS or CDS by wildcard
 
+A fixture that builds the content it serves (builds_content: Consul's or
+Envoy Gateway's adapter) drops the marker each resource carries; the
+clients then tell changes apart by a cluster's connect_timeout and an
+assignment's endpoint port, which such a fixture copies: give a profile of
+CDS and EDS (e.g. 'CDS=cluster;EDS=cluster'), one shard, no --nack-burst.
+
 Beyond one machine: run N processes with --shard 0/N ... --shard N-1/N and
 the same --run-id and plan; shard 0 drives the fixture; merge their JSON
 reports with 'xdsconform report merge' (docs/load.md).
 
-Exit codes: 0 the run completed (and met --slo); 1 an --slo objective
-failed; 2 usage; 3 the target could not be reached; 130 interrupted (the
-report of what ran is still written).`
+Exit codes: 0 the run met its objectives (--slo; without it, a run of one
+process is judged against ` + defaultLoadSLO + `, a shard
+is judged when merged); 1 an objective failed; 2 usage; 3 the target could
+not be reached; 130 interrupted (the report of what ran is still written).`
 
 const loadExample = `  # 2,000 gRPC-like clients against go-control-plane, built in
   xdsconform load --target builtin:go-control-plane --clients 2000 --duration 10s --json out.json
@@ -77,7 +83,8 @@ type loadFlags struct {
 	syncTimeout    time.Duration
 	settle         time.Duration
 	startWait      time.Duration
-	jsonOut        string
+	churnDelay     time.Duration
+	outputs        reportMergeFlags
 }
 
 func newLoadCmd(out io.Writer) *cobra.Command {
@@ -110,7 +117,8 @@ func newLoadCmd(out io.Writer) *cobra.Command {
 	fs.DurationVar(&f.syncTimeout, "sync-timeout", load.DefaultSyncTimeout, "bound on the connect and initial-sync phases")
 	fs.DurationVar(&f.settle, "settle", load.DefaultSettle, "bound on the wait for convergence after a phase's last change")
 	fs.DurationVar(&f.startWait, "start-wait", load.DefaultStartWait, "shards other than 0: how long to wait for shard 0's first change")
-	fs.StringVar(&f.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
+	fs.DurationVar(&f.churnDelay, "churn-delay", 0, "shard 0: wait this long after its own clients synced before the churn, so the other shards' clients sync first")
+	f.outputs.register(c, "the run's")
 	return c
 }
 
@@ -118,7 +126,7 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 	o := load.Options{
 		Clients: f.clients, Nodes: f.nodes, Profile: f.profile, StreamsPerConn: f.streamsPerConn,
 		Churn: f.churn, Duration: f.duration, NackBurst: f.nackBurst, BurstWindow: f.burstWindow,
-		RunID: f.runID, SyncTimeout: f.syncTimeout, Settle: f.settle, StartWait: f.startWait,
+		RunID: f.runID, SyncTimeout: f.syncTimeout, Settle: f.settle, StartWait: f.startWait, ChurnDelay: f.churnDelay,
 	}
 	v, err := wire.ParseVariant(f.variant)
 	if err != nil {
@@ -165,6 +173,9 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 			return o, usageError("%s must be positive", d.name)
 		}
 	}
+	if f.churnDelay < 0 {
+		return o, usageError("--churn-delay must not be negative")
+	}
 	if o.Shards > 0 && o.Shard == 0 && f.target.fixture == "" && !strings.HasPrefix(f.target.target, "builtin:") && !strings.HasPrefix(f.target.target, "container:") {
 		return o, usageError("%v", load.ErrNoFixture)
 	}
@@ -172,17 +183,25 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 }
 
 func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
-	if f.jsonOut != "" && f.jsonOut != "-" {
-		if err := reports.Prepare(f.jsonOut); err != nil {
-			return err
-		}
-	}
 	if err := f.target.validate(c); err != nil {
 		return err
 	}
 	o, err := f.options(c)
 	if err != nil {
 		return err
+	}
+	if f.outputs.slo == "" && o.Shards == 1 {
+		// A run of one process is judged even without --slo: the protocol
+		// held under load. A shard is judged in the merge, where the other
+		// shards' counts are.
+		f.outputs.slo = defaultLoadSLO
+	}
+	outs, slo, err := f.outputs.prepare("")
+	if err != nil {
+		return err
+	}
+	if err := load.Check(o); err != nil {
+		return usageError("%v", err)
 	}
 	opts, err := f.target.targetOptions()
 	if err != nil {
@@ -205,59 +224,51 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		return err
 	}
 	defer srv.Close()
+	// What the run is doing, on stderr; not when a report goes to stdout,
+	// where a log collector (kubectl logs) may mix the two streams.
+	if !toStdout(outs) {
+		progress := c.ErrOrStderr()
+		o.OnPhase = func(phase string) { fmt.Fprintf(progress, "load: %s\n", phase) }
+	}
 	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Server: srv, InProcess: strings.HasPrefix(f.target.target, "builtin:")}, o, version)
 	if err != nil {
-		if errors.Is(err, load.ErrNoFixture) {
-			return usageError("%v", err)
-		}
+		// Run refuses only a plan it cannot run (or a missing fixture)
+		// before it starts anything: a usage error either way.
 		return usageError("%v", err)
 	}
-	summarize(out, f.jsonOut == "-", rep)
-	if f.jsonOut != "" {
-		if err := writeLoadJSON(f.jsonOut, out, rep); err != nil {
-			return err
-		}
+	if !toStdout(outs) {
+		summarize(out, rep)
 	}
-	if rep.Interrupted || c.Context().Err() != nil {
+	err = f.outputs.write(out, c.ErrOrStderr(), rep, outs, slo)
+	var ee *exitError
+	switch {
+	case err != nil && !(errors.As(err, &ee) && ee.code == exitFailures):
+		return err // a report that could not be written
+	case rep.Interrupted || c.Context().Err() != nil:
 		return &exitError{code: exitInterrupted, err: context.Canceled}
 	}
-	return diedDuringRun(srv, nil)
+	return diedDuringRun(srv, err)
 }
 
 // loadBytesPerClient is what the memory limit grows by per client: a
 // generous bound of what a client's streams hold.
 const loadBytesPerClient = 256 << 10
 
+// defaultLoadSLO judges a single-process run given no --slo: no rule
+// broken, no client left behind, no stream failed.
+const defaultLoadSLO = "violations=0,missed=0,errors=0"
+
 // loadGCPercent is the collector's pace in a load run (Go's default:
 // 100).
 const loadGCPercent = 50
 
-// writeLoadJSON writes rep to path ("-": w).
-func writeLoadJSON(path string, w io.Writer, rep *loadreport.Report) error {
-	if path == "-" {
-		return loadreport.WriteJSON(w, rep)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return usageError("--json: %v", err)
-	}
-	if err := loadreport.WriteJSON(f, rep); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
-}
-
-// summarize prints a few lines per phase; to stderr's place when the
-// JSON goes to stdout (quiet then: the JSON is the output).
-func summarize(out io.Writer, quiet bool, rep *loadreport.Report) {
-	if quiet {
-		return
-	}
+// summarize prints a few lines per phase (unless a report goes to
+// standard output: it is then the output).
+func summarize(out io.Writer, rep *loadreport.Report) {
 	fmt.Fprintf(out, "load run %s against %s: %d clients, profile %s, %s\n", rep.RunID, rep.Target, rep.Plan.Clients, rep.Plan.Profile, rep.Plan.Variant)
 	for _, p := range rep.Phases {
-		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  missed %d  violations %d  errors %d",
-			p.Name, float64(p.EndNS-p.StartNS)/1e9, p.Responses, p.Acks, p.Nacks, p.Missed, p.Violations, p.Errors)
+		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  resends %d  missed %d  violations %d  errors %d",
+			p.Name, float64(p.EndNS-p.StartNS)/1e9, p.Responses, p.Acks, p.Nacks, p.Resends, p.Missed, p.Violations, p.Errors)
 		if n := p.Latency.Count(); n > 0 {
 			fmt.Fprintf(out, "  latency p50 %s p99 %s max %s", p.Latency.Quantile(0.5), p.Latency.Quantile(0.99), p.Latency.Max())
 		}

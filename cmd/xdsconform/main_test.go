@@ -32,6 +32,14 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(misbehavingClient); mode != "" {
 		os.Exit(runMisbehavingClient(mode, os.Args[len(os.Args)-1]))
 	}
+	if args := os.Getenv(cliChild); args != "" {
+		// A test's child process running the CLI (load_test.go's shards).
+		var argv []string
+		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+			os.Exit(exitUsage)
+		}
+		os.Exit(execute(context.Background(), argv, os.Stdout, os.Stderr))
+	}
 	os.Exit(m.Run())
 }
 

@@ -38,7 +38,10 @@ server and client) for people and for publishing:
 the implementation under test; they override what the reports recorded
 (the same flags on server, client and run record it). A rule passes in a
 certification report only if every scenario run citing it passed, in every
-variant it ran in (docs/reports.md).`
+variant it ran in (docs/reports.md).
+
+Load reports (xdsconform load --json) are merged and rendered by
+'xdsconform report merge' (see its --help).`
 
 const reportExample = `  xdsconform server --target 127.0.0.1:18000 --fixture 127.0.0.1:18001 \
       --impl-name my-control-plane --impl-version v1.4.2 --json server.json
@@ -75,6 +78,7 @@ func newReportCmd(out io.Writer) *cobra.Command {
 	fs.StringVar(&f.certification, "certification", "", `write a certification report (YAML) to this file ("-": standard output)`)
 	fs.Var(&f.markdownLimit, "markdown-limit", fmt.Sprintf("largest Markdown summary, in bytes: lists past it are cut with a note (%d for a pull-request comment)", markdown.CommentLimit))
 	f.impl.register(fs)
+	c.AddCommand(newReportMergeCmd(out))
 	return c
 }
 

@@ -26,7 +26,9 @@ Roles:
   scaffold turn a transcript (recorded, or a report's pair) into a scenario file
   coverage which catalogue rules the scenarios check, per role and level
   explain  one rule: its text, source, testability and the scenarios checking it
-  report   render JSON reports as a Markdown summary or a certification report
+  report   render JSON reports as a Markdown summary or a certification report;
+           report merge: merge the load reports of the shards of a run,
+           render them, and judge them against an SLO
   record   sit between a real client and server as an xDS proxy and write
            their conversation to a transcript file
   replay   replay one side of a transcript against a server or a client and

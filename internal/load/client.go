@@ -26,10 +26,11 @@ import (
 // is at, and per resource the last change it saw and the last bad change
 // it NACKed.
 type client struct {
-	r    *runner
-	idx  int // in the whole run
-	node *core.Node
-	tr   *transcript.Transcript // sampled clients only
+	r       *runner
+	idx     int // in the whole run
+	nodeNum int // the number of its node (plan.nodeID)
+	node    *core.Node
+	tr      *transcript.Transcript // sampled clients only
 
 	mu      sync.Mutex
 	last    []int64 // per resource: the last change ACKed; -1 none yet
@@ -60,7 +61,7 @@ type state struct {
 }
 
 func newClient(r *runner, idx int) *client {
-	c := &client{r: r, idx: idx, streams: map[string]*stream{},
+	c := &client{r: r, idx: idx, nodeNum: idx % r.p.Nodes, streams: map[string]*stream{},
 		node: &core.Node{Id: r.p.node(idx), Cluster: r.srv.NodeCluster(r.p.node(idx)), UserAgentName: "xdsconform-load"}}
 	c.last = make([]int64, len(r.p.resources))
 	c.nacked = make([]int64, len(r.p.resources))
@@ -149,7 +150,7 @@ func (s *stream) request(sub sub) error {
 	var names []string
 	if !sub.wildcard {
 		for _, r := range sub.res {
-			names = append(names, p.resources[r].name)
+			names = append(names, s.c.r.names.name(p, s.c.nodeNum, r))
 		}
 	}
 	s.c.mu.Lock()
@@ -262,21 +263,23 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	c, r := s.c, s.c.r
 	now := time.Now()
 	c.tr.Record(s.name, transcript.Received, m)
-	r.col.response(now)
 	s.check(typeURL, nonce, m)
 
 	var fresh []marker // changes this response brings
-	bad, resend := false, false
+	bad, resend := false, int64(0)
 	c.mu.Lock()
 	for _, b := range bodies {
 		mk, ok := findMarker(b.GetValue(), r.p.RunID)
+		if !ok {
+			mk, ok = r.contentMarker(c, b)
+		}
 		if !ok || mk.res >= len(c.last) || mk.change > int64(len(r.p.changes)) || mk.change <= c.last[mk.res] {
 			continue
 		}
 		if mk.bad {
 			bad = true
 			if mk.change == c.nacked[mk.res] {
-				resend = true
+				resend = mk.change
 				continue
 			}
 			c.nacked[mk.res] = mk.change
@@ -295,8 +298,14 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	}
 	names, acked := st.names, st.version
 	c.mu.Unlock()
-	if resend {
-		r.col.current().resends.Add(1)
+	latest := int64(-1)
+	for _, mk := range fresh {
+		latest = max(latest, mk.change)
+	}
+	ps := r.col.phaseOf(r.p, latest)
+	r.col.response(ps, now)
+	if resend > 0 {
+		r.col.phaseOf(r.p, resend).resends.Add(1)
 	}
 
 	var req proto.Message
@@ -313,7 +322,7 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 		return err
 	}
 	sentAt := time.Now()
-	r.col.sent(bad, sentAt)
+	r.col.sent(ps, bad, sentAt)
 	for _, mk := range fresh {
 		r.noteOrigin(mk)
 		if mk.change > 0 {

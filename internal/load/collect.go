@@ -63,6 +63,7 @@ type changeStats struct {
 // collector gathers what every client saw.
 type collector struct {
 	started time.Time
+	onPhase func(string)
 	cur     atomic.Int32 // index of the current phase
 	phases  [4]*phaseStats
 	changes []changeStats // index = change id - 1
@@ -77,7 +78,7 @@ type collector struct {
 const maxTimeline = 86400
 
 func newCollector(p *plan) *collector {
-	c := &collector{started: time.Now(), changes: make([]changeStats, len(p.changes)), timeline: map[int64]*loadreport.Second{}, violations: map[string]*loadreport.Violation{}}
+	c := &collector{started: time.Now(), onPhase: p.OnPhase, changes: make([]changeStats, len(p.changes)), timeline: map[int64]*loadreport.Second{}, violations: map[string]*loadreport.Violation{}}
 	for i := range c.phases {
 		c.phases[i] = &phaseStats{latency: loadreport.NewHistogram(), done: make(chan struct{})}
 	}
@@ -86,6 +87,9 @@ func newCollector(p *plan) *collector {
 
 // enter makes phase the current one.
 func (c *collector) enter(phase string) *phaseStats {
+	if c.onPhase != nil {
+		c.onPhase(phase)
+	}
 	i := phaseIndex(phase)
 	ps := c.phases[i]
 	if ps.ran.CompareAndSwap(false, true) {
@@ -120,9 +124,26 @@ func (c *collector) reached(phase string) {
 	}
 }
 
-// response counts a response received at now.
-func (c *collector) response(now time.Time) {
-	c.current().responses.Add(1)
+// phaseOf is the phase a response counts in: the phase of the latest
+// change it brings (the initial sync for the initial state), or, when it
+// brings none, the phase this shard is in. So the shards of a run count a
+// push in the same phase, whenever each of them moved on.
+func (c *collector) phaseOf(p *plan, latest int64) *phaseStats {
+	switch {
+	case latest > 0:
+		return c.phases[phaseIndex(p.changes[latest-1].phase)]
+	case latest == 0:
+		return c.phases[phaseIndex(phaseSync)]
+	}
+	if i := c.cur.Load(); i > 0 {
+		return c.phases[i]
+	}
+	return c.phases[phaseIndex(phaseSync)]
+}
+
+// response counts a response received at now, in ps.
+func (c *collector) response(ps *phaseStats, now time.Time) {
+	ps.responses.Add(1)
 	c.second(now, func(s *loadreport.Second) { s.Responses++ })
 }
 
@@ -156,9 +177,8 @@ func (c *collector) answered(p *plan, m marker, now time.Time) {
 	})
 }
 
-// sent counts an ACK or a NACK on the wire.
-func (c *collector) sent(nack bool, now time.Time) {
-	ps := c.current()
+// sent counts an ACK or a NACK on the wire, in ps.
+func (c *collector) sent(ps *phaseStats, nack bool, now time.Time) {
 	if nack {
 		ps.nacks.Add(1)
 	} else {

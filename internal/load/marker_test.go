@@ -10,38 +10,57 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-func TestMarkerRoundTripsThroughEveryType(t *testing.T) {
-	p, err := newPlan(Options{Clients: 1, Variant: wire.SotWADS, StreamsPerConn: 1, Shards: 1, RunID: "mk",
-		Profile: "LDS=l;RDS=r;CDS=c;EDS=e;RTDS=rt"})
+// Every type a run builds carries its marker where a client finds it in
+// the resource's bytes.
+func TestMarkerSurvivesEveryType(t *testing.T) {
+	o := okOptions()
+	o.Profile = "LDS=l;RDS=r;CDS=c;EDS=c;RTDS=rt"
+	p, err := newPlan(o)
 	require.NoError(t, err)
-	for i, res := range p.resources {
-		want := marker{res: i, change: 7, origin: 1_700_000_000_000_000_000, set: 1_700_000_000_250_000_000, bad: i%2 == 1}
+	for i, r := range p.resources {
+		want := marker{res: i, change: 42, origin: 1700000000123456789, set: 1700000000250000000, bad: i%2 == 1}
 		a, err := p.build(i, want)
-		require.NoError(t, err, res)
-		got, ok := findMarker(a.GetValue(), "mk")
-		require.True(t, ok, res)
-		assert.Equal(t, want, got, res)
-
+		require.NoError(t, err, r.String())
+		assert.Equal(t, r.t.URL, a.GetTypeUrl())
+		got, ok := findMarker(a.GetValue(), p.RunID)
+		require.True(t, ok, r.String())
+		assert.Equal(t, want, got, r.String())
+		m, err := wire.Unpack(a)
+		require.NoError(t, err)
+		assert.Equal(t, r.name, wire.NameOf(m))
 		_, ok = findMarker(a.GetValue(), "other")
-		assert.False(t, ok, "%s: another run's marker", res)
+		assert.False(t, ok, "%s: another run's marker is not this run's", r)
 	}
 }
 
-func TestMarkerRefusesMalformed(t *testing.T) {
-	for _, s := range []string{
-		"xdsconform-load/mk/0/1/2/g",                       // no SET: the marker of a harness before it
-		"xdsconform-load/mk/0/1/2/3/x",                     // neither g nor b
-		"xdsconform-load/mk/0/1/2/3/",                      // cut short
-		"xdsconform-load/mk/0/1/2/-3/g",                    // not a number
-		"xdsconform-load/mk/9999999999/1/2/3/g",            // resource index past any plan
-		"xdsconform-load/mk/0/123456789012345678901/2/3/g", // 21 digits
+func TestFindMarkerRefusesMalformed(t *testing.T) {
+	for _, b := range []string{
+		"", "xdsconform-load/", "xdsconform-load/t", "xdsconform-load/t/", "xdsconform-load/t/1/2/3/4",
+		"xdsconform-load/t/1/2/3/4/x", "xdsconform-load/t/a/2/3/4/g", "xdsconform-load/tt/1/2/3/4/g",
+		"xdsconform-load/t/99999999999999999999/2/3/4/g", "xdsconform-load/t/1/2/3//g",
+		"xdsconform-load/t/1/2/3/g", // no SET: a marker of a harness before it
 	} {
-		_, ok := findMarker([]byte(s), "mk")
-		assert.False(t, ok, s)
+		_, ok := findMarker([]byte(b), "t")
+		assert.False(t, ok, "%q", b)
 	}
-	m, ok := findMarker([]byte("junk"+marker{res: 1, change: 2, origin: 3, set: 4}.render("mk")+"junk"), "mk")
-	require.True(t, ok)
+	m, ok := findMarker([]byte("junk xdsconform-load/t/1/2/3/4/g junk"), "t")
+	assert.True(t, ok)
 	assert.Equal(t, marker{res: 1, change: 2, origin: 3, set: 4}, m)
+}
+
+func FuzzFindMarker(f *testing.F) {
+	f.Add([]byte("xdsconform-load/t/1/2/3/4/g"))
+	f.Add([]byte("xdsconform-load/t/1/2/3/4/b"))
+	o := okOptions()
+	p, _ := newPlan(o)
+	a, _ := p.build(0, marker{change: 1, origin: 2, set: 3})
+	f.Add(a.GetValue())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, ok := findMarker(b, "t")
+		if ok && (m.res < 0 || m.change < 0 || m.origin < 0 || m.set < 0) {
+			t.Fatalf("negative field from %q: %+v", b, m)
+		}
+	})
 }
 
 // The push→ACK latency runs from when this copy of the change was set,
@@ -49,7 +68,9 @@ func TestMarkerRefusesMalformed(t *testing.T) {
 // fixture sets a change on every node in turn, and that fan-out is the
 // harness's, not the server's.
 func TestLatencyFromTheSetConvergenceFromTheOrigin(t *testing.T) {
-	p, err := newPlan(Options{Clients: 1, Variant: wire.SotWADS, StreamsPerConn: 1, Churn: 1, Duration: time.Second, Shards: 1, RunID: "lat"})
+	o := okOptions()
+	o.Churn, o.Duration = 1, time.Second
+	p, err := newPlan(o)
 	require.NoError(t, err)
 	col := newCollector(p)
 	now := time.Unix(1_700_000_000, 0)
@@ -63,4 +84,9 @@ func TestLatencyFromTheSetConvergenceFromTheOrigin(t *testing.T) {
 	assert.InDelta(t, float64(time.Second), float64(lat.Max()), float64(time.Millisecond), "push→ACK from the set")
 	assert.Equal(t, int64(10*time.Second), col.changes[0].lastAck.Load(), "convergence from the origin")
 	assert.Equal(t, int64(1), col.changes[0].acked.Load())
+
+	// A marker without SET (content mode: the fixture builds what it
+	// serves, no marker reaches the client) measures from the origin.
+	col.answered(p, marker{change: 1}, now)
+	assert.InDelta(t, float64(10*time.Second), float64(lat.Max()), float64(10*time.Millisecond))
 }

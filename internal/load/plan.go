@@ -78,6 +78,18 @@ type Options struct {
 	// Parallel bounds the streams opened, and the fixture calls made, at
 	// once.
 	Parallel int
+	// ChurnDelay is how long the driving shard waits, once its own
+	// clients have synced, before the churn: time for the other shards'
+	// clients to sync too, so that none of them first hears of a resource
+	// in the middle of the churn. ChurnAfter, when not nil, is waited for
+	// as well (bounded by StartWait): a test's way to start the churn
+	// once every shard has synced.
+	ChurnDelay time.Duration
+	ChurnAfter <-chan struct{}
+	// OnPhase, when set, is called as each phase begins (from the run's
+	// own goroutine; it must not block): the CLI says what the run is
+	// doing, a test starts other shards.
+	OnPhase func(phase string)
 }
 
 // Defaults for the Options the CLI leaves unset.
@@ -140,6 +152,13 @@ const (
 	ProfileEnvoy = "envoy"
 )
 
+// Check reports what is wrong with o, as Run would, without running
+// anything: so a bad plan is refused before a target is started.
+func Check(o Options) error {
+	_, err := newPlan(o)
+	return err
+}
+
 // newPlan checks o and works it out.
 func newPlan(o Options) (*plan, error) {
 	switch {
@@ -153,6 +172,8 @@ func newPlan(o Options) (*plan, error) {
 		return nil, fmt.Errorf("--churn %g: give 0 to 10000 changes a second", o.Churn)
 	case o.Duration < 0:
 		return nil, fmt.Errorf("--duration %s is negative", o.Duration)
+	case o.ChurnDelay < 0:
+		return nil, fmt.Errorf("--churn-delay %s is negative", o.ChurnDelay)
 	case o.NackBurst < 0 || o.NackBurst > 10_000:
 		return nil, fmt.Errorf("--nack-burst %d: give 0 to 10000", o.NackBurst)
 	case o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards:
@@ -331,23 +352,6 @@ func (p *plan) schedule() error {
 		p.finals[c.res][c.phase] = c.id
 	}
 	return nil
-}
-
-// due is when change k of a phase's changes is planned: offset after the
-// phase starts, or, when afterWindow, after the burst window, which
-// starts once the last bad resource is set. The churn's come one every
-// 1/Churn seconds; the burst's bad ones at once, and the ones setting
-// them right at once after the window. How late a change is set is
-// measured against this, so the window's wait is not taken for a
-// fixture falling behind.
-func (p *plan) due(phase string, k int, ch change) (offset time.Duration, afterWindow bool) {
-	switch {
-	case phase == phaseChurn && p.Churn > 0:
-		return time.Duration(float64(k) * float64(time.Second) / p.Churn), false
-	case phase == phaseBurst && !ch.bad:
-		return 0, true
-	}
-	return 0, false
 }
 
 // phaseChanges are the planned changes of a phase.

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/targets"
 )
@@ -37,10 +38,11 @@ var ErrNoFixture = errors.New("load needs the target's fixture API (--fixture) o
 
 // runner is one load run in progress.
 type runner struct {
-	p   *plan
-	srv *targets.Server
-	col *collector
-	ctx context.Context // the streams' lifetime
+	p    *plan
+	srv  *targets.Server
+	col  *collector
+	ctx  context.Context // the streams' lifetime
+	stop func()          // ends it
 
 	connMu sync.Mutex
 	conns  map[int]*grpc.ClientConn
@@ -53,6 +55,12 @@ type runner struct {
 	clients []*client
 	made    [4]atomic.Int64 // changes made per phase (driving shard)
 	notes   []string
+
+	// names are the names the fixture serves the resources under, where
+	// it names them itself; content is set when it builds the content it
+	// serves (content.go).
+	names   servedNames
+	content *content
 }
 
 // Run runs the plan o against t and returns its report. It returns an
@@ -68,9 +76,16 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	if p.drives() && t.Server.Fixture == nil {
 		return nil, ErrNoFixture
 	}
+	var cm *content
+	if p.drives() {
+		if cm, err = newContent(p, t.Server.Caps); err != nil {
+			return nil, err
+		}
+	}
 	mon := startMonitor()
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job)}
+	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), stop: stopStreams, content: cm,
+		names: servedNames{shared: sharedResources(t.Server.Caps)}}
 	defer r.close(stopStreams)
 	for range workers() {
 		r.wg.Go(r.work)
@@ -104,21 +119,37 @@ func (r *runner) phases(ctx context.Context) bool {
 		}
 	}
 	col.phases[phaseIndex(phaseConnect)].clients.Store(int64(len(r.clients)))
-	r.each(ctx, func(c *client) {
-		if err := c.subscribe(r.ctx, 0); err != nil {
-			col.streamError(err.Error())
-		}
-	})
+	connected := make(chan struct{})
+	go func() {
+		defer close(connected)
+		r.each(ctx, func(c *client) {
+			if err := c.subscribe(r.ctx, 0); err != nil {
+				col.streamError(err.Error())
+			}
+		})
+	}()
+	// Opening a stream waits for the server (its stream limit, a slow
+	// handshake) with no deadline of its own: the sync timeout bounds it,
+	// by ending every stream.
+	outcome := wait(ctx, connected, time.Until(syncBy))
+	if outcome != waitDone {
+		r.stop()
+		<-connected
+	}
 	col.leave(phaseConnect)
-	if ctx.Err() != nil {
+	switch outcome {
+	case waitCancelled:
 		return true
+	case waitTimedOut:
+		r.note("the streams could not all be opened within %s (--sync-timeout): the run stopped there", p.SyncTimeout)
+		return false
 	}
 
 	// Initial sync: until every client has ACKed its whole profile.
 	ps := col.enter(phaseSync)
 	ps.clients.Store(int64(len(r.clients)))
 	ps.expected.Store(int64(len(r.clients) * len(p.resources)))
-	outcome := wait(ctx, ps.done, time.Until(syncBy))
+	outcome = wait(ctx, ps.done, time.Until(syncBy))
 	col.leave(phaseSync)
 	r.missedSync()
 	switch outcome {
@@ -175,6 +206,9 @@ func (r *runner) changePhase(ctx context.Context, phase string, changes []change
 
 	bound := p.Settle
 	if p.drives() {
+		if phase == phaseChurn && r.holdChurn(ctx) {
+			return true
+		}
 		if cancelled := r.drive(ctx, phase, changes); cancelled {
 			return true
 		}
@@ -194,22 +228,39 @@ func (r *runner) changePhase(ctx context.Context, phase string, changes []change
 	return false
 }
 
-// drive makes a phase's changes, each when plan.due says, and notes it
-// when the fixture could not keep to that.
+// holdChurn waits, before the churn, for ChurnDelay and ChurnAfter; it
+// reports whether ctx ended the wait.
+func (r *runner) holdChurn(ctx context.Context) bool {
+	if r.p.ChurnAfter != nil {
+		switch wait(ctx, r.p.ChurnAfter, r.p.StartWait) {
+		case waitCancelled:
+			return true
+		case waitTimedOut:
+			r.note("the churn started after waiting %s for the other shards", r.p.StartWait)
+		}
+	}
+	return r.p.ChurnDelay > 0 && wait(ctx, nil, r.p.ChurnDelay) == waitCancelled
+}
+
+// drive makes a phase's changes: the churn's at the planned rate, the
+// burst's bad ones at once and, after the burst window, the ones setting
+// them right.
 func (r *runner) drive(ctx context.Context, phase string, changes []change) bool {
 	start := time.Now()
-	var windowEnd time.Time
+	interval := time.Duration(0)
+	if phase == phaseChurn && r.p.Churn > 0 {
+		interval = time.Duration(float64(time.Second) / r.p.Churn)
+	}
 	var late time.Duration
+	var windowEnd time.Time
 	for k, ch := range changes {
-		offset, afterWindow := r.p.due(phase, k, ch)
-		base := start
-		if afterWindow {
-			if windowEnd.IsZero() {
-				windowEnd = time.Now().Add(r.p.BurstWindow)
-			}
-			base = windowEnd
+		if phase == phaseBurst && !ch.bad && windowEnd.IsZero() {
+			// The burst window, how long the bad resources stay bad,
+			// runs from when the last of them is set.
+			windowEnd = time.Now().Add(r.p.BurstWindow)
 		}
-		if d := time.Until(base.Add(offset)); d > 0 {
+		due := dueAt(phase, ch, k, start, interval, windowEnd)
+		if d := time.Until(due); d > 0 {
 			if wait(ctx, nil, d) == waitCancelled {
 				return true
 			}
@@ -227,16 +278,33 @@ func (r *runner) drive(ctx context.Context, phase string, changes []change) bool
 	return false
 }
 
+// dueAt is when change k of a phase's changes is due: the churn's one
+// interval after the other from start, the burst's bad ones at start, and
+// the ones setting them right all at windowEnd (so none of those counts as
+// late by the window).
+func dueAt(phase string, ch change, k int, start time.Time, interval time.Duration, windowEnd time.Time) time.Time {
+	if phase == phaseBurst && !ch.bad {
+		return windowEnd
+	}
+	return start.Add(time.Duration(k) * interval)
+}
+
+// sharedResources reports whether the target serves one set of resources
+// to every node (its fixture says node_scoped false, as go-control-plane's
+// LinearCache's does).
+func sharedResources(caps *fixturepb.Capabilities) bool {
+	return caps != nil && !caps.GetNodeScoped()
+}
+
 // fixtureNodes is how many of the run's nodes the fixture is driven on:
-// every one when the target serves each node its own resources
-// (node_scoped), else node 0 alone. A target that shares resources
-// between nodes (go-control-plane's LinearCache) serves one resource to
-// every client: setting it once per node would make one planned change N
-// updates of that resource, each pushed to the clients that are
-// subscribed by then, and the amplification measured would be the
-// harness's.
+// every one when the target serves each node its own resources, else
+// node 0 alone. A target that shares resources between nodes serves one
+// resource to every client: setting it once per node would make one
+// planned change N updates of that resource, each pushed to the clients
+// that are subscribed by then, and the amplification measured would be
+// the harness's.
 func (r *runner) fixtureNodes() int {
-	if r.srv.Caps != nil && !r.srv.Caps.GetNodeScoped() {
+	if r.names.shared {
 		return 1
 	}
 	return r.p.Nodes
@@ -270,7 +338,7 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 			for _, i := range res {
 				m := mk
 				m.res = i
-				if err := r.set(ctx, p.nodeID(n), i, m); err != nil {
+				if err := r.set(ctx, n, i, m); err != nil {
 					errMu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -284,19 +352,28 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 	return firstErr
 }
 
-// set sets resource i on node, carrying m stamped with the moment it is
-// asked of the fixture.
-func (r *runner) set(ctx context.Context, node string, i int, m marker) error {
+// set sets resource i on node n, carrying m stamped with the moment it
+// is asked of the fixture, and notes the name it is served under.
+func (r *runner) set(ctx context.Context, n, i int, m marker) error {
 	m.set = time.Now().UnixNano()
 	a, err := r.p.build(i, m)
 	if err != nil {
 		return err
 	}
-	res := r.p.resources[i]
+	res, node := r.p.resources[i], r.p.nodeID(n)
 	callCtx, cancel := context.WithTimeout(ctx, fixtureCallTimeout)
 	defer cancel()
-	if _, err := r.srv.Fixture.Set(callCtx, node, res.t, res.name, a); err != nil {
+	s, err := r.srv.Fixture.Set(callCtx, node, res.t, res.name, a)
+	if err != nil {
 		return fmt.Errorf("setting %s on %s: %w", res, node, err)
+	}
+	if r.names.note(r.p, n, i, s.Name) {
+		return fmt.Errorf("setting %s on %s: the fixture serves it as %q now, a name its clients did not subscribe to", res, node, s.Name)
+	}
+	if r.content != nil {
+		if err := r.content.check(r.p, i, m.change, s.Revision); err != nil {
+			return fmt.Errorf("setting %s on %s: %w", res, node, err)
+		}
 	}
 	return nil
 }
@@ -437,7 +514,10 @@ func (r *runner) close(stopStreams context.CancelFunc) {
 	case <-done:
 	case <-time.After(closeBound):
 	}
-	if r.p.drives() && r.srv.Fixture != nil {
+	// In a sharded run the other shards' clients may still be connected:
+	// removing the resources now would push them deletions mid-run. The
+	// run id names what is left, for the server's own clean-up.
+	if r.p.drives() && r.p.Shards == 1 && r.srv.Fixture != nil {
 		r.reset()
 	}
 }
@@ -446,8 +526,7 @@ func (r *runner) close(stopStreams context.CancelFunc) {
 // connections are closed (they end at once; this is a backstop).
 const closeBound = 5 * time.Second
 
-// reset removes, best effort and bounded, what the run set on every node
-// it set it on.
+// reset removes, best effort and bounded, what the run set on every node.
 func (r *runner) reset() {
 	ctx, cancel := context.WithTimeout(context.Background(), resetBound)
 	defer cancel()

@@ -5,48 +5,77 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 )
 
 // Merge combines the reports of shards of one run into the report one
 // process running the whole plan would have written. The reports must
-// share the format, run id, target and plan, and cover disjoint shards.
-// Counts add up; latency histograms merge bucket by bucket; a change's
-// Expected and Acked add up and its LastAckNS is the latest over the
-// shards, and each phase's convergence is recomputed from the merged
-// changes; timelines add up second by second (wall clock). Shards missing
-// from the merge are named in a note. Merge does not change its inputs.
+// share the format, run id, target and plan, and cover disjoint shards
+// of the plan, each at least one. Counts add up, but a phase's Changes
+// (the fixture's, made once for the run) is the most any shard says;
+// latency histograms merge bucket by bucket; a change's Expected and
+// Acked add up and its LastAckNS is the latest over the shards, and each
+// phase's convergence is recomputed from the merged changes; timelines add
+// up second by second (wall clock). Shards missing from the merge are
+// named in a note. The result does not depend on the order of the
+// reports (they are taken in the order of their shards), and Merge does
+// not change its inputs. The merged report has no SLO verdict: the
+// shards' verdicts were of a part of the run.
 func Merge(reports ...*Report) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, fmt.Errorf("nothing to merge")
 	}
 	first := reports[0]
-	out := &Report{
-		Format: first.Format, HarnessVersion: first.HarnessVersion, Target: first.Target,
-		RunID: first.RunID, Plan: first.Plan, Started: first.Started,
-	}
+	shards := max(first.Plan.Shards, 1)
 	seen := map[int]int{}
-	var end time.Time
 	for i, r := range reports {
+		if r == nil {
+			return nil, fmt.Errorf("report %d is missing", i+1)
+		}
 		if r.Format != Format {
 			return nil, fmt.Errorf("report %d: format %q, this harness merges %q", i+1, r.Format, Format)
 		}
 		if r.RunID != first.RunID {
 			return nil, fmt.Errorf("report %d is of run %q, report 1 of run %q: only the shards of one run merge", i+1, r.RunID, first.RunID)
 		}
-		if r.Target != first.Target || !reflect.DeepEqual(r.Plan, first.Plan) {
-			return nil, fmt.Errorf("report %d ran another plan or target than report 1: the shards of one run share both", i+1)
+		if r.Target != first.Target {
+			return nil, fmt.Errorf("report %d ran against %q, report 1 against %q: the shards of one run share the target", i+1, r.Target, first.Target)
+		}
+		if !samePlan(r.Plan, first.Plan) {
+			return nil, fmt.Errorf("report %d ran another plan than report 1: the shards of one run share it", i+1)
+		}
+		if len(r.Shards) == 0 {
+			return nil, fmt.Errorf("report %d names no shard", i+1)
 		}
 		for _, s := range r.Shards {
+			if s < 0 || s >= shards {
+				return nil, fmt.Errorf("report %d covers shard %d, out of the plan's %d (0 to %d)", i+1, s, shards, shards-1)
+			}
 			if j, dup := seen[s]; dup {
+				if j == i {
+					return nil, fmt.Errorf("report %d names shard %d twice", i+1, s)
+				}
 				return nil, fmt.Errorf("reports %d and %d both cover shard %d", j+1, i+1, s)
 			}
-			if s < 0 || s >= max(first.Plan.Shards, 1) {
-				return nil, fmt.Errorf("report %d covers shard %d, out of the plan's %d", i+1, s, first.Plan.Shards)
-			}
 			seen[s] = i
-			out.Shards = append(out.Shards, s)
 		}
+	}
+	// Taken in the order of their shards, so that the first instance of
+	// a violation, the notes' order and so on do not depend on the order
+	// the files were named in.
+	reports = slices.Clone(reports)
+	slices.SortStableFunc(reports, func(a, b *Report) int { return cmp.Compare(slices.Min(a.Shards), slices.Min(b.Shards)) })
+	first = reports[0]
+	out := &Report{
+		Format: first.Format, HarnessVersion: first.HarnessVersion, Target: first.Target,
+		RunID: first.RunID, Plan: clonePlan(first.Plan), Started: first.Started,
+	}
+	var end time.Time
+	var notes []string
+	versions := []string{}
+	for _, r := range reports {
+		out.Shards = append(out.Shards, r.Shards...)
 		if r.Started.Before(out.Started) {
 			out.Started = r.Started
 		}
@@ -54,25 +83,75 @@ func Merge(reports ...*Report) (*Report, error) {
 			end = e
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
-		out.ChangesDropped += r.ChangesDropped
+		out.ChangesDropped = max(out.ChangesDropped, r.ChangesDropped)
 		out.Harness = append(out.Harness, r.Harness...)
-		out.Notes = append(out.Notes, r.Notes...)
+		notes = append(notes, r.Notes...)
+		if !slices.Contains(versions, r.HarnessVersion) {
+			versions = append(versions, r.HarnessVersion)
+		}
 	}
 	slices.Sort(out.Shards)
 	out.DurationNS = int64(end.Sub(out.Started))
-	if missing := max(first.Plan.Shards, 1) - len(out.Shards); missing > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d of the plan's %d shards are not in this merge: its counts cover shards %v only", missing, first.Plan.Shards, out.Shards))
+	if missing := shards - len(out.Shards); missing > 0 {
+		notes = append(notes, fmt.Sprintf("%d of the plan's %d shards are not in this merge: its counts cover shards %v only", missing, shards, out.Shards))
 	}
-	out.Changes = mergeChanges(reports)
+	if len(versions) > 1 {
+		notes = append(notes, fmt.Sprintf("the shards ran different harness versions (%s): their figures may not compare", strings.Join(versions, ", ")))
+	}
+	changes, err := mergeChanges(reports)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) > MaxChanges {
+		out.ChangesDropped += int64(len(changes) - MaxChanges)
+		changes = changes[:MaxChanges]
+	}
+	if out.ChangesDropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d changes are not listed (past the %d a report lists): the merged convergence covers the listed changes only", out.ChangesDropped, MaxChanges))
+	}
+	out.Changes = changes
 	out.Phases = mergePhases(reports, out.Started, out.Changes)
 	out.Timeline = mergeTimeline(reports)
 	out.Violations = mergeViolations(reports)
 	slices.SortStableFunc(out.Harness, func(a, b Harness) int { return cmp.Compare(a.Shard, b.Shard) })
-	out.Notes = slices.Compact(out.Notes)
+	out.Notes = uniq(notes)
 	return out, nil
 }
 
-func mergeChanges(reports []*Report) []Change {
+// samePlan reports whether two plans are the same, an absent list being
+// the same as an empty one (a report read back from JSON has either).
+func samePlan(a, b Plan) bool {
+	la, lb := a.Resources, b.Resources
+	ca, cb := a.ChurnTypes, b.ChurnTypes
+	a.Resources, b.Resources, a.ChurnTypes, b.ChurnTypes = nil, nil, nil, nil
+	return reflect.DeepEqual(a, b) && slices.Equal(la, lb) && slices.Equal(ca, cb)
+}
+
+// clonePlan copies p's lists, so that the merged report shares no memory
+// with its inputs.
+func clonePlan(p Plan) Plan {
+	p.Resources = slices.Clone(p.Resources)
+	p.ChurnTypes = slices.Clone(p.ChurnTypes)
+	return p
+}
+
+// uniq drops repeats from ss, keeping the first of each in place: every
+// shard of a saturated run may say so in the same words.
+func uniq(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// mergeChanges adds up the changes of the same ID. The shards must agree
+// on what each change was: if they do not, they are not of one run.
+func mergeChanges(reports []*Report) ([]Change, error) {
 	byID := map[int64]*Change{}
 	for _, r := range reports {
 		for _, c := range r.Changes {
@@ -81,6 +160,11 @@ func mergeChanges(reports []*Report) []Change {
 				cp := c
 				byID[c.ID] = &cp
 				continue
+			}
+			if m.Phase != c.Phase || m.Resource != c.Resource || m.Bad != c.Bad ||
+				m.OriginUnixNS != 0 && c.OriginUnixNS != 0 && m.OriginUnixNS != c.OriginUnixNS {
+				return nil, fmt.Errorf("change %d is not the same change in every shard (%s %q at %d, and %s %q at %d): the reports are not of one run",
+					c.ID, m.Phase, m.Resource, m.OriginUnixNS, c.Phase, c.Resource, c.OriginUnixNS)
 			}
 			m.Expected += c.Expected
 			m.Acked += c.Acked
@@ -95,11 +179,12 @@ func mergeChanges(reports []*Report) []Change {
 		out = append(out, *c)
 	}
 	slices.SortFunc(out, func(a, b Change) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	return out, nil
 }
 
-// mergePhases adds up the phases of the same name, in the order they
-// first appear.
+// mergePhases adds up the phases of the same name, in the order a run
+// goes through them (PhaseNames; others after, as they first appear): a
+// shard cut short may lack a phase the others ran.
 func mergePhases(reports []*Report, started time.Time, changes []Change) []Phase {
 	var order []string
 	byName := map[string]*Phase{}
@@ -115,7 +200,7 @@ func mergePhases(reports []*Report, started time.Time, changes []Change) []Phase
 			m.StartNS = min(m.StartNS, p.StartNS+shift)
 			m.EndNS = max(m.EndNS, p.EndNS+shift)
 			m.Clients += p.Clients
-			m.Changes += p.Changes
+			m.Changes = max(m.Changes, p.Changes)
 			m.Expected += p.Expected
 			m.Responses += p.Responses
 			m.Acks += p.Acks
@@ -127,6 +212,7 @@ func mergePhases(reports []*Report, started time.Time, changes []Change) []Phase
 			m.Latency.Merge(p.Latency)
 		}
 	}
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(phaseRank(a), phaseRank(b)) })
 	out := make([]Phase, 0, len(order))
 	for _, name := range order {
 		p := byName[name]
@@ -135,6 +221,15 @@ func mergePhases(reports []*Report, started time.Time, changes []Change) []Phase
 		out = append(out, *p)
 	}
 	return out
+}
+
+// phaseRank is a phase's place in PhaseNames, past them when it is not
+// one.
+func phaseRank(name string) int {
+	if i := slices.Index(PhaseNames, name); i >= 0 {
+		return i
+	}
+	return len(PhaseNames)
 }
 
 // Convergence is the convergence histogram of a phase's changes: for

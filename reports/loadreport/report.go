@@ -9,10 +9,19 @@
 // by averaging percentiles), and a change's convergence is the latest of
 // its ACKs over every shard, so a merged report says what one process
 // running the whole plan would have said.
+//
+// WriteJSON and ReadJSON write and read a report in the layout of
+// reports/schema/load.schema.json (ReadJSON strict and bounded, for files
+// that may come from anywhere); WriteMarkdown and WriteHTML render one for
+// CI and for people; ParseSLO and SLO.Evaluate judge one against --slo
+// objectives.
 package loadreport
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,6 +48,10 @@ const (
 	// PhaseBurst sets resources the clients NACK, then sets them right.
 	PhaseBurst = "burst"
 )
+
+// PhaseNames are the phases a report may hold, in the order a run goes
+// through them; ReadJSON refuses any other name.
+var PhaseNames = []string{PhaseConnect, PhaseInitialSync, PhaseChurn, PhaseBurst}
 
 // Report is one load run, or the merge of the shards of one.
 type Report struct {
@@ -67,7 +80,9 @@ type Report struct {
 	// drives the fixture lists every one; the others list the changes
 	// their clients saw. Bounded by MaxChanges.
 	Changes []Change `json:"changes"`
-	// ChangesDropped counts changes made past MaxChanges, not listed.
+	// ChangesDropped counts changes made past MaxChanges, not listed
+	// (merged: the most any shard dropped, plus what the merged list
+	// could not hold).
 	ChangesDropped int64 `json:"changes_dropped,omitempty"`
 	// Timeline is per-second activity over the run, for plots.
 	Timeline []Second `json:"timeline"`
@@ -129,7 +144,9 @@ type Phase struct {
 	EndNS   int64 `json:"end_ns"`
 	// Clients is how many clients took part.
 	Clients int64 `json:"clients"`
-	// Changes is how many fixture changes the phase made.
+	// Changes is how many fixture changes the phase made. The changes are
+	// the fixture's, made once for the whole run: merged, it is the most
+	// any shard says, not their sum.
 	Changes int64 `json:"changes"`
 	// Expected is how many pushes the changes called for: for each
 	// change, the clients subscribed to the resource it changed.
@@ -419,21 +436,28 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a Summary back from its HDR encoding (the summary
 // figures are recomputed from it, so a hand-edited figure cannot disagree
-// with the histogram).
+// with the histogram). The encoding is checked before it is decoded: it
+// must be of this package's range, hold at most MaxHistogramCount values,
+// and Over must be within them.
 func (h *Histogram) UnmarshalJSON(b []byte) error {
 	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
 		return err
 	}
 	if len(s.HDR) > maxEncoded {
 		return fmt.Errorf("histogram encoding of %d bytes is past the %d-byte bound", len(s.HDR), maxEncoded)
 	}
-	if _, err := base64.StdEncoding.DecodeString(s.HDR); err != nil {
-		return fmt.Errorf("histogram encoding: %w", err)
-	}
 	d, err := decode([]byte(s.HDR))
 	if err != nil {
 		return fmt.Errorf("histogram encoding: %w", err)
+	}
+	if n := d.TotalCount(); n < 0 || n > MaxHistogramCount {
+		return fmt.Errorf("histogram of %d values: at most %d", n, int64(MaxHistogramCount))
+	}
+	if s.Over < 0 || s.Over > d.TotalCount() {
+		return fmt.Errorf("histogram over %d: not within its %d values", s.Over, d.TotalCount())
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -445,13 +469,32 @@ func (h *Histogram) UnmarshalJSON(b []byte) error {
 // range is a few KiB compressed.
 const maxEncoded = 1 << 20
 
+// MaxHistogramCount bounds the values a histogram read from JSON may hold:
+// 2^40 (a million clients ACKing a million changes) is past any run, and
+// keeps the sum of the histograms of as many shards as a plan may have
+// (MaxShards) far from overflowing.
+const MaxHistogramCount = 1 << 40
+
+// hdrHeaderSize is the size of the header inside an HDR V2 encoding's
+// compressed contents: cookie, payload length, normalising offset and
+// significant digits (int32 each), lowest and highest trackable values
+// (int64 each), and the integer-to-double ratio (float64).
+const hdrHeaderSize = 40
+
 // decode reads an encoding into a histogram of this package's range, so
 // that a histogram of another range (from another tool) is refused
-// rather than merged wrongly.
+// rather than merged wrongly. The range is read from the header before
+// the library decodes anything: the library allocates the counts of
+// whatever range a header claims (1 to 2^63 at 5 digits is 48 MB), so a
+// few hostile bytes could otherwise cost that much per histogram.
 func decode(enc []byte) (h *hdr.Histogram, err error) {
+	if err := checkHeader(enc); err != nil {
+		return nil, err
+	}
 	defer func() {
-		// The library trusts its input's header; a crafted one can make it
-		// index out of range.
+		// The library has trusted its input's header before (index out of
+		// range on crafted counts); whatever it still trusts must not
+		// bring the reader down.
 		if r := recover(); r != nil {
 			h, err = nil, fmt.Errorf("malformed: %v", r)
 		}
@@ -466,13 +509,38 @@ func decode(enc []byte) (h *hdr.Histogram, err error) {
 	return d, nil
 }
 
-// WriteJSON writes r as indented JSON.
-// Placeholder until the report writers land; see reports/loadreport/json.go.
-func WriteJSON(w io.Writer, r *Report) error {
-	if r.Format == "" {
-		r.Format = Format
+// checkHeader reads the range out of an HDR V2 compressed encoding
+// (base64 of: cookie, length, zlib of header and counts) and refuses
+// one of another range than this package's, inflating only the header.
+func checkHeader(enc []byte) error {
+	raw, err := base64.StdEncoding.DecodeString(string(enc))
+	if err != nil {
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	if len(raw) < 8 {
+		return fmt.Errorf("%d bytes: too short", len(raw))
+	}
+	if cookie := int32(binary.BigEndian.Uint32(raw)) &^ 0xf0; cookie != hdr.V2CompressedEncodingCookieBase {
+		return fmt.Errorf("cookie %#x: not an HDR V2 compressed encoding", cookie)
+	}
+	n := int64(int32(binary.BigEndian.Uint32(raw[4:])))
+	if n < 0 || n > int64(len(raw)-8) {
+		return fmt.Errorf("compressed length %d: %d bytes follow", n, len(raw)-8)
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8 : 8+n]))
+	if err != nil {
+		return err
+	}
+	defer z.Close()
+	var head [hdrHeaderSize]byte
+	if _, err := io.ReadFull(z, head[:]); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	digits := int32(binary.BigEndian.Uint32(head[12:]))
+	low := int64(binary.BigEndian.Uint64(head[16:]))
+	high := int64(binary.BigEndian.Uint64(head[24:]))
+	if low != 1 || high != HistogramMax.Microseconds() || digits != 3 {
+		return fmt.Errorf("range [%d, %d] µs at %d digits, not [1, %d] at 3", low, high, digits, HistogramMax.Microseconds())
+	}
+	return nil
 }

@@ -255,7 +255,7 @@ func runSection(r results.Run) section {
 		name := string(l)
 		if !slices.Contains(results.Levels, l) {
 			// A hand-made report's level could be anything.
-			name = cell(name)
+			name = Cell(name)
 		}
 		b.WriteString("| " + name + " |")
 		for _, c := range cols {
@@ -393,11 +393,11 @@ func Code(s string) string {
 	return fence + s + fence
 }
 
-// cell is Code for a table cell. GitHub splits a row at every pipe, even
+// Cell is Code for a table cell. GitHub splits a row at every pipe, even
 // inside a code span, unless it is escaped; and it reads "\\|" as an
 // escaped backslash and then a boundary, so backslashes are replaced
 // first and cannot undo an escape.
-func cell(s string) string {
+func Cell(s string) string {
 	s = strings.ReplaceAll(clean(s), `\`, "∖")
 	return Code(strings.ReplaceAll(s, "|", `\|`))
 }

@@ -113,7 +113,7 @@ func TestCode(t *testing.T) {
 	} {
 		assert.Equal(t, want, Code(in), "%q", in)
 	}
-	assert.Equal(t, "`a\\|b∖\\|`", cell(`a|b\|`))
+	assert.Equal(t, "`a\\|b∖\\|`", Cell(`a|b\|`))
 }
 
 // manyFailures is a failing run with n failures, each message long.

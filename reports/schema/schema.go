@@ -1,7 +1,7 @@
 // Package schema holds the schemas the report files are written to — the
-// JSON Schema of the JSON report (report.schema.json) and the common JUnit
-// XSD (junit.xsd, see README.md for where it comes from) — and checks a
-// report against them. The tests of every package that writes a report
+// JSON Schema of the JSON report (report.schema.json), that of the load
+// report (load.schema.json) and the common JUnit XSD (junit.xsd, see
+// README.md for where it comes from) — and checks a report against them. The tests of every package that writes a report
 // use it, so a report that strays from its documented layout fails a test,
 // and tools that read reports can use it too.
 package schema
@@ -28,36 +28,61 @@ import (
 //go:embed report.schema.json
 var JSONReport []byte
 
+// LoadReport is load.schema.json: the JSON Schema (draft 2020-12) of the
+// load report (xdsconform load --json, xdsconform report merge --json),
+// format "xdsconform.load/v1".
+//
+//go:embed load.schema.json
+var LoadReport []byte
+
 // JUnitXSD is junit.xsd: the JUnit XML schema Jenkins' xUnit plugin
 // validates against, as README.md says.
 //
 //go:embed junit.xsd
 var JUnitXSD []byte
 
-// jsonReportURL is what the compiler knows report.schema.json as.
-const jsonReportURL = "urn:xdsconform:report:2"
+// What the compiler knows report.schema.json and load.schema.json as.
+const (
+	jsonReportURL = "urn:xdsconform:report:2"
+	loadReportURL = "urn:xdsconform:load:1"
+)
 
-var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(JSONReport))
+var (
+	compiled     = sync.OnceValues(func() (*jsonschema.Schema, error) { return compile("report.schema.json", jsonReportURL, JSONReport) })
+	compiledLoad = sync.OnceValues(func() (*jsonschema.Schema, error) { return compile("load.schema.json", loadReportURL, LoadReport) })
+)
+
+func compile(name, url string, schema []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return nil, fmt.Errorf("schema: report.schema.json: %w", err)
+		return nil, fmt.Errorf("schema: %s: %w", name, err)
 	}
 	c := jsonschema.NewCompiler()
 	// "format": "date-time" is checked, not only documented.
 	c.AssertFormat()
-	if err := c.AddResource(jsonReportURL, doc); err != nil {
-		return nil, fmt.Errorf("schema: report.schema.json: %w", err)
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("schema: %s: %w", name, err)
 	}
-	s, err := c.Compile(jsonReportURL)
+	s, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("schema: compiling report.schema.json: %w", err)
+		return nil, fmt.Errorf("schema: compiling %s: %w", name, err)
 	}
 	return s, nil
-})
+}
 
 // ValidateJSONReport checks a JSON report against report.schema.json; the
 // error lists every place it strays, with the schema's reason.
 func ValidateJSONReport(report []byte) error {
+	return validate(compiled, "report.schema.json", report)
+}
+
+// ValidateLoadReport checks a load report against load.schema.json; the
+// error lists every place it strays, with the schema's reason.
+func ValidateLoadReport(report []byte) error {
+	return validate(compiledLoad, "load.schema.json", report)
+}
+
+func validate(compiled func() (*jsonschema.Schema, error), name string, report []byte) error {
 	s, err := compiled()
 	if err != nil {
 		return err
@@ -67,7 +92,7 @@ func ValidateJSONReport(report []byte) error {
 		return fmt.Errorf("schema: the report is not JSON: %w", err)
 	}
 	if err := s.Validate(doc); err != nil {
-		return fmt.Errorf("schema: the report does not validate against report.schema.json: %w", err)
+		return fmt.Errorf("schema: the report does not validate against %s: %w", name, err)
 	}
 	return nil
 }
