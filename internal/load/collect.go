@@ -172,6 +172,7 @@ func (c *collector) answered(p *plan, m marker, now time.Time) {
 		}
 	}
 	c.second(now, func(s *loadreport.Second) {
+		s.LatencyCount++
 		s.LatencySumNS += int64(lat)
 		s.LatencyMaxNS = max(s.LatencyMaxNS, int64(lat))
 	})

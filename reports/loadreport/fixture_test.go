@@ -166,6 +166,7 @@ func (s *sim) build(shards ...int) *Report {
 				sec.Nacks++
 			} else {
 				sec.Acks++
+				sec.LatencyCount++
 				sec.LatencySumNS += int64(lat)
 				sec.LatencyMaxNS = max(sec.LatencyMaxNS, int64(lat))
 			}

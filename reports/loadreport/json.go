@@ -260,7 +260,7 @@ func check(r *Report) error {
 		}
 		secs[s.UnixS] = true
 		if err := nonNegative(at, map[string]int64{"responses": s.Responses, "acks": s.Acks, "nacks": s.Nacks,
-			"latency_sum_ns": s.LatencySumNS, "latency_max_ns": s.LatencyMaxNS}); err != nil {
+			"latency_count": s.LatencyCount, "latency_sum_ns": s.LatencySumNS, "latency_max_ns": s.LatencyMaxNS}); err != nil {
 			return err
 		}
 	}

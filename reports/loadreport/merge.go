@@ -265,6 +265,7 @@ func mergeTimeline(reports []*Report) []Second {
 			m.Responses += s.Responses
 			m.Acks += s.Acks
 			m.Nacks += s.Nacks
+			m.LatencyCount += s.LatencyCount
 			m.LatencySumNS += s.LatencySumNS
 			m.LatencyMaxNS = max(m.LatencyMaxNS, s.LatencyMaxNS)
 		}

@@ -182,7 +182,7 @@ func legend(ss []series) []series {
 
 // bucket is a run of width seconds of the timeline drawn as one point.
 type bucket struct {
-	acks, nacks, sum, maxNS int64
+	acks, nacks, latencies, sum, maxNS int64
 }
 
 // buckets folds the timeline into at most maxPlotPoints buckets of
@@ -203,6 +203,7 @@ func buckets(tl []Second) (bs []bucket, width int64) {
 		b := &bs[uint64(s.UnixS-first)/w]
 		b.acks += s.Acks
 		b.nacks += s.Nacks
+		b.latencies += s.LatencyCount
 		b.sum += s.LatencySumNS
 		b.maxNS = max(b.maxNS, s.LatencyMaxNS)
 	}
@@ -232,9 +233,9 @@ func latencyOverTime(tl []Second) plot {
 	xs, xt := timeAxis(float64(len(bs)) * float64(width))
 	var least, most float64
 	for _, b := range bs {
-		if b.acks > 0 {
+		if b.latencies > 0 {
 			most = max(most, float64(b.maxNS))
-			if m := float64(b.sum) / float64(b.acks); m > 0 && (least == 0 || m < least) {
+			if m := float64(b.sum) / float64(b.latencies); m > 0 && (least == 0 || m < least) {
 				least = m
 			}
 		}
@@ -242,13 +243,13 @@ func latencyOverTime(tl []Second) plot {
 	ys, yt := latencyAxis(least, most)
 	var mean, worst path
 	for i, b := range bs {
-		if b.acks == 0 {
+		if b.latencies == 0 {
 			mean.gap()
 			worst.gap()
 			continue
 		}
 		x := xs.at((float64(i) + 0.5) * float64(width))
-		mean.point(x, ys.at(float64(b.sum)/float64(b.acks)))
+		mean.point(x, ys.at(float64(b.sum)/float64(b.latencies)))
 		worst.point(x, ys.at(float64(b.maxNS)))
 	}
 	p.XTicks, p.YTicks = xt, yt

@@ -193,7 +193,7 @@ func TestWriteHTMLStyleHash(t *testing.T) {
 func TestPlotBuckets(t *testing.T) {
 	var tl []Second
 	for i := range 10_000 {
-		tl = append(tl, Second{UnixS: int64(1_000_000 + i), Acks: 10, LatencySumNS: 10_000_000, LatencyMaxNS: 2_000_000})
+		tl = append(tl, Second{UnixS: int64(1_000_000 + i), Acks: 10, LatencyCount: 10, LatencySumNS: 10_000_000, LatencyMaxNS: 2_000_000})
 	}
 	bs, width := buckets(tl)
 	assert.Equal(t, int64(17), width)

@@ -212,8 +212,11 @@ type Second struct {
 	Responses int64 `json:"responses"`
 	Acks      int64 `json:"acks"`
 	Nacks     int64 `json:"nacks"`
-	// LatencySumNS and LatencyMaxNS are over the push→ACK latencies of
-	// the ACKs of the second (mean = sum / Acks), so shards merge exactly.
+	// LatencyCount, LatencySumNS and LatencyMaxNS are over the push→ACK
+	// latencies measured in the second (mean = sum / count; not every
+	// ACK has one: an ACK of a response bringing no change, or of a
+	// client's initial state, has none), so shards merge exactly.
+	LatencyCount int64 `json:"latency_count"`
 	LatencySumNS int64 `json:"latency_sum_ns"`
 	LatencyMaxNS int64 `json:"latency_max_ns"`
 }

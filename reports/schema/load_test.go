@@ -22,7 +22,7 @@ const minimalLoad = `{"format":"xdsconform.load/v1","harness_version":"dev","tar
  "convergence":{"count":0,"min_ns":0,"mean_ns":0,"p50_ns":0,"p90_ns":0,"p99_ns":0,"p999_ns":0,"max_ns":0,"hdr":"HISTFAAAACN42pJpmSzMwMDAyAABzFAazFc+7MZg/wEqAggAAP//SqIDpw=="},
  "amplification":1}],
 "changes":[{"id":1,"phase":"churn","resource":"cds/c","origin_unix_ns":5,"expected":1,"acked":1,"last_ack_ns":2}],
-"timeline":[{"unix_s":1,"responses":1,"acks":1,"nacks":0,"latency_sum_ns":2,"latency_max_ns":2}],
+"timeline":[{"unix_s":1,"responses":1,"acks":1,"nacks":0,"latency_count":1,"latency_sum_ns":2,"latency_max_ns":2}],
 "violations":[{"rule":"NONCE-7","level":"SHOULD","count":1,"message":"m","client":"c"}],
 "harness":[{"shard":0,"streams":1,"cpu_seconds":0.1,"cpu_percent":1,"cores":2,"peak_rss_bytes":1,"baseline_rss_bytes":1,"bytes_per_stream":1,"heap_bytes":1,"lag_max_ns":1}]}`
 
