@@ -38,37 +38,60 @@ type client struct {
 	step    int     // the profile step subscribed last
 	synced  bool
 	begun   time.Time // its first request
-	streams map[string]*stream
+	streams []*stream // at most one per type; a map would cost more than the search
 }
 
 // stream is one xDS stream of a client: ADS, or one type's.
 type stream struct {
 	c       *client
-	name    string
+	key     string
 	cs      grpc.ClientStream
 	checker *fakeclient.Checker // sampled clients only
+	opened  time.Time           // when it was opened, until its first response
 
 	sendMu sync.Mutex
-	sent   bool              // a request went out (the node goes on the first only)
-	types  map[string]*state // by type URL; the receive loop and step sends share it under c.mu
+	sent   bool    // a request went out (the node goes on the first only)
+	types  []state // one per type; the receive loop and step sends share them under c.mu
 }
 
 // state is what a stream remembers of one type: enough to ACK.
 type state struct {
+	url       string
 	names     []string // SotW: subscribed names (nil: wildcard)
 	version   string   // SotW: the version ACKed last
 	lastNonce string   // for the cheap NONCE-2 check
 }
 
+// name names the stream in evidence ("ads#1", "CDS#1"): streams are never
+// reopened.
+func (s *stream) name() string { return s.key + "#1" }
+
+// state is the state of type url; c.mu must be held. add makes one if
+// there is none (else nil).
+func (s *stream) state(url string, add bool) *state {
+	for i := range s.types {
+		if s.types[i].url == url {
+			return &s.types[i]
+		}
+	}
+	if !add {
+		return nil
+	}
+	s.types = append(s.types, state{url: url})
+	return &s.types[len(s.types)-1]
+}
+
 func newClient(r *runner, idx int) *client {
-	c := &client{r: r, idx: idx, nodeNum: idx % r.p.Nodes, streams: map[string]*stream{},
+	c := &client{r: r, idx: idx, nodeNum: idx % r.p.Nodes,
 		node: &core.Node{Id: r.p.node(idx), Cluster: r.srv.NodeCluster(r.p.node(idx)), UserAgentName: "xdsconform-load"}}
 	c.last = make([]int64, len(r.p.resources))
 	c.nacked = make([]int64, len(r.p.resources))
 	for i := range c.last {
 		c.last[i], c.nacked[i] = -1, -1
 	}
-	if r.p.SampleEvery > 0 && idx%r.p.SampleEvery == 0 {
+	// Sampled by the client's place in its shard, so every shard samples
+	// alike whatever the shard count.
+	if r.p.SampleEvery > 0 && (idx/r.p.Shards)%r.p.SampleEvery == 0 {
 		c.tr = transcript.New()
 	}
 	return c
@@ -110,7 +133,12 @@ func (c *client) subscribe(ctx context.Context, i int) error {
 func (c *client) stream(ctx context.Context, t wire.Type) (*stream, error) {
 	key := c.streamKey(t)
 	c.mu.Lock()
-	s := c.streams[key]
+	var s *stream
+	for _, have := range c.streams {
+		if have.key == key {
+			s = have
+		}
+	}
 	n := len(c.streams)
 	c.mu.Unlock()
 	if s != nil {
@@ -126,18 +154,17 @@ func (c *client) stream(ctx context.Context, t wire.Type) (*stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s for %s: %w", method, c.name(), err)
 	}
-	c.r.col.phases[phaseIndex(phaseConnect)].latency.Record(time.Since(opened))
-	s = &stream{c: c, name: fmt.Sprintf("%s#1", key), cs: cs, types: map[string]*state{}}
+	s = &stream{c: c, key: key, cs: cs, opened: opened}
 	if c.tr != nil {
 		expected := ""
 		if !c.r.p.Variant.IsADS() {
 			expected = t.URL
 		}
-		s.checker = fakeclient.NewChecker(s.name, expected)
-		c.tr.Event(s.name, "opened "+method)
+		s.checker = fakeclient.NewChecker(s.name(), expected)
+		c.tr.Event(s.name(), "opened "+method)
 	}
 	c.mu.Lock()
-	c.streams[key] = s
+	c.streams = append(c.streams, s)
 	c.mu.Unlock()
 	c.r.streamOpened()
 	c.r.wg.Go(func() { s.receive(ctx) })
@@ -154,11 +181,7 @@ func (s *stream) request(sub sub) error {
 		}
 	}
 	s.c.mu.Lock()
-	st := s.types[sub.t.URL]
-	if st == nil {
-		st = &state{}
-		s.types[sub.t.URL] = st
-	}
+	st := s.state(sub.t.URL, true)
 	st.names = names
 	version := st.version
 	s.c.mu.Unlock()
@@ -184,9 +207,9 @@ func (s *stream) send(typeURL string, m proto.Message) error {
 	if s.checker != nil {
 		s.checker.Sent(typeURL)
 	}
-	s.c.tr.Record(s.name, transcript.Sent, m)
+	s.c.tr.Record(s.name(), transcript.Sent, m)
 	if err := s.cs.SendMsg(m); err != nil {
-		return fmt.Errorf("sending on %s of %s: %w", s.name, s.c.name(), err)
+		return fmt.Errorf("sending on %s of %s: %w", s.name(), s.c.name(), err)
 	}
 	return nil
 }
@@ -216,8 +239,8 @@ func (s *stream) receive(ctx context.Context) {
 				if errors.Is(err, io.EOF) {
 					note = "the server ended the stream (" + note + ")"
 				}
-				s.c.tr.Event(s.name, "closed: "+note)
-				s.c.r.col.streamError(fmt.Sprintf("%s of %s: %s", s.name, s.c.name(), note))
+				s.c.tr.Event(s.name(), "closed: "+note)
+				s.c.r.col.streamError(fmt.Sprintf("%s of %s: %s", s.name(), s.c.name(), note))
 			}
 			return
 		}
@@ -236,13 +259,13 @@ func (s *stream) decode(b []byte) error {
 	if s.c.r.p.Variant.IsDelta() {
 		m := &discovery.DeltaDiscoveryResponse{}
 		if err := proto.Unmarshal(b, m); err != nil {
-			return fmt.Errorf("a response on %s of %s does not decode: %w", s.name, s.c.name(), err)
+			return fmt.Errorf("a response on %s of %s does not decode: %w", s.name(), s.c.name(), err)
 		}
 		return s.handle(m.GetTypeUrl(), m.GetNonce(), "", deltaBodies(m), m)
 	}
 	m := &discovery.DiscoveryResponse{}
 	if err := proto.Unmarshal(b, m); err != nil {
-		return fmt.Errorf("a response on %s of %s does not decode: %w", s.name, s.c.name(), err)
+		return fmt.Errorf("a response on %s of %s does not decode: %w", s.name(), s.c.name(), err)
 	}
 	return s.handle(m.GetTypeUrl(), m.GetNonce(), m.GetVersionInfo(), m.GetResources(), m)
 }
@@ -262,12 +285,18 @@ func deltaBodies(m *discovery.DeltaDiscoveryResponse) []*anypb.Any {
 func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m proto.Message) error {
 	c, r := s.c, s.c.r
 	now := time.Now()
-	c.tr.Record(s.name, transcript.Received, m)
+	c.tr.Record(s.name(), transcript.Received, m)
 	s.check(typeURL, nonce, m)
 
 	var fresh []marker // changes this response brings
 	bad, resend := false, int64(0)
 	c.mu.Lock()
+	if !s.opened.IsZero() {
+		// The connect phase times a stream from opening it to its first
+		// response: that is when a client can start to work.
+		r.col.phases[phaseIndex(phaseConnect)].latency.Record(now.Sub(s.opened))
+		s.opened = time.Time{}
+	}
 	for _, b := range bodies {
 		mk, ok := findMarker(b.GetValue(), r.p.RunID)
 		if !ok {
@@ -283,20 +312,36 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 				continue
 			}
 			c.nacked[mk.res] = mk.change
-		} else {
-			c.last[mk.res] = mk.change
 		}
 		fresh = append(fresh, mk)
 	}
-	st := s.types[typeURL]
-	if st == nil {
-		st = &state{}
-		s.types[typeURL] = st
+	// A NACK rejects the whole response: the good resources in it are not
+	// taken either, and the server owes them again.
+	var reached []string
+	kept := fresh[:0]
+	for _, mk := range fresh {
+		if bad != mk.bad {
+			continue
+		}
+		kept = append(kept, mk)
+		if mk.bad {
+			continue
+		}
+		// A client that skips changes (SotW may coalesce them) reaches a
+		// phase's last change of a resource when it gets to or past it.
+		for phase, final := range r.p.finals[mk.res] {
+			if c.last[mk.res] < final && mk.change >= final {
+				reached = append(reached, phase)
+			}
+		}
+		c.last[mk.res] = mk.change
 	}
+	fresh = kept
+	st := s.state(typeURL, true)
 	if !bad {
 		st.version = version
 	}
-	names, acked := st.names, st.version
+	names, acked, begun := st.names, st.version, c.begun
 	c.mu.Unlock()
 	latest := int64(-1)
 	for _, mk := range fresh {
@@ -307,7 +352,6 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	if resend > 0 {
 		r.col.phaseOf(r.p, resend).resends.Add(1)
 	}
-
 	var req proto.Message
 	var detail *status.Status
 	if bad {
@@ -326,12 +370,11 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	for _, mk := range fresh {
 		r.noteOrigin(mk)
 		if mk.change > 0 {
-			r.col.answered(r.p, mk, sentAt)
-			ch := r.p.changes[mk.change-1]
-			if !mk.bad && r.p.finals[mk.res][ch.phase] == mk.change {
-				r.col.reached(ch.phase)
-			}
+			r.col.answered(r.p, mk, begun, sentAt)
 		}
+	}
+	for _, phase := range reached {
+		r.col.reached(phase)
 	}
 	return c.advance()
 }
@@ -341,10 +384,10 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 func (s *stream) check(typeURL, nonce string, m proto.Message) {
 	c, r := s.c, s.c.r
 	if nonce == "" {
-		r.col.violation("NONCE-1", fmt.Sprintf("a %s response on %s has an empty nonce", typeURL, s.name), c.name(), c.tr)
+		r.col.violation("NONCE-1", fmt.Sprintf("a %s response on %s has an empty nonce", typeURL, s.name()), c.name(), c.tr)
 	}
 	c.mu.Lock()
-	st := s.types[typeURL]
+	st := s.state(typeURL, false)
 	asked := st != nil
 	repeat := asked && nonce != "" && nonce == st.lastNonce
 	if asked {
@@ -352,10 +395,10 @@ func (s *stream) check(typeURL, nonce string, m proto.Message) {
 	}
 	c.mu.Unlock()
 	if !asked {
-		r.col.violation("STREAM-7", fmt.Sprintf("a response of type %q on %s, which never asked for it", typeURL, s.name), c.name(), c.tr)
+		r.col.violation("STREAM-7", fmt.Sprintf("a response of type %q on %s, which never asked for it", typeURL, s.name()), c.name(), c.tr)
 	}
 	if repeat {
-		r.col.violation("NONCE-2", fmt.Sprintf("nonce %q reused for a second %s response on %s", nonce, typeURL, s.name), c.name(), c.tr)
+		r.col.violation("NONCE-2", fmt.Sprintf("nonce %q reused for a second %s response on %s", nonce, typeURL, s.name()), c.name(), c.tr)
 	}
 	if s.checker == nil {
 		return

@@ -150,7 +150,7 @@ func (c *collector) response(ps *phaseStats, now time.Time) {
 // answered counts an ACK (or a NACK), sent at now, of the change m
 // brings: its push→ACK latency from m's set, the change's convergence
 // from its origin.
-func (c *collector) answered(p *plan, m marker, now time.Time) {
+func (c *collector) answered(p *plan, m marker, begun, now time.Time) {
 	ch := p.changes[m.change-1]
 	ps := c.phases[phaseIndex(ch.phase)]
 	st := &c.changes[m.change-1]
@@ -163,7 +163,6 @@ func (c *collector) answered(p *plan, m marker, now time.Time) {
 		set = st.origin.Load()
 	}
 	lat, conv := since(set), since(st.origin.Load())
-	ps.latency.Record(lat)
 	st.acked.Add(1)
 	for {
 		old := st.lastAck.Load()
@@ -171,6 +170,13 @@ func (c *collector) answered(p *plan, m marker, now time.Time) {
 			break
 		}
 	}
+	// Push→ACK latency is of pushes: not of a NACK (the burst counts
+	// those), nor of a change made before the client first asked (a late
+	// shard's clients get it as their initial state).
+	if m.bad || time.Unix(0, set).Before(begun) {
+		return
+	}
+	ps.latency.Record(lat)
 	c.second(now, func(s *loadreport.Second) {
 		s.LatencyCount++
 		s.LatencySumNS += int64(lat)

@@ -11,8 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -103,3 +108,24 @@ func TestHostileServers(t *testing.T) {
 }
 
 type phaseCounts struct{ responses, violations, errors int64 }
+
+// refusingFixture refuses every Set.
+type refusingFixture struct{ fixture.Fixture }
+
+func (refusingFixture) Set(context.Context, string, wire.Type, string, *anypb.Any) (fixture.Served, error) {
+	return fixture.Served{}, status.Error(codes.PermissionDenied, "no")
+}
+
+// A fixture that refuses everything ends the run with notes that say so,
+// not one per planned change.
+func TestRefusingFixture(t *testing.T) {
+	target := reference(t)
+	target.Server.Fixture = refusingFixture{target.Server.Fixture}
+	o := small("refused")
+	o.SyncTimeout, o.Churn, o.Duration = time.Second, 100, 10*time.Second
+	rep, err := Run(context.Background(), target, o, "test")
+	require.NoError(t, err)
+	assert.Contains(t, fmt.Sprint(rep.Notes), "every fixture call failed")
+	assert.LessOrEqual(t, len(rep.Notes), maxNotes+1)
+	assert.Positive(t, phase(t, rep, loadreport.PhaseInitialSync).Missed)
+}

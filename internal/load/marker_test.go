@@ -77,7 +77,7 @@ func TestLatencyFromTheSetConvergenceFromTheOrigin(t *testing.T) {
 	origin := now.Add(-10 * time.Second)
 	col.changes[0].origin.Store(origin.UnixNano())
 
-	col.answered(p, marker{change: 1, origin: origin.UnixNano(), set: now.Add(-time.Second).UnixNano()}, now)
+	col.answered(p, marker{change: 1, origin: origin.UnixNano(), set: now.Add(-time.Second).UnixNano()}, origin.Add(-time.Minute), now)
 
 	lat := col.phases[phaseIndex(phaseChurn)].latency
 	assert.Equal(t, int64(1), lat.Count())
@@ -87,6 +87,12 @@ func TestLatencyFromTheSetConvergenceFromTheOrigin(t *testing.T) {
 
 	// A marker without SET (content mode: the fixture builds what it
 	// serves, no marker reaches the client) measures from the origin.
-	col.answered(p, marker{change: 1}, now)
+	col.answered(p, marker{change: 1}, origin.Add(-time.Minute), now)
 	assert.InDelta(t, float64(10*time.Second), float64(lat.Max()), float64(10*time.Millisecond))
+
+	// A change made before the client first asked is its initial state,
+	// not a push: it counts for convergence, not for latency.
+	col.answered(p, marker{change: 1}, origin.Add(time.Second), now)
+	assert.Equal(t, int64(2), lat.Count())
+	assert.Equal(t, int64(3), col.changes[0].acked.Load())
 }

@@ -48,13 +48,14 @@ type runner struct {
 	conns  map[int]*grpc.ClientConn
 	dialEr error
 
-	wg      sync.WaitGroup
-	jobs    chan job // responses for the workers
-	streams atomic.Int64
-	peak    atomic.Int64
-	clients []*client
-	made    [4]atomic.Int64 // changes made per phase (driving shard)
-	notes   []string
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	jobs      chan job // responses for the workers
+	streams   atomic.Int64
+	peak      atomic.Int64
+	clients   []*client
+	made      [4]atomic.Int64 // changes made per phase (driving shard)
+	notes     []string
 
 	// names are the names the fixture serves the resources under, where
 	// it names them itself; content is set when it builds the content it
@@ -86,12 +87,15 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), stop: stopStreams, content: cm,
 		names: servedNames{shared: sharedResources(t.Server.Caps)}}
-	defer r.close(stopStreams)
+	defer r.close()
 	for range workers() {
 		r.wg.Go(r.work)
 	}
 
 	interrupted := r.phases(ctx)
+	// The report is of what the phases saw: the streams end first, so that
+	// nothing counted after a phase ended reaches it.
+	r.close()
 	mon.stop()
 	rep := r.report(t, harnessVersion, mon)
 	rep.Interrupted = interrupted
@@ -102,6 +106,11 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 func (r *runner) phases(ctx context.Context) bool {
 	p, col := r.p, r.col
 	syncBy := time.Now().Add(p.SyncTimeout)
+	if !p.drives() {
+		// Its clients' resources come when the driving shard sets them,
+		// which may start later than this one.
+		syncBy = syncBy.Add(p.StartWait)
+	}
 	col.arm(phaseSync, int64(p.myClients()))
 
 	if p.drives() {
@@ -156,7 +165,7 @@ func (r *runner) phases(ctx context.Context) bool {
 	case waitCancelled:
 		return true
 	case waitTimedOut:
-		r.note("the initial sync did not finish within %s: %d clients of %d never had their whole profile", p.SyncTimeout, ps.pending.Load(), len(r.clients))
+		r.note("the initial sync did not finish in time (--sync-timeout %s%s): %d clients of %d never had their whole profile", p.SyncTimeout, map[bool]string{true: "", false: ", plus --start-wait on a shard that waits for shard 0"}[p.drives()], ps.pending.Load(), len(r.clients))
 	}
 
 	for _, phase := range []string{phaseChurn, phaseBurst} {
@@ -269,6 +278,10 @@ func (r *runner) drive(ctx context.Context, phase string, changes []change) bool
 		}
 		if err := r.setAll(ctx, phase, &ch); err != nil {
 			r.note("change %d (%s): %v", ch.id, r.p.resources[ch.res], err)
+			if errors.Is(err, errAllFailed) {
+				r.note("the fixture refused every call of change %d: the %s phase stopped there", ch.id, phase)
+				return false
+			}
 		}
 		r.made[phaseIndex(phase)].Add(1)
 	}
@@ -327,7 +340,17 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 		mk.change, mk.bad = ch.id, ch.bad
 		r.col.changes[ch.id-1].origin.Store(origin)
 	}
+	// One change to every node is bounded as a whole, not only call by
+	// call: a fixture that hangs would otherwise hold the run for nodes /
+	// Parallel times the call bound.
+	bound := setAllBound
+	if ch == nil {
+		bound = p.SyncTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
 	var firstErr error
+	var calls, failed int
 	var errMu sync.Mutex
 	sem := make(chan struct{}, p.Parallel)
 	var wg sync.WaitGroup
@@ -338,19 +361,36 @@ func (r *runner) setAll(ctx context.Context, phase string, ch *change) error {
 			for _, i := range res {
 				m := mk
 				m.res = i
-				if err := r.set(ctx, n, i, m); err != nil {
-					errMu.Lock()
+				err := r.set(ctx, n, i, m)
+				errMu.Lock()
+				calls++
+				if err != nil {
+					failed++
 					if firstErr == nil {
 						firstErr = err
 					}
-					errMu.Unlock()
 				}
+				errMu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	return firstErr
+	switch {
+	case firstErr == nil && ctx.Err() != nil:
+		return fmt.Errorf("not every node was set within %s", bound)
+	case firstErr == nil:
+		return nil
+	case failed == calls:
+		return fmt.Errorf("%w (%d calls): the first: %w", errAllFailed, calls, firstErr)
+	}
+	return fmt.Errorf("%d of %d fixture calls failed; the first: %w", failed, calls, firstErr)
 }
+
+// setAllBound bounds one change's fan-out to every node.
+const setAllBound = 2 * time.Minute
+
+// errAllFailed is a fan-out of which every fixture call failed.
+var errAllFailed = errors.New("every fixture call failed")
 
 // set sets resource i on node n, carrying m stamped with the moment it
 // is asked of the fixture, and notes the name it is served under.
@@ -386,7 +426,9 @@ func (r *runner) each(ctx context.Context, f func(*client)) {
 	sem := make(chan struct{}, r.p.Parallel)
 	var wg sync.WaitGroup
 	for _, c := range r.clients {
-		if ctx.Err() != nil {
+		// The streams' context ends too when the run gives up on opening
+		// them: the clients not started then are not the server's errors.
+		if ctx.Err() != nil || r.ctx.Err() != nil {
 			break
 		}
 		sem <- struct{}{}
@@ -496,13 +538,25 @@ func (r *runner) missed(phase string) {
 func (r *runner) note(format string, args ...any) {
 	r.connMu.Lock()
 	defer r.connMu.Unlock()
-	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+	switch {
+	case len(r.notes) < maxNotes:
+		r.notes = append(r.notes, fmt.Sprintf(format, args...))
+	case len(r.notes) == maxNotes:
+		r.notes = append(r.notes, "(further notes left out)")
+	}
 }
 
+// maxNotes bounds a report's notes: a fixture failing every change of a
+// long churn would otherwise add one each.
+const maxNotes = 32
+
 // close ends every stream and connection, waits (bounded) for the receive
-// loops, and, on the driving shard, removes what the run set.
-func (r *runner) close(stopStreams context.CancelFunc) {
-	stopStreams()
+// loops, and, on the driving shard, removes what the run set. It does so
+// once; later calls return at once.
+func (r *runner) close() { r.closeOnce.Do(r.closeNow) }
+
+func (r *runner) closeNow() {
+	r.stop()
 	r.connMu.Lock()
 	for _, c := range r.conns {
 		_ = c.Close()

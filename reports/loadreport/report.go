@@ -166,15 +166,20 @@ type Phase struct {
 	// Errors counts streams that ended with an error, and clients that
 	// could not connect.
 	Errors int64 `json:"errors"`
-	// Latency is per (client, change): from the change's origin (the
-	// moment the fixture was asked to make it) to the client's ACK of it.
-	// In the connect phase, from dialling to the stream's first response;
-	// in the initial sync, from the first request to the last ACK of the
-	// profile.
+	// Latency is per (client, change): from the moment the fixture was
+	// asked to set the client's node's copy of the change to the client's
+	// ACK of it. NACKs (the burst's bad changes) and changes made before
+	// the client first asked (its initial state) measure none. In the
+	// connect phase, per stream, from opening it to its first response;
+	// in the initial sync, per client, from its first request to the ACK
+	// completing its profile.
 	Latency *Histogram `json:"latency"`
-	// Convergence is per change: from its origin until the last client
-	// subscribed to it ACKed it (changes some client never ACKed are
-	// counted in Missed, not here).
+	// Convergence is per change: from its origin (the fixture asked for
+	// it, on the first node) until the last client subscribed to it ACKed
+	// it. A change some client never ACKed is left out (a client may
+	// legitimately skip a change superseded by the next one); a client
+	// still behind a resource's last change when the phase ends is counted
+	// in Missed.
 	Convergence *Histogram `json:"convergence"`
 	// Amplification is Responses per Expected push (0 when none were
 	// expected): 1 is one response per change per client.
