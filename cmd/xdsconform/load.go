@@ -247,7 +247,10 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 	case rep.Interrupted || c.Context().Err() != nil:
 		return &exitError{code: exitInterrupted, err: context.Canceled}
 	}
-	return diedDuringRun(srv, err)
+	if died := srv.Died(); died != nil && err == nil {
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("the target died during the load run: %w", died)}
+	}
+	return err
 }
 
 // loadBytesPerClient is what the memory limit grows by per client: a
