@@ -247,7 +247,8 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 	case rep.Interrupted || c.Context().Err() != nil:
 		return &exitError{code: exitInterrupted, err: context.Canceled}
 	}
-	if died := srv.Died(); died != nil && err == nil {
+	// A target that died explains any objective the run then broke.
+	if died := srv.Died(); died != nil {
 		return &exitError{code: exitUnreachable, err: fmt.Errorf("the target died during the load run: %w", died)}
 	}
 	return err
