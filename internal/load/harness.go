@@ -21,6 +21,7 @@ type monitor struct {
 	baseline int64 // RSS before the run's first connection
 	lagMax   atomic.Int64
 	heap     atomic.Int64
+	busy     atomic.Bool // saturatedSeconds seconds in a row on every core
 	done     chan struct{}
 	stopped  chan struct{}
 	cpu      time.Duration
@@ -34,8 +35,10 @@ const (
 	lagTick      = 50 * time.Millisecond
 	saturatedLag = 200 * time.Millisecond
 	// saturatedCPU is the share of every core past which the harness is
-	// taken as saturated.
-	saturatedCPU = 0.9
+	// taken as saturated: over the run, or over saturatedSeconds seconds in
+	// a row (opening ten thousand streams may take one or two).
+	saturatedCPU     = 0.9
+	saturatedSeconds = 3
 )
 
 func startMonitor() *monitor {
@@ -50,6 +53,8 @@ func (m *monitor) watch() {
 	defer t.Stop()
 	last := time.Now()
 	var ms runtime.MemStats
+	cores := float64(runtime.GOMAXPROCS(0))
+	cpuLast, secLast, inRow := cpuTime(), last, 0
 	for n := 0; ; n++ {
 		select {
 		case <-m.done:
@@ -64,6 +69,17 @@ func (m *monitor) watch() {
 				if h := int64(ms.HeapInuse); h > m.heap.Load() {
 					m.heap.Store(h)
 				}
+				// The run's average hides a harness that was flat out for a
+				// while: look at each second too.
+				cpu := cpuTime()
+				if share := (cpu - cpuLast).Seconds() / now.Sub(secLast).Seconds() / cores; share > saturatedCPU {
+					if inRow++; inRow >= saturatedSeconds {
+						m.busy.Store(true)
+					}
+				} else {
+					inRow = 0
+				}
+				cpuLast, secLast = cpu, now
 			}
 		}
 	}
@@ -89,7 +105,7 @@ func (m *monitor) figures(shard int, streams int64) loadreport.Harness {
 	if streams > 0 && h.PeakRSSBytes > h.BaselineRSSBytes {
 		h.BytesPerStream = (h.PeakRSSBytes - h.BaselineRSSBytes) / streams
 	}
-	h.Saturated = h.CPUPercent > saturatedCPU*100*float64(h.Cores) || time.Duration(h.LagMaxNS) > saturatedLag
+	h.Saturated = h.CPUPercent > saturatedCPU*100*float64(h.Cores) || time.Duration(h.LagMaxNS) > saturatedLag || m.busy.Load()
 	return h
 }
 

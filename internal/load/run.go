@@ -686,7 +686,7 @@ func (r *runner) report(t Target, harnessVersion string, mon *monitor) *loadrepo
 		rep.Notes = append(rep.Notes, n)
 	}
 	if h.Saturated {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the harness was saturated (%.0f%% CPU of %d cores, scheduling lag up to %s): its latencies say more about the harness than about the server; shard the run (--shard)", h.CPUPercent, h.Cores, time.Duration(h.LagMaxNS).Round(time.Millisecond)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the harness was saturated (%.0f%% CPU of %d cores over the run, or all of them for %d s in a row; scheduling lag up to %s): its latencies say more about the harness than about the server; shard the run (--shard)", h.CPUPercent, h.Cores, saturatedSeconds, time.Duration(h.LagMaxNS).Round(time.Millisecond)))
 	}
 	if t.InProcess {
 		rep.Notes = append(rep.Notes, "the target ran in the harness's process: the CPU and memory figures include it")
