@@ -71,17 +71,11 @@ func scan(md protoreflect.MessageDescriptor, b []byte, depth int) (int, bool) {
 	n := 2 // braces
 	var seenKey, seenValue bool
 	for len(b) > 0 {
-		num, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
+		num, typ, v, rest, ok := nextField(b)
+		if !ok {
 			return 0, false
 		}
-		b = b[l:]
-		l = protowire.ConsumeFieldValue(num, typ, b)
-		if l < 0 {
-			return 0, false
-		}
-		v := b[:l]
-		b = b[l:]
+		b = rest
 		fd := fields.ByNumber(num)
 		if fd == nil {
 			if md.ExtensionRanges().Len() > 0 {
@@ -117,6 +111,21 @@ func scan(md protoreflect.MessageDescriptor, b []byte, depth int) (int, bool) {
 	return n, true
 }
 
+// nextField splits the first field off b: its number, wire type and
+// value (tag taken off), and what follows; ok is false when b does not
+// parse.
+func nextField(b []byte) (num protowire.Number, typ protowire.Type, v, rest []byte, ok bool) {
+	num, typ, l := protowire.ConsumeTag(b)
+	if l < 0 {
+		return 0, 0, nil, nil, false
+	}
+	b = b[l:]
+	if l = protowire.ConsumeFieldValue(num, typ, b); l < 0 {
+		return 0, 0, nil, nil, false
+	}
+	return num, typ, b[:l], b[l:], true
+}
+
 // scanAny bounds an Any: `"@type":` and its URL, then its contents, or
 // `"value":` and them for a well-known type; or, as Redact may withhold
 // it (its type not linked, its bytes not decoding), its description.
@@ -124,17 +133,13 @@ func scanAny(b []byte, depth int) (int, bool) {
 	var url string
 	var value []byte
 	for len(b) > 0 {
-		num, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
+		num, typ, v, rest, ok := nextField(b)
+		if !ok {
 			return 0, false
 		}
-		b = b[l:]
-		l = protowire.ConsumeFieldValue(num, typ, b)
-		if l < 0 {
-			return 0, false
-		}
+		b = rest
 		if typ == protowire.BytesType {
-			v, _ := protowire.ConsumeBytes(b[:l])
+			v, _ := protowire.ConsumeBytes(v)
 			switch num {
 			case 1:
 				url = string(v)
@@ -142,7 +147,6 @@ func scanAny(b []byte, depth int) (int, bool) {
 				value = v
 			}
 		}
-		b = b[l:]
 	}
 	shown := url
 	if len(shown) > maxTypeURL {
