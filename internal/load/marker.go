@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
-	"time"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	runtime "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
@@ -127,6 +126,3 @@ func (p *plan) build(r int, m marker) (*anypb.Any, error) {
 	}
 	return anypb.New(msg)
 }
-
-// originOf is the wall-clock time of a marker's origin.
-func originOf(m marker) time.Time { return time.Unix(0, m.origin) }

@@ -168,7 +168,7 @@ func newPlan(o Options) (*plan, error) {
 		return nil, fmt.Errorf("--nodes %d: give 1 to --clients (%d), or 0 for one node per client", o.Nodes, o.Clients)
 	case o.StreamsPerConn < 1 || o.StreamsPerConn > 10_000:
 		return nil, fmt.Errorf("--streams-per-conn %d: give 1 to 10000", o.StreamsPerConn)
-	case o.Churn < 0 || o.Churn > 10_000:
+	case !(o.Churn >= 0 && o.Churn <= 10_000): // NaN too
 		return nil, fmt.Errorf("--churn %g: give 0 to 10000 changes a second", o.Churn)
 	case o.Duration < 0:
 		return nil, fmt.Errorf("--duration %s is negative", o.Duration)

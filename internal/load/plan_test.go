@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ func TestPlanRefusesWhatCannotRun(t *testing.T) {
 		{"more nodes than clients", func(o *Options) { o.Nodes = 11 }, "--nodes 11"},
 		{"no streams a connection", func(o *Options) { o.StreamsPerConn = 0 }, "--streams-per-conn 0"},
 		{"negative churn", func(o *Options) { o.Churn = -1 }, "--churn -1"},
+		{"churn not a number", func(o *Options) { o.Churn = math.NaN() }, "--churn NaN"},
 		{"negative duration", func(o *Options) { o.Duration = -time.Second }, "--duration -1s"},
 		{"shard out of range", func(o *Options) { o.Shard, o.Shards = 2, 2 }, "--shard 2/2"},
 		{"more shards than clients", func(o *Options) { o.Shards = 11 }, "more shards than --clients"},

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -704,13 +703,9 @@ func (r *runner) reportPlan() loadreport.Plan {
 	if p.SampleEvery > 0 {
 		tr = fmt.Sprintf("sampled:%d", p.SampleEvery)
 	}
-	churn := p.Churn
-	if math.IsNaN(churn) {
-		churn = 0
-	}
 	return loadreport.Plan{
 		Clients: p.Clients, Nodes: p.Nodes, Profile: p.profile, Resources: p.resourceStrings(), Variant: p.Variant.String(),
-		StreamsPerConn: p.StreamsPerConn, Churn: churn, ChurnTypes: churnTypes, DurationNS: int64(p.Duration),
+		StreamsPerConn: p.StreamsPerConn, Churn: p.Churn, ChurnTypes: churnTypes, DurationNS: int64(p.Duration),
 		NackBurst: p.NackBurst, Shards: p.Shards, Transcripts: tr,
 	}
 }
