@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +60,13 @@ func TestReferenceIsClean(t *testing.T) {
 			rep, err := Run(context.Background(), reference(t), o, "test")
 			require.NoError(t, err)
 			assert.Empty(t, rep.Violations)
-			assert.Empty(t, rep.Notes[:len(rep.Notes)-1], "only the in-process note")
+			for _, n := range rep.Notes {
+				// Notes about the harness (in-process, or saturated on a busy
+				// machine) say nothing of the server.
+				if !strings.Contains(n, "in the harness's process") && !strings.HasPrefix(n, "the harness was saturated") {
+					t.Errorf("a note about the server: %s", n)
+				}
+			}
 			sync := phase(t, rep, loadreport.PhaseInitialSync)
 			assert.Equal(t, int64(20), sync.Latency.Count(), "every client synced")
 			assert.Zero(t, sync.Missed)
