@@ -281,15 +281,17 @@ func (p *plan) parseProfile(spec string) error {
 	return nil
 }
 
+// buildable are the types a load run can build resources of (build).
+var buildable = []wire.Type{wire.Listener, wire.Route, wire.Cluster, wire.Endpoint, wire.Runtime}
+
 // typeByShort is the type of a short name (any case) that a load run can
 // build resources of.
 func typeByShort(s string) (wire.Type, bool) {
-	for _, t := range []wire.Type{wire.Listener, wire.Route, wire.Cluster, wire.Endpoint, wire.Runtime} {
-		if strings.EqualFold(t.Short, s) {
-			return t, true
-		}
+	t, ok := wire.TypeByShort(s)
+	if !ok || !slices.ContainsFunc(buildable, func(b wire.Type) bool { return b.URL == t.URL }) {
+		return wire.Type{}, false
 	}
-	return wire.Type{}, false
+	return t, true
 }
 
 // ParseTypes reads --churn-types: short names, comma-separated.
