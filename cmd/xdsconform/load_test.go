@@ -201,13 +201,9 @@ func TestLoadShardProcessesMergeToOneRun(t *testing.T) {
 
 func findPhase(t *testing.T, rep *loadreport.Report, name string) loadreport.Phase {
 	t.Helper()
-	for _, p := range rep.Phases {
-		if p.Name == name {
-			return p
-		}
-	}
-	t.Fatalf("no %s phase", name)
-	return loadreport.Phase{}
+	p, ok := rep.Phase(name)
+	require.True(t, ok, "no %s phase", name)
+	return p
 }
 
 // --slo judges the run: exit 1 naming the objective broken, with every

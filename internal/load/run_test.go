@@ -40,13 +40,9 @@ func reference(t *testing.T, faults ...string) Target {
 
 func phase(t *testing.T, rep *loadreport.Report, name string) loadreport.Phase {
 	t.Helper()
-	for _, p := range rep.Phases {
-		if p.Name == name {
-			return p
-		}
-	}
-	t.Fatalf("no %s phase in %+v", name, rep.Phases)
-	return loadreport.Phase{}
+	p, ok := rep.Phase(name)
+	require.True(t, ok, "no %s phase in %+v", name, rep.Phases)
+	return p
 }
 
 // Against the conformant reference, in every variant, every client syncs,

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -96,6 +97,15 @@ type Report struct {
 	// Notes are things the reader must know to trust the figures (a
 	// saturated harness, a fixture that fell behind, a shard missing).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Phase is the phase named name, if it ran.
+func (r *Report) Phase(name string) (Phase, bool) {
+	i := slices.IndexFunc(r.Phases, func(p Phase) bool { return p.Name == name })
+	if i < 0 {
+		return Phase{}, false
+	}
+	return r.Phases[i], true
 }
 
 // MaxChanges bounds Report.Changes: at 100 changes a second a 100 s churn

@@ -3,7 +3,6 @@ package loadreport
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -189,16 +188,16 @@ func (o objective) evaluate(r *Report) Objective {
 	out := Objective{Text: o.text, Phase: o.phase}
 	phases := r.Phases
 	if o.phase != "" {
-		i := slices.IndexFunc(r.Phases, func(p Phase) bool { return p.Name == o.phase })
-		if i < 0 {
+		p, ok := r.Phase(o.phase)
+		if !ok {
 			out.Value = "phase did not run"
 			return out
 		}
-		phases = r.Phases[i : i+1]
+		phases = []Phase{p}
 	} else if metricKind(o.metric) != "count" {
-		if i := slices.IndexFunc(r.Phases, func(p Phase) bool { return p.Name == PhaseChurn }); i >= 0 {
+		if p, ok := r.Phase(PhaseChurn); ok {
 			out.Phase = PhaseChurn
-			phases = r.Phases[i : i+1]
+			phases = []Phase{p}
 		}
 	}
 	if len(phases) == 0 {
