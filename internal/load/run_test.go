@@ -183,15 +183,15 @@ func TestShardsMergeToOneRun(t *testing.T) {
 		wg.Go(func() { reps[i], errs[i] = Run(context.Background(), target, o, "test") })
 	}
 	shard(0)
-	<-set
+	await(t, set, "shard 0 to set the initial state")
 	for i := 1; i < n; i++ {
 		shard(i)
 	}
 	for range n {
-		<-synced
+		await(t, synced, "every shard to sync")
 	}
 	close(allSynced)
-	wg.Wait()
+	wg.Wait() // each Run is bounded by its plan
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
@@ -298,4 +298,18 @@ func TestSharedNamesAreNodeZeros(t *testing.T) {
 	scoped := servedNames{}
 	assert.False(t, scoped.note(p, 0, 1, "generated-1"))
 	assert.Equal(t, p.resources[1].name, scoped.name(p, 7, 1), "node 7 was never set: its own names")
+}
+
+// awaitBound bounds a test's wait for a shard: far more than a plan of
+// small() takes, so that only a shard that failed reaches it.
+const awaitBound = time.Minute
+
+// await waits for ch, failing the test after awaitBound.
+func await(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(awaitBound):
+		t.Fatalf("waited %s for %s", awaitBound, what)
+	}
 }
