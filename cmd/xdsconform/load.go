@@ -17,6 +17,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/internal/load"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
+	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -176,7 +177,7 @@ func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 	if f.churnDelay < 0 {
 		return o, usageError("--churn-delay must not be negative")
 	}
-	if o.Shards > 0 && o.Shard == 0 && f.target.fixture == "" && !strings.HasPrefix(f.target.target, "builtin:") && !strings.HasPrefix(f.target.target, "container:") {
+	if o.Shards > 0 && o.Shard == 0 && f.target.fixture == "" && !strings.HasPrefix(f.target.target, targets.BuiltinPrefix) && !strings.HasPrefix(f.target.target, targets.ContainerPrefix) {
 		return o, usageError("%v", load.ErrNoFixture)
 	}
 	return o, nil
@@ -230,7 +231,7 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		progress := c.ErrOrStderr()
 		o.OnPhase = func(phase string) { fmt.Fprintf(progress, "load: %s\n", phase) }
 	}
-	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Server: srv, InProcess: strings.HasPrefix(f.target.target, "builtin:")}, o, version)
+	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Server: srv, InProcess: strings.HasPrefix(f.target.target, targets.BuiltinPrefix)}, o, version)
 	if err != nil {
 		// Run refuses only a plan it cannot run (or a missing fixture)
 		// before it starts anything: a usage error either way.
