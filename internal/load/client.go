@@ -294,7 +294,7 @@ func (s *stream) handle(typeURL, nonce, version string, bodies []*anypb.Any, m p
 	if !s.opened.IsZero() {
 		// The connect phase times a stream from opening it to its first
 		// response: that is when a client can start to work.
-		r.col.phases[phaseIndex(phaseConnect)].latency.Record(now.Sub(s.opened))
+		r.col.phase(phaseConnect).latency.Record(now.Sub(s.opened))
 		s.opened = time.Time{}
 	}
 	for _, b := range bodies {
@@ -440,7 +440,7 @@ func (c *client) advance() error {
 		c.synced = true
 		took := time.Since(c.begun)
 		c.mu.Unlock()
-		c.r.col.phases[phaseIndex(phaseSync)].latency.Record(took)
+		c.r.col.phase(phaseSync).latency.Record(took)
 		c.r.col.reached(phaseSync)
 		return nil
 	}

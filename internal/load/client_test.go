@@ -59,7 +59,7 @@ func TestSkippingPastTheLastChangeReachesIt(t *testing.T) {
 	r, _, s, _ := oneClient(t, o)
 	// Changes 1-4 churn resource 0; 5 is bad, 6 sets it right (burst).
 	r.col.arm(phaseChurn, 1)
-	churnDone := r.col.phases[phaseIndex(phaseChurn)].done
+	churnDone := r.col.phase(phaseChurn).done
 	cds := "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 	require.NoError(t, s.handle(cds, "n1", "v2", []*anypb.Any{body(t, r.p, 0, 2, false)}, &discovery.DiscoveryResponse{}))
 	assert.False(t, closed(churnDone))
@@ -80,7 +80,7 @@ func TestNackedResponseTakesNothing(t *testing.T) {
 	assert.NotNil(t, nack.GetErrorDetail())
 	assert.Empty(t, nack.GetVersionInfo(), "the version ACKed before")
 	assert.Equal(t, []int64{0, 0}, c.last, "neither the bad resource nor the good one beside it is taken")
-	assert.Zero(t, r.col.phases[phaseIndex(phaseBurst)].latency.Count(), "a NACK is no push→ACK latency")
+	assert.Zero(t, r.col.phase(phaseBurst).latency.Count(), "a NACK is no push→ACK latency")
 	assert.Equal(t, int64(1), r.col.changes[1].acked.Load(), "the bad change was answered")
 }
 

@@ -85,6 +85,9 @@ func newCollector(p *plan) *collector {
 	return c
 }
 
+// phase is the phase named name.
+func (c *collector) phase(name string) *phaseStats { return c.phases[phaseIndex(name)] }
+
 // enter makes phase the current one.
 func (c *collector) enter(phase string) *phaseStats {
 	if c.onPhase != nil {
@@ -101,7 +104,7 @@ func (c *collector) enter(phase string) *phaseStats {
 
 // leave ends phase.
 func (c *collector) leave(phase string) {
-	c.phases[phaseIndex(phase)].end.Store(time.Now().UnixNano())
+	c.phase(phase).end.Store(time.Now().UnixNano())
 }
 
 // current is the current phase.
@@ -110,7 +113,7 @@ func (c *collector) current() *phaseStats { return c.phases[c.cur.Load()] }
 // arm sets how many (client, resource) pairs must reach phase's final
 // changes; 0 closes its done at once.
 func (c *collector) arm(phase string, n int64) {
-	ps := c.phases[phaseIndex(phase)]
+	ps := c.phase(phase)
 	if ps.pending.Add(n) <= 0 {
 		ps.once.Do(func() { close(ps.done) })
 	}
@@ -118,7 +121,7 @@ func (c *collector) arm(phase string, n int64) {
 
 // reached counts one pair reaching its final change of phase.
 func (c *collector) reached(phase string) {
-	ps := c.phases[phaseIndex(phase)]
+	ps := c.phase(phase)
 	if ps.pending.Add(-1) == 0 {
 		ps.once.Do(func() { close(ps.done) })
 	}
@@ -131,14 +134,14 @@ func (c *collector) reached(phase string) {
 func (c *collector) phaseOf(p *plan, latest int64) *phaseStats {
 	switch {
 	case latest > 0:
-		return c.phases[phaseIndex(p.changes[latest-1].phase)]
+		return c.phase(p.changes[latest-1].phase)
 	case latest == 0:
-		return c.phases[phaseIndex(phaseSync)]
+		return c.phase(phaseSync)
 	}
 	if i := c.cur.Load(); i > 0 {
 		return c.phases[i]
 	}
-	return c.phases[phaseIndex(phaseSync)]
+	return c.phase(phaseSync)
 }
 
 // response counts a response received at now, in ps.
@@ -152,7 +155,7 @@ func (c *collector) response(ps *phaseStats, now time.Time) {
 // from its origin.
 func (c *collector) answered(p *plan, m marker, begun, now time.Time) {
 	ch := p.changes[m.change-1]
-	ps := c.phases[phaseIndex(ch.phase)]
+	ps := c.phase(ch.phase)
 	st := &c.changes[m.change-1]
 	since := func(unixNS int64) time.Duration {
 		d := now.Sub(time.Unix(0, unixNS))

@@ -79,7 +79,7 @@ func TestLatencyFromTheSetConvergenceFromTheOrigin(t *testing.T) {
 
 	col.answered(p, marker{change: 1, origin: origin.UnixNano(), set: now.Add(-time.Second).UnixNano()}, origin.Add(-time.Minute), now)
 
-	lat := col.phases[phaseIndex(phaseChurn)].latency
+	lat := col.phase(phaseChurn).latency
 	assert.Equal(t, int64(1), lat.Count())
 	assert.InDelta(t, float64(time.Second), float64(lat.Max()), float64(time.Millisecond), "push→ACK from the set")
 	assert.Equal(t, int64(10*time.Second), col.changes[0].lastAck.Load(), "convergence from the origin")

@@ -126,7 +126,7 @@ func (r *runner) phases(ctx context.Context) bool {
 			r.clients = append(r.clients, newClient(r, i))
 		}
 	}
-	col.phases[phaseIndex(phaseConnect)].clients.Store(int64(len(r.clients)))
+	col.phase(phaseConnect).clients.Store(int64(len(r.clients)))
 	connected := make(chan struct{})
 	go func() {
 		defer close(connected)
@@ -515,7 +515,7 @@ func (r *runner) missedSync() {
 		}
 		c.mu.Unlock()
 	}
-	r.col.phases[phaseIndex(phaseSync)].missed.Store(n)
+	r.col.phase(phaseSync).missed.Store(n)
 }
 
 // missed counts, at the end of a phase, the (client, resource) pairs not
@@ -531,7 +531,7 @@ func (r *runner) missed(phase string) {
 		}
 		c.mu.Unlock()
 	}
-	r.col.phases[phaseIndex(phase)].missed.Store(n)
+	r.col.phase(phase).missed.Store(n)
 }
 
 func (r *runner) note(format string, args ...any) {
