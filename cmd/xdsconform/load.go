@@ -85,7 +85,7 @@ type loadFlags struct {
 	settle         time.Duration
 	startWait      time.Duration
 	churnDelay     time.Duration
-	outputs        reportMergeFlags
+	outputs        loadOutputs
 }
 
 func newLoadCmd(out io.Writer) *cobra.Command {

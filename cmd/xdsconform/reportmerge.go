@@ -33,13 +33,14 @@ accepted too: it is rendered (and judged) as it is.`
 const reportMergeExample = `  xdsconform report merge --json run.json --html run.html shard-0.json shard-1.json
   xdsconform report merge --slo 'p99<500ms,missed=0' --markdown "$GITHUB_STEP_SUMMARY" shard-*.json`
 
-// reportMergeFlags are report merge's flags.
-type reportMergeFlags struct {
+// loadOutputs are the output flags of a load report, which report merge
+// and load share: --json, --markdown, --html and --slo.
+type loadOutputs struct {
 	json, markdown, html, slo string
 }
 
 func newReportMergeCmd(out io.Writer) *cobra.Command {
-	f := &reportMergeFlags{}
+	f := &loadOutputs{}
 	c := &cobra.Command{
 		Use:     "merge [--json FILE] [--markdown FILE] [--html FILE] [--slo SPEC] SHARD.json...",
 		Short:   "Merge the JSON load reports of the shards of one run, render them, and judge them against an SLO",
@@ -57,7 +58,7 @@ func newReportMergeCmd(out io.Writer) *cobra.Command {
 	return c
 }
 
-func runReportMerge(stdout, stderr io.Writer, f *reportMergeFlags, args []string) error {
+func runReportMerge(stdout, stderr io.Writer, f *loadOutputs, args []string) error {
 	outs, slo, err := f.prepare("--markdown")
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func runReportMerge(stdout, stderr io.Writer, f *reportMergeFlags, args []string
 
 // register registers the output flags on c (the report's role: "merged"
 // or "the run's").
-func (f *reportMergeFlags) register(c *cobra.Command, whose string) {
+func (f *loadOutputs) register(c *cobra.Command, whose string) {
 	fs := c.Flags()
 	fs.StringVar(&f.json, "json", "", `write `+whose+` JSON load report to this file ("-": standard output)`)
 	fs.StringVar(&f.markdown, "markdown", "", `write a Markdown summary to this file ("-": standard output)`)
@@ -90,7 +91,7 @@ func (f *reportMergeFlags) register(c *cobra.Command, whose string) {
 // prepare checks the output flags, parses --slo and clears the files
 // named (so a failed run leaves none from an earlier one). With no output
 // named, fallback (a flag) goes to standard output; "" names none.
-func (f *reportMergeFlags) prepare(fallback string) ([]output, loadreport.SLO, error) {
+func (f *loadOutputs) prepare(fallback string) ([]output, loadreport.SLO, error) {
 	var outs []output
 	stdoutUsers := 0
 	for _, o := range []output{
@@ -141,7 +142,7 @@ func toStdout(outs []output) bool {
 
 // write judges rep against slo (when --slo was given), writes outs, and
 // says the verdict on stderr: exit 1 when an objective is broken.
-func (f *reportMergeFlags) write(stdout, stderr io.Writer, rep *loadreport.Report, outs []output, slo loadreport.SLO) error {
+func (f *loadOutputs) write(stdout, stderr io.Writer, rep *loadreport.Report, outs []output, slo loadreport.SLO) error {
 	if f.slo != "" {
 		rep.SLO = slo.Evaluate(rep)
 	}
