@@ -139,10 +139,10 @@ func (k *KnownFailing) judge(r *results.Result) {
 	switch {
 	case r.Outcome == results.Pass && e.timing:
 		// The peer fails this in most runs, not all: a pass is no stale entry.
-	case r.Outcome == results.Fail && !e.excuses(r.RulesBroken):
+	case r.Failed() && !e.excuses(r.RulesBroken):
 		r.Message += fmt.Sprintf("\n(listed as known-failing for %s, line %d, but this failure broke %s)",
 			strings.Join(e.rules, ", "), e.line, strings.Join(r.RulesBroken, ", "))
-	case r.Outcome == results.Fail, r.Outcome == results.Pass, r.Outcome == results.Unsupported:
+	case r.Failed(), r.Outcome == results.Pass, r.Outcome == results.Unsupported:
 		r.KnownFailing = e.reason
 	}
 }

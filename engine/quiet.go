@@ -5,34 +5,53 @@ import (
 	"sync"
 )
 
-// quietGate keeps the pairs of Timed scenarios apart from every other
-// pair in the process, across concurrent Runs (`xdsconform run` runs the
-// server and client suites at once): a Timed pair starts only while no
-// other pair runs, and other pairs wait while Timed ones run. Pairs of
-// one class run together. A waiting Timed pair does not hold back other
-// pairs, so no pair ever waits for one that waits for it.
+// class is the kind of pair the gate keeps apart from the others.
+type class int
+
+const (
+	// classShared pairs run together, as many as Config.Parallel allows.
+	classShared class = iota
+	// classTimed pairs run together, but not beside shared ones.
+	classTimed
+	// classAlone pairs run with nothing else in the process: a pair run
+	// again because the harness's own lag could explain its timing
+	// verdict (see rerun).
+	classAlone
+)
+
+// quietGate keeps classes of pairs apart from one another across every
+// Run in the process (`xdsconform run` runs the server and client suites
+// at once): a pair starts only while no pair of another class runs, and
+// an alone pair only while nothing runs. Pairs of the shared and timed
+// classes run with others of their class. A waiting pair does not hold
+// back pairs of other classes, so no pair ever waits for one that waits
+// for it.
 type quietGate struct {
 	mu      sync.Mutex
-	busy    int           // pairs of other scenarios running
-	timed   int           // pairs of Timed scenarios running
+	running [3]int        // pairs running, by class
 	changed chan struct{} // closed and replaced whenever a count drops
 }
 
 // quiet is the process's gate.
 var quiet = &quietGate{changed: make(chan struct{})}
 
-// enter waits until a pair of the class can start, and counts it; it
-// fails only when ctx ends first.
-func (g *quietGate) enter(ctx context.Context, timed bool) error {
+// free reports whether a pair of class c may start; g.mu must be held.
+func (g *quietGate) free(c class) bool {
+	for other, n := range g.running {
+		if n > 0 && (class(other) != c || c == classAlone) {
+			return false
+		}
+	}
+	return true
+}
+
+// enter waits until a pair of class c can start, and counts it; it fails
+// only when ctx ends first.
+func (g *quietGate) enter(ctx context.Context, c class) error {
 	for {
 		g.mu.Lock()
-		if timed && g.busy == 0 {
-			g.timed++
-			g.mu.Unlock()
-			return nil
-		}
-		if !timed && g.timed == 0 {
-			g.busy++
+		if g.free(c) {
+			g.running[c]++
 			g.mu.Unlock()
 			return nil
 		}
@@ -48,14 +67,10 @@ func (g *quietGate) enter(ctx context.Context, timed bool) error {
 
 // leave uncounts a pair that entered, waking those waiting for a class
 // to drain.
-func (g *quietGate) leave(timed bool) {
+func (g *quietGate) leave(c class) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if timed {
-		g.timed--
-	} else {
-		g.busy--
-	}
+	g.running[c]--
 	close(g.changed)
 	g.changed = make(chan struct{})
 }

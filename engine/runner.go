@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/requirements"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -50,7 +52,22 @@ type Config struct {
 	// only lent, so what the pairs that finished keep for the report
 	// cannot starve the queues of the pairs still to run.
 	QueueBudget *transcript.Budget
+	// Reruns is how many times a pair whose timing verdict the harness's
+	// own lag could explain runs again by itself before it is reported
+	// inconclusive: 0 means DefaultReruns, a negative value none.
+	Reruns int
 }
+
+// DefaultReruns is how many times a pair in doubt for the harness's lag
+// runs again by itself: once is usually enough, as a pair alone has the
+// harness to itself; a second try covers a burst of load from outside.
+const DefaultReruns = 2
+
+// maxRerunPairs bounds how many pairs of a Run run again: each runs by
+// itself, so a run in which the harness was starved throughout (far too
+// many pairs at once for the machine) would otherwise take as long again
+// one pair at a time. The rest are reported inconclusive, saying why.
+const maxRerunPairs = 24
 
 // DefaultParallel is how many pairs run at once unless configured: pairs
 // mostly wait (for responses, and through their trailing quiet window), so
@@ -78,6 +95,12 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 	if cfg.QueueBudget == nil {
 		cfg.QueueBudget = transcript.NewBudget(transcript.DefaultQueueBudget)
 	}
+	if cfg.Reruns == 0 {
+		cfg.Reruns = DefaultReruns
+	}
+	// The harness's own lag is measured throughout, for the timing
+	// verdicts to weigh (engine/timing.go).
+	defer lag.Start()()
 	sem := make(chan struct{}, cfg.Parallel)
 	var wg sync.WaitGroup
 	// Each pair writes the slot of its own index; ran marks the pairs
@@ -100,8 +123,11 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		if ctx.Err() != nil {
 			break
 		}
-		timed := ph == phaseTimed
-		if quiet.enter(ctx, timed) != nil {
+		class := classShared
+		if ph == phaseTimed {
+			class = classTimed
+		}
+		if quiet.enter(ctx, class) != nil {
 			<-sem
 			break
 		}
@@ -110,9 +136,10 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			defer quiet.leave(timed)
+			defer quiet.leave(class)
 			r := runPair(ctx, pairs[i], &cfg)
-			if cfg.Progress != nil {
+			// A pair in doubt is reported once it has run again.
+			if cfg.Progress != nil && (r.Outcome != results.Inconclusive || cfg.Reruns < 0) {
 				cfg.Progress(r)
 			}
 			rs[i] = r
@@ -122,6 +149,7 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		}
 	}
 	wg.Wait()
+	rerun(ctx, pairs, rs, ran, &cfg)
 	out := rs[:0]
 	for i, r := range rs {
 		if ran[i] {
@@ -129,6 +157,55 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		}
 	}
 	return out, ctx.Err() != nil
+}
+
+// rerun runs again, each by itself, the pairs that ran and ended in doubt
+// for the harness's own lag (an inconclusive outcome), up to cfg.Reruns
+// times each and maxRerunPairs pairs in all, and puts each one's last
+// result in rs. A pair alone has the harness to itself: its timing
+// verdicts are then the target's.
+func rerun(ctx context.Context, pairs []Pair, rs []results.Result, ran []bool, cfg *Config) {
+	if cfg.Reruns < 0 {
+		return
+	}
+	n := 0
+	for i := range pairs {
+		if !ran[i] || rs[i].Outcome != results.Inconclusive {
+			continue
+		}
+		first := rs[i]
+		if n++; n > maxRerunPairs {
+			rs[i].Message += fmt.Sprintf("\nNot run again: more than %d pairs of this run were in doubt for the harness's own lag (the machine, or --parallel, gave the harness more than it could run on time)", maxRerunPairs)
+		}
+		for try := 1; n <= maxRerunPairs && try <= cfg.Reruns && rs[i].Outcome == results.Inconclusive; try++ {
+			if quiet.enter(ctx, classAlone) != nil {
+				break
+			}
+			again := *cfg
+			again.Salt = fmt.Sprintf("%s~rerun%d", cfg.Salt, try)
+			r := runPair(ctx, pairs[i], &again)
+			quiet.leave(classAlone)
+			if r.Timing == nil {
+				r.Timing = &results.Timing{}
+			}
+			r.Timing.Reruns = try
+			r.Message = strings.TrimPrefix(r.Message+"\n"+fmt.Sprintf("(ran again by itself, %s, because in the run with the other pairs the harness's own lag could explain a timing verdict either way: %s)",
+				wording.N(try, "time"), firstLine(first.Message, 1)), "\n")
+			rs[i] = r
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(rs[i])
+		}
+	}
+}
+
+// firstLine is the first line of s after skip lines.
+func firstLine(s string, skip int) string {
+	lines := strings.Split(s, "\n")
+	if skip < len(lines) {
+		return lines[skip]
+	}
+	return s
 }
 
 // A phase is a group of pairs that run together; each phase starts once
@@ -243,13 +320,14 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 		r.Outcome, r.Message = results.Error, panicked
 	case parent.Err() != nil:
 		r.Outcome, r.Message = results.Error, "interrupted before the scenario finished"
-	case timedOut && len(t.failures) == 0 && t.skip == "" && t.abort == "":
+	case timedOut && len(t.failures) == 0 && t.blocked == nil && t.skip == "" && t.abort == "":
 		r.Outcome, r.Message = results.Error, fmt.Sprintf("scenario did not finish within %v", cfg.Timeouts.Scenario)
 	case len(t.failures) > 0:
 		// A rule the target broke stands even when the pair could not
 		// then go on (a flood that filled the harness's queue, a
-		// connection lost after the violation): what was seen decides,
-		// and why the pair stopped follows as a note.
+		// connection lost after the violation, a precondition that then
+		// failed): what was seen decides, and why the pair stopped
+		// follows as a note.
 		r.RulesBroken, r.BrokenLevel, r.Message = judge(t.failures, s.Level)
 		r.Outcome = results.Fail
 		if r.BrokenLevel == results.May {
@@ -257,15 +335,34 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 			// target does not implement, reported, never a failure.
 			r.Outcome = results.Unsupported
 		}
-		if t.abort != "" {
+		switch {
+		case t.blocked != nil:
+			r.Message += fmt.Sprintf("\nThen a precondition failed (%s): %s", t.blocked.Rule, t.blocked.Message)
+		case t.abort != "":
 			r.Message += "\nThen the pair could not go on: " + t.abort
 		}
+	case t.blocked != nil:
+		// The scenario never reached what it checks: the pair is a
+		// failure of the rule its precondition rests on, whatever the
+		// scenario's own level (a MAY scenario blocked is not a MAY
+		// behaviour unsupported).
+		r.Outcome, r.BlockedBy = results.Blocked, t.blocked.Rule
+		r.RulesBroken, r.BrokenLevel, _ = judge([]Failure{*t.blocked}, s.Level)
+		r.Message = fmt.Sprintf("blocked by %s (%s): a precondition failed: %s", t.blocked.Rule, r.BrokenLevel, t.blocked.Message)
 	case t.abort != "":
 		r.Outcome, r.Message = results.Error, t.abort
 	case t.skip != "":
 		r.Outcome, r.Message = results.Skip, t.skip
+	case len(t.doubts()) > 0:
+		// Nothing failed, but a timing verdict could have gone either way
+		// for the harness's own lag: Run runs the pair again by itself.
+		r.Outcome = results.Inconclusive
+		r.Message = "the harness's own lag could explain a timing verdict either way:\n" + describeDoubts(t.doubts())
 	default:
 		r.Outcome = results.Pass
+	}
+	if len(t.timing) > 0 {
+		r.Timing = &results.Timing{Checks: slices.Clone(t.timing)}
 	}
 	// A pair that could not run may be the first sign that the target
 	// died: then that is its cause, and the rest of the run learns it

@@ -13,8 +13,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -77,6 +79,12 @@ type T struct {
 	// Notef); notesBytes is their size, bounded by FailureBytes.
 	notes      []string
 	notesBytes int
+
+	// blocked is the failed precondition that ended the body, if any: it
+	// names the rule the precondition rests on (see Block).
+	blocked *Failure
+	// timing are the pair's timing verdicts (see Within and Covers).
+	timing []results.TimingCheck
 
 	skip       string
 	abort      string
@@ -146,10 +154,7 @@ func checkUnkept(t *T) {
 	if n == 0 {
 		return
 	}
-	t.mu.Lock()
-	decided := len(t.failures) > 0 || t.skip != "" || t.abort != ""
-	t.mu.Unlock()
-	if decided {
+	if t.Decided() {
 		return
 	}
 	t.Abortf("the target sent %s (%d bytes) more than the harness keeps for one scenario; each was checked against the invariants as it came, but no pass can rest on messages the scenario never saw", wording.N(n, "message"), bytes)
@@ -280,10 +285,14 @@ func (t *T) Linger(f func()) {
 }
 
 // linger waits out the trailing window of a body that ended normally and
-// asked for one.
+// asked for one. The window is the quiet window of the harness's own
+// running time: stretched by whatever the harness was stalled meanwhile
+// (lag.Deadline), so that a late violation has as long to show on a busy
+// machine as on an idle one; a window the stalls still cut short is a
+// doubt about the pass (Covers), never a pass on no watching.
 func (t *T) linger() {
 	t.mu.Lock()
-	on, hooks := t.lingering && len(t.failures) == 0, t.onLinger
+	on, hooks := t.lingering && len(t.failures) == 0 && t.blocked == nil, t.onLinger
 	t.mu.Unlock()
 	if !on {
 		return
@@ -291,13 +300,20 @@ func (t *T) linger() {
 	for _, f := range hooks {
 		f()
 	}
-	timer := time.NewTimer(t.Timeouts.Quiet)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-t.ctx.Done():
-	case <-t.stopLinger:
+	dl := lag.NewDeadline(t.Timeouts.Quiet)
+	for left := dl.Left(); left > 0; left = dl.Left() {
+		timer := time.NewTimer(left)
+		select {
+		case <-timer.C:
+		case <-t.ctx.Done():
+			timer.Stop()
+			return
+		case <-t.stopLinger:
+			timer.Stop()
+			return
+		}
 	}
+	t.Covers(t.Headline(), "the trailing quiet window, in which what must not happen is still watched for", t.Timeouts.Quiet, dl.Start(), time.Now())
 }
 
 // StopLinger ends the trailing window early: a watch has already caught a
@@ -319,6 +335,32 @@ func (t *T) Fatalf(format string, args ...any) {
 	t.FailNow()
 }
 
+// Block ends the body because a precondition failed: a step the verdict
+// rests on (the base resources served and ACKed, a barrier delivered) did
+// not happen, so the behaviour the scenario checks was never reached. rule
+// is the rule that precondition rests on; the pair is blocked by it (a
+// failure of that rule, not of the scenario's own), unless it is one the
+// scenario cites, which the precondition then showed broken: a failure.
+func (t *T) Block(rule, format string, args ...any) {
+	if t.Cites(rule) {
+		t.Failf(rule, format, args...)
+		t.FailNow()
+	}
+	msg := clipMessage(fmt.Sprintf(format, args...), FailureBytes, 0)
+	if _, ok := requirements.Lookup(rule); !ok {
+		msg = fmt.Sprintf("(step names unknown rule %q) %s", transcript.Clip(rule, 100), msg)
+		rule = t.Headline()
+	}
+	t.mu.Lock()
+	t.blocked = &Failure{Rule: rule, Message: msg}
+	t.mu.Unlock()
+	runtime.Goexit()
+}
+
+// Cites reports whether the scenario cites rule: a rule it checks, as
+// opposed to one its preconditions rest on.
+func (t *T) Cites(rule string) bool { return slices.Contains(t.requirements, rule) }
+
 // Skipf ends the body with a skipped outcome and the reason.
 func (t *T) Skipf(format string, args ...any) {
 	t.mu.Lock()
@@ -336,21 +378,23 @@ func (t *T) Abortf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// Decided reports whether the pair already has its verdict (a failure,
-// a skip or an abort): a check that could not be carried out then leaves
-// it be, rather than turn a failure the pair saw into an error.
+// Decided reports whether the pair already has its verdict (a failure, a
+// failed precondition, a skip or an abort): a check that could not be
+// carried out then leaves it be, rather than turn a failure the pair saw
+// into an error.
 func (t *T) Decided() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.failures) > 0 || t.skip != "" || t.abort != ""
+	return len(t.failures) > 0 || t.blocked != nil || t.skip != "" || t.abort != ""
 }
 
-// Failed reports whether the pair has recorded a failure, so that a check
-// run after the body can tell a verdict it must not replace.
+// Failed reports whether the pair has recorded a failure or a failed
+// precondition, so that a check run after the body can tell a verdict it
+// must not replace.
 func (t *T) Failed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.failures) > 0
+	return len(t.failures) > 0 || t.blocked != nil
 }
 
 // Notef adds a line to the pair's message that names no rule and changes

@@ -11,7 +11,9 @@ import (
 )
 
 // Outcome is the verdict of one scenario in one variant. Outcomes are never
-// mixed: a run that could not be carried out is an Error, not a Fail.
+// mixed: a run that could not be carried out is an Error, not a Fail. The
+// outcomes, what each means for the rules a pair cites and for the exit
+// code, are documented in one place, docs/outcomes.md.
 type Outcome string
 
 const (
@@ -29,7 +31,21 @@ const (
 	// it does not implement an optional behaviour. It is reported, never
 	// counted as a failure.
 	Unsupported Outcome = "unsupported"
+	// Blocked: a precondition the scenario's verdict rests on failed (the
+	// base resources were not served or not ACKed, a barrier was not
+	// delivered), so the scenario never reached the behaviour it checks.
+	// BlockedBy names the rule that precondition rests on; the pair counts
+	// as a failure of that rule, at its level, and of no other.
+	Blocked Outcome = "blocked"
+	// Inconclusive: a verdict that rests on time could not be told apart
+	// from the harness's own scheduling lag, even after the pair ran again
+	// by itself. Timing holds the figures. It fails no rule and does not
+	// fail the run.
+	Inconclusive Outcome = "inconclusive"
 )
+
+// Outcomes lists every outcome, in the order reports count them.
+var Outcomes = []Outcome{Pass, Fail, Blocked, Unsupported, Inconclusive, Skip, Error}
 
 // Level is the strength of the rule a scenario checks.
 type Level string
@@ -98,6 +114,13 @@ type Result struct {
 	// BrokenLevel is the strongest level among RulesBroken; it decides
 	// whether the failure fails the run (Run.FailOn).
 	BrokenLevel Level `json:"broken_level,omitempty"`
+	// BlockedBy is, for a blocked outcome, the rule the failed precondition
+	// rests on; RulesBroken holds it too. Empty otherwise.
+	BlockedBy string `json:"blocked_by,omitempty"`
+	// Timing records, for a pair whose verdict rests on time, the harness's
+	// own lag seen during each timing window and how the verdict weighed
+	// it; nil for a pair that judged nothing by time.
+	Timing *Timing `json:"timing,omitempty"`
 	// KnownFailing is the reason from the known-failing file when the pair
 	// is listed there; a listed failure does not fail the run.
 	KnownFailing string `json:"known_failing,omitempty"`
@@ -109,6 +132,53 @@ type Result struct {
 
 // FullName is "ID[variant]", the name used in reports and known-failing files.
 func (r Result) FullName() string { return r.ID + "[" + r.Variant + "]" }
+
+// Failed reports whether r counts as a failure of the rules it broke: a
+// fail or a blocked outcome.
+func (r Result) Failed() bool { return r.Outcome == Fail || r.Outcome == Blocked }
+
+// Timing is what the harness measured of its own lag while a pair's
+// timing verdicts were taken.
+type Timing struct {
+	// Checks are the pair's timing verdicts, in the order taken (the last
+	// run's, when it ran again).
+	Checks []TimingCheck `json:"checks,omitempty"`
+	// Reruns counts the times the pair ran again by itself because a
+	// timing verdict could be explained by the harness's lag.
+	Reruns int `json:"reruns,omitempty"`
+}
+
+// TimingCheck is one verdict that rests on time.
+type TimingCheck struct {
+	// Rule is the rule it judges.
+	Rule string `json:"rule"`
+	// What says in words what was timed.
+	What string `json:"what"`
+	// Kind is "within" (something had to happen within Limit: Measured is
+	// how long it took) or "covers" (a window had to cover Limit of the
+	// harness's running time: Measured is the window's length).
+	Kind string `json:"kind"`
+	// Measured and Limit are as Kind says.
+	Measured time.Duration `json:"measured_ns"`
+	Limit    time.Duration `json:"limit_ns"`
+	// Lag is how long the harness was stalled within the window, and
+	// LagMax its longest single stall.
+	Lag    time.Duration `json:"harness_lag_ns"`
+	LagMax time.Duration `json:"harness_lag_max_ns"`
+	// Verdict is "pass", "fail" (it stands whatever the lag), or "doubt"
+	// (the lag could explain it either way).
+	Verdict string `json:"verdict"`
+}
+
+// The values of TimingCheck.Kind and TimingCheck.Verdict.
+const (
+	TimingWithin = "within"
+	TimingCovers = "covers"
+
+	TimingPass  = "pass"
+	TimingFail  = "fail"
+	TimingDoubt = "doubt"
+)
 
 // The values of Run.Role.
 const (
@@ -225,10 +295,18 @@ type Summary struct {
 	// Unsupported counts MAY behaviours the target does not implement,
 	// not listed as known-failing; they never fail the run.
 	Unsupported int
-	// Tolerated counts failures whose broken level is below the run's
-	// fail-on level: reported, not counted against the run.
+	// Blocked counts pairs whose precondition failed, not listed as
+	// known-failing and at or above the fail-on level: each is a failure
+	// of the rule it was blocked by (Result.BlockedBy).
+	Blocked int
+	// Inconclusive counts pairs whose timing verdict the harness's own lag
+	// could explain even when run again alone; they do not fail the run.
+	Inconclusive int
+	// Tolerated counts failures (and blocked pairs) whose broken level is
+	// below the run's fail-on level: reported, not counted against the run.
 	Tolerated int
-	// KnownFailing counts failures excused by the known-failing file.
+	// KnownFailing counts failures (and blocked pairs) excused by the
+	// known-failing file.
 	KnownFailing int
 	// StalePasses counts known-failing entries that did not fail (they
 	// passed, or the behaviour turned out optional): the file is out of
@@ -238,14 +316,20 @@ type Summary struct {
 	ByLevel map[Level]LevelCount
 }
 
-// LevelCount is the outcome counts of one level's results. Fail counts
-// every failure, excused or not. The JSON report writes it as is.
+// LevelCount is the outcome counts of one level's results. Fail and
+// Blocked count every such pair, excused or not; KnownFailing counts
+// those of them the known-failing file excused, so that a failure a
+// target is known for is never shown as a plain failure, nor hidden. The
+// JSON report writes it as is.
 type LevelCount struct {
-	Pass        int `json:"pass"`
-	Fail        int `json:"fail"`
-	Unsupported int `json:"unsupported"`
-	Skip        int `json:"skipped"`
-	Error       int `json:"error"`
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	Blocked      int `json:"blocked"`
+	KnownFailing int `json:"known_failing"`
+	Unsupported  int `json:"unsupported"`
+	Inconclusive int `json:"inconclusive"`
+	Skip         int `json:"skipped"`
+	Error        int `json:"error"`
 }
 
 // DefaultFailOn is the fail-on level when none is given: MUST and SHOULD
@@ -272,16 +356,26 @@ func SummarizeFor(rs []Result, failOn Level) Summary {
 			} else {
 				s.Pass++
 			}
-		case Fail:
-			lc.Fail++
+		case Fail, Blocked:
+			if r.Outcome == Fail {
+				lc.Fail++
+			} else {
+				lc.Blocked++
+			}
 			switch {
 			case r.KnownFailing != "":
+				lc.KnownFailing++
 				s.KnownFailing++
 			case !r.FailureLevel().AtLeast(failOn):
 				s.Tolerated++
+			case r.Outcome == Blocked:
+				s.Blocked++
 			default:
 				s.Fail++
 			}
+		case Inconclusive:
+			lc.Inconclusive++
+			s.Inconclusive++
 		case Unsupported:
 			lc.Unsupported++
 			if r.KnownFailing != "" {
@@ -310,6 +404,9 @@ func (r Result) FailureLevel() Level {
 	return r.Level
 }
 
-// OK reports whether the run should exit 0: no unexcused failure, no error,
-// no stale known-failing entry.
-func (s Summary) OK() bool { return s.Fail == 0 && s.Error == 0 && s.StalePasses == 0 }
+// OK reports whether the run should exit 0: no unexcused failure or
+// blocked pair, no error, no stale known-failing entry. Inconclusive pairs
+// do not fail it: the harness, not the target, could not judge them.
+func (s Summary) OK() bool {
+	return s.Fail == 0 && s.Blocked == 0 && s.Error == 0 && s.StalePasses == 0
+}

@@ -259,7 +259,10 @@ type Rule struct {
 // it; a failure or an unsupported outcome counts against the rules it
 // broke (all it cites, when it names none) and leaves the others it
 // cites inconclusive; an error leaves them all inconclusive; a skip says
-// nothing. The worst of its pairs' verdicts is the rule's.
+// nothing. A blocked pair counts against the rule it was blocked by (its
+// RulesBroken) and leaves the rules it cites inconclusive, as a failure on
+// another rule does; an inconclusive pair leaves them all inconclusive.
+// The worst of its pairs' verdicts is the rule's.
 func Rules(rs []results.Result) []Rule {
 	byID := map[string]*Rule{}
 	knownOnly := map[string]bool{}
@@ -295,7 +298,7 @@ func Rules(rs []results.Result) []Rule {
 			case res.Outcome == results.Pass:
 				rule.Passed++
 				worse(rule, Passed)
-			case res.Outcome == results.Fail && broke:
+			case res.Failed() && broke:
 				worse(rule, Failed)
 				knownOnly[id] = knownOnly[id] && res.KnownFailing != ""
 			case res.Outcome == results.Unsupported && broke:

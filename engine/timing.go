@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/xdsconform/xdsconform/internal/lag"
+	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/results"
+)
+
+// Verdicts that rest on time. The harness reads every duration off its own
+// clock, as its goroutines get to run: on a busy machine, or with hundreds
+// of pairs at once, a reply read late looks like a reply sent late, and a
+// window the harness watched while it could not run watched nothing. So a
+// timing verdict weighs the harness's own lag in its window (internal/lag):
+// a failure stands when the duration minus the lag still breaks the limit,
+// a pass stands when the window minus the lag still covered what it had to,
+// and anything the lag could explain either way is a doubt. A pair left
+// with doubts and no failure runs again by itself (Config.Reruns), where
+// the harness has nothing else to do; one still in doubt then is
+// inconclusive, with the figures.
+
+// maxTimingChecks bounds the timing verdicts a pair keeps in its result:
+// a scenario takes a handful, but one looping over responses must not
+// grow the report without bound.
+const maxTimingChecks = 32
+
+// Within judges a duration that had to stay within limit: took is what
+// the harness measured between from and to (from taken before the cause,
+// so that took is never shorter than what it measures). It fails rule
+// when took exceeds limit by more than the harness's lag in [from, to]
+// can explain, records a doubt when the lag could explain it, and reports
+// whether it failed. what says in words what was timed ("the ACK of
+// version 2").
+func (t *T) Within(rule, what string, took, limit time.Duration, from, to time.Time) (failed bool) {
+	c := results.TimingCheck{Rule: rule, What: what, Kind: results.TimingWithin, Measured: took, Limit: limit}
+	st := lag.In(from, to)
+	c.Lag, c.LagMax = st.Total, st.Max
+	switch {
+	case took <= limit:
+		c.Verdict = results.TimingPass
+	case took-st.Total > limit:
+		c.Verdict = results.TimingFail
+		t.Failf(rule, "%s took %s, more than %s%s", what, wording.Duration(took), wording.Duration(limit), lagClause(st))
+		failed = true
+	default:
+		c.Verdict = results.TimingDoubt
+	}
+	t.recordTiming(c)
+	return failed
+}
+
+// Covers judges a window [from, to] that had to cover need of time in
+// which the harness could see what happened (a must-not-happen window
+// that must outlast a peer's timer): it holds when the window minus the
+// harness's lag in it is at least need, and is a doubt otherwise, never a
+// failure: a window too short proves nothing against the target. It
+// reports whether the window held.
+func (t *T) Covers(rule, what string, need time.Duration, from, to time.Time) bool {
+	st := lag.In(from, to)
+	c := results.TimingCheck{Rule: rule, What: what, Kind: results.TimingCovers, Measured: to.Sub(from), Limit: need,
+		Lag: st.Total, LagMax: st.Max, Verdict: results.TimingPass}
+	if c.Measured-st.Total < need {
+		c.Verdict = results.TimingDoubt
+	}
+	t.recordTiming(c)
+	return c.Verdict == results.TimingPass
+}
+
+// Doubt records a timing verdict the harness's own lag could explain
+// either way, for a check that weighs the lag itself (LagIn): what it
+// measured, against what, and the lag.
+func (t *T) Doubt(rule, what string, measured, limit time.Duration, st LagStats) {
+	t.recordTiming(results.TimingCheck{Rule: rule, What: what, Kind: results.TimingWithin, Measured: measured, Limit: limit,
+		Lag: st.Total, LagMax: st.Max, Verdict: results.TimingDoubt})
+}
+
+// LagStats is how long the harness was stalled in a window, and its
+// longest single stall.
+type LagStats struct {
+	Total, Max time.Duration
+}
+
+// LagIn returns the harness's lag in [from, to], for a timing check that
+// weighs it itself (a comparison of two durations, say): each duration
+// the harness measured may be longer than what happened by up to the lag
+// of its window.
+func (t *T) LagIn(from, to time.Time) LagStats {
+	st := lag.In(from, to)
+	return LagStats{Total: st.Total, Max: st.Max}
+}
+
+// lagClause is the part of a timing failure's message that gives the
+// harness's lag: the failure stands even allowing for it.
+func lagClause(st lag.Stats) string {
+	if st.Total == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the harness itself was stalled for %s of that window, longest %s: late even allowing for that)",
+		wording.Duration(st.Total), wording.Duration(st.Max))
+}
+
+func (t *T) recordTiming(c results.TimingCheck) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.timing) < maxTimingChecks || c.Verdict != results.TimingPass {
+		t.timing = append(t.timing, c)
+	}
+}
+
+// doubts returns the timing checks in doubt; t.mu must be held.
+func (t *T) doubts() []results.TimingCheck {
+	var out []results.TimingCheck
+	for _, c := range t.timing {
+		if c.Verdict == results.TimingDoubt {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// describeDoubts says, one line each, what the lag could explain.
+func describeDoubts(cs []results.TimingCheck) string {
+	var lines []string
+	for _, c := range cs {
+		switch c.Kind {
+		case results.TimingCovers:
+			lines = append(lines, fmt.Sprintf("%s: %s: the window of %s had to cover %s of the harness's time, but the harness was stalled for %s of it (longest %s)",
+				c.Rule, c.What, wording.Duration(c.Measured), wording.Duration(c.Limit), wording.Duration(c.Lag), wording.Duration(c.LagMax)))
+		default:
+			lines = append(lines, fmt.Sprintf("%s: %s took %s against a limit of %s, but the harness was stalled for %s of that window (longest %s)",
+				c.Rule, c.What, wording.Duration(c.Measured), wording.Duration(c.Limit), wording.Duration(c.Lag), wording.Duration(c.LagMax)))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
