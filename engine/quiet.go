@@ -11,8 +11,6 @@ type class int
 const (
 	// classShared pairs run together, as many as Config.Parallel allows.
 	classShared class = iota
-	// classTimed pairs run together, but not beside shared ones.
-	classTimed
 	// classAlone pairs run with nothing else in the process: a pair run
 	// again because the harness's own lag could explain its timing
 	// verdict (see rerun).
@@ -22,13 +20,13 @@ const (
 // quietGate keeps classes of pairs apart from one another across every
 // Run in the process (`xdsconform run` runs the server and client suites
 // at once): a pair starts only while no pair of another class runs, and
-// an alone pair only while nothing runs. Pairs of the shared and timed
-// classes run with others of their class. A waiting pair does not hold
+// an alone pair only while nothing runs. Shared pairs run with others of
+// their class. A waiting pair does not hold
 // back pairs of other classes, so no pair ever waits for one that waits
 // for it.
 type quietGate struct {
 	mu      sync.Mutex
-	running [3]int        // pairs running, by class
+	running [2]int        // pairs running, by class
 	changed chan struct{} // closed and replaced whenever a count drops
 }
 

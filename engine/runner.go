@@ -63,11 +63,15 @@ type Config struct {
 // harness to itself; a second try covers a burst of load from outside.
 const DefaultReruns = 2
 
-// maxRerunPairs bounds how many pairs of a Run run again: each runs by
-// itself, so a run in which the harness was starved throughout (far too
-// many pairs at once for the machine) would otherwise take as long again
-// one pair at a time. The rest are reported inconclusive, saying why.
-const maxRerunPairs = 24
+// Pairs of a Run that run again: at most a tenth of them, and at least
+// minRerunPairs. Each runs by itself, so a run in which the harness was
+// starved throughout (far too many pairs at once for the machine) would
+// otherwise take as long again one pair at a time. The rest are reported
+// inconclusive, saying why.
+const (
+	rerunShare    = 10
+	minRerunPairs = 24
+)
 
 // DefaultParallel is how many pairs run at once unless configured: pairs
 // mostly wait (for responses, and through their trailing quiet window), so
@@ -77,18 +81,17 @@ const DefaultParallel = 256
 
 // Run runs pairs concurrently and returns one result per pair that ran, in
 // the order of pairs (catalogue order when they come from Expand). Pairs
-// of scenarios marked Timed run after the rest, together; pairs of
-// scenarios marked Alone run last, one at a time, with nothing else
-// running (see runOrder). When ctx is cancelled (Ctrl-C), pairs not yet
+// of scenarios marked Alone run last, one at a time, with nothing else
+// running (see runOrder); pairs whose timing verdict the harness's own lag
+// could explain then run again, each by itself (see rerun). When ctx is
+// cancelled (Ctrl-C), pairs not yet
 // started are dropped, pairs in flight end with an error outcome, and
 // interrupted is true.
 func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, interrupted bool) {
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = DefaultParallel
 	}
-	if cfg.Timeouts == (Timeouts{}) {
-		cfg.Timeouts = DefaultTimeouts
-	}
+	cfg.Timeouts = cfg.Timeouts.withDefaults()
 	if cfg.ReportBudget == nil {
 		cfg.ReportBudget = transcript.NewBudget(transcript.DefaultBudget)
 	}
@@ -123,11 +126,7 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		if ctx.Err() != nil {
 			break
 		}
-		class := classShared
-		if ph == phaseTimed {
-			class = classTimed
-		}
-		if quiet.enter(ctx, class) != nil {
+		if quiet.enter(ctx, classShared) != nil {
 			<-sem
 			break
 		}
@@ -136,7 +135,7 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			defer quiet.leave(class)
+			defer quiet.leave(classShared)
 			r := runPair(ctx, pairs[i], &cfg)
 			// A pair in doubt is reported once it has run again.
 			if cfg.Progress != nil && (r.Outcome != results.Inconclusive || cfg.Reruns < 0) {
@@ -168,6 +167,7 @@ func rerun(ctx context.Context, pairs []Pair, rs []results.Result, ran []bool, c
 	if cfg.Reruns < 0 {
 		return
 	}
+	maxRerunPairs := max(minRerunPairs, len(pairs)/rerunShare)
 	n := 0
 	for i := range pairs {
 		if !ran[i] || rs[i].Outcome != results.Inconclusive {
@@ -175,7 +175,7 @@ func rerun(ctx context.Context, pairs []Pair, rs []results.Result, ran []bool, c
 		}
 		first := rs[i]
 		if n++; n > maxRerunPairs {
-			rs[i].Message += fmt.Sprintf("\nNot run again: more than %d pairs of this run were in doubt for the harness's own lag (the machine, or --parallel, gave the harness more than it could run on time)", maxRerunPairs)
+			rs[i].Message += fmt.Sprintf("\nNot run again: more than %d pairs of this run were in doubt for the harness's own lag (the machine gave the harness less time than it needed to run them on time)", maxRerunPairs)
 		}
 		for try := 1; n <= maxRerunPairs && try <= cfg.Reruns && rs[i].Outcome == results.Inconclusive; try++ {
 			if quiet.enter(ctx, classAlone) != nil {
@@ -215,9 +215,6 @@ type phase int
 const (
 	// phaseShared holds most pairs, all at once (up to Config.Parallel).
 	phaseShared phase = iota
-	// phaseTimed holds the pairs of scenarios marked Timed: together, but
-	// not beside the CPU the shared phase burns.
-	phaseTimed
 	// phaseAlone holds the pairs of scenarios marked Alone, one at a time.
 	phaseAlone
 )
@@ -229,21 +226,19 @@ func phaseOf(s *Scenario, fresh bool) phase {
 	switch {
 	case s.Alone && !fresh:
 		return phaseAlone
-	case s.Timed:
-		return phaseTimed
 	}
 	return phaseShared
 }
 
-// runOrder is the order pairs start in: the shared phase, then the timed
-// one, then the alone one, each in the order given. A scenario that may
-// crash or wedge the target runs after the rest, by itself: the rest have
-// their verdicts from a healthy target, and a crash is attributed to the
-// one pair running when it happened. A scenario that measures durations
-// runs once the crowd has finished, so its figures are the target's.
+// runOrder is the order pairs start in: the shared phase, then the alone
+// one, each in the order given. A scenario that may crash or wedge the
+// target runs after the rest, by itself: the rest have their verdicts
+// from a healthy target, and a crash is attributed to the one pair
+// running when it happened. A scenario that measures durations runs with
+// the crowd: its verdicts weigh the harness's own lag (T.Within).
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
-	for _, ph := range []phase{phaseShared, phaseTimed, phaseAlone} {
+	for _, ph := range []phase{phaseShared, phaseAlone} {
 		for i, p := range pairs {
 			if phaseOf(p.Scenario, fresh) == ph {
 				order = append(order, i)

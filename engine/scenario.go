@@ -39,12 +39,12 @@ type Scenario struct {
 	// pair that caused it and by no other. Against an Env that starts a
 	// fresh target for every pair (FreshTargets) they run with the rest.
 	Alone bool
-	// Timed marks a scenario whose verdict rests on durations it measures
-	// (how long a client waits before reconnecting, how soon it ACKs):
-	// its pairs run after the others, together, so that the harness's
-	// own load from hundreds of pairs at once is not taken for the
-	// target's timing. They mostly wait, so running them together costs
-	// about as long as the longest of them.
+	// Timed once marked a scenario whose verdict rests on durations it
+	// measures, to run it apart from the crowd.
+	//
+	// Deprecated: timing verdicts weigh the harness's own lag instead
+	// (T.Within, T.Covers), and a pair the lag leaves in doubt runs again
+	// by itself; such pairs run with the rest. The field has no effect.
 	Timed bool
 	// Run is the scenario body.
 	Run func(t *T)

@@ -31,6 +31,24 @@ type Timeouts struct {
 	// Scenario bounds a whole pair; a body still running then is abandoned
 	// with an error outcome.
 	Scenario time.Duration
+	// Prompt is how soon a reply counts as prompt (UPD-2: a client ACKs or
+	// NACKs a response as soon as it has processed it). It is a threshold
+	// of its own, not the quiet window: a reply a second late is late
+	// whatever the window the harness watches for late events in.
+	Prompt time.Duration
+}
+
+// withDefaults fills the zero fields of t from DefaultTimeouts.
+func (t Timeouts) withDefaults() Timeouts {
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&t.Expect, &DefaultTimeouts.Expect}, {&t.Quiet, &DefaultTimeouts.Quiet},
+		{&t.Scenario, &DefaultTimeouts.Scenario}, {&t.Prompt, &DefaultTimeouts.Prompt},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	return t
 }
 
 // DefaultTimeouts suit loopback targets; CI against remote servers may
@@ -39,7 +57,12 @@ type Timeouts struct {
 // must-not-happen checks are watches that run on while the pair goes on
 // and share one trailing window at its end (T.Linger), so a long window
 // costs each pair once, not once per check.
-var DefaultTimeouts = Timeouts{Expect: 5 * time.Second, Quiet: 1500 * time.Millisecond, Scenario: 60 * time.Second}
+//
+// A prompt reply is one within 500 ms: a client that has processed a
+// response ACKs at once (the reference client within milliseconds), so
+// half a second leaves room for a loaded machine without letting a reply
+// a second late pass.
+var DefaultTimeouts = Timeouts{Expect: 5 * time.Second, Quiet: 1500 * time.Millisecond, Scenario: 60 * time.Second, Prompt: 500 * time.Millisecond}
 
 // T is handed to a scenario body. It satisfies testify's require.TestingT
 // and assert.TestingT, so scenarios use require/assert as their assertion

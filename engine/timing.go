@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -54,15 +55,16 @@ func (t *T) Within(rule, what string, took, limit time.Duration, from, to time.T
 
 // Covers judges a window [from, to] that had to cover need of time in
 // which the harness could see what happened (a must-not-happen window
-// that must outlast a peer's timer): it holds when the window minus the
-// harness's lag in it is at least need, and is a doubt otherwise, never a
-// failure: a window too short proves nothing against the target. It
-// reports whether the window held.
+// that must outlast a peer's timer): it holds when the window minus what
+// the harness's stalls took from it (lag.Stats.Lost: their total, but no
+// more than a few times the longest) is at least need, and is a doubt
+// otherwise, never a failure: a window too short proves nothing against
+// the target. It reports whether the window held.
 func (t *T) Covers(rule, what string, need time.Duration, from, to time.Time) bool {
 	st := lag.In(from, to)
 	c := results.TimingCheck{Rule: rule, What: what, Kind: results.TimingCovers, Measured: to.Sub(from), Limit: need,
-		Lag: st.Total, LagMax: st.Max, Verdict: results.TimingPass}
-	if c.Measured-st.Total < need {
+		Lag: st.Lost(), LagMax: st.Max, Verdict: results.TimingPass}
+	if c.Measured-c.Lag < need {
 		c.Verdict = results.TimingDoubt
 	}
 	t.recordTiming(c)
@@ -77,10 +79,25 @@ func (t *T) Doubt(rule, what string, measured, limit time.Duration, st LagStats)
 		Lag: st.Total, LagMax: st.Max, Verdict: results.TimingDoubt})
 }
 
+// DoubtNow is Doubt that also ends the body: the harness was too late for
+// what the scenario meant to show (it sent a heartbeat after the TTL it
+// was to refresh had lapsed, say), so nothing after it could be judged.
+// The pair has no verdict from this run; unless it already failed, it
+// runs again by itself.
+func (t *T) DoubtNow(rule, what string, measured, limit time.Duration, st LagStats) {
+	t.Doubt(rule, what, measured, limit, st)
+	runtime.Goexit()
+}
+
 // LagStats is how long the harness was stalled in a window, and its
 // longest single stall.
 type LagStats struct {
 	Total, Max time.Duration
+}
+
+// Add returns the lag of two windows taken together.
+func (s LagStats) Add(o LagStats) LagStats {
+	return LagStats{Total: s.Total + o.Total, Max: max(s.Max, o.Max)}
 }
 
 // LagIn returns the harness's lag in [from, to], for a timing check that

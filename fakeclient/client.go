@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -728,7 +729,10 @@ func (c *Client) ExpectWithin(t wire.Type, wait time.Duration) (*Response, error
 // first response of any of types that arrives (consumed), or of one that
 // had already arrived unconsumed.
 func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Response, error) {
-	deadline := time.Now().Add(window)
+	// The window is of the harness's own running time: stretched over its
+	// stalls, so that it watches as long on a busy machine as on an idle
+	// one.
+	deadline := lag.NewDeadline(window)
 	for {
 		for _, t := range types {
 			r, err := c.next(t, 0, false)
@@ -741,7 +745,7 @@ func (c *Client) ExpectNoneWithin(window time.Duration, types ...wire.Type) (*Re
 					t.Short, r.Nonce, r.Version, r.Names(), r.removedNames(), window)
 			}
 		}
-		left := time.Until(deadline)
+		left := deadline.Left()
 		if left <= 0 {
 			return nil, nil
 		}
@@ -779,8 +783,11 @@ func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Res
 	if len(types) == 1 {
 		what = types[0].Short + " response"
 	}
-	start := time.Now()
-	deadline := start.Add(wait)
+	// A wait of the harness's own running time: a target is given up on
+	// only once it had the whole wait of the harness's attention, however
+	// long the harness itself was stalled meanwhile (up to lag.Stretch).
+	deadline := lag.NewDeadline(wait)
+	start := deadline.Start()
 	for {
 		c.mu.Lock()
 		var first *typeState
@@ -817,7 +824,7 @@ func (c *Client) nextOf(types []wire.Type, wait time.Duration, block bool) (*Res
 		if closed != nil {
 			return nil, closed
 		}
-		left := time.Until(deadline)
+		left := deadline.Left()
 		switch {
 		case !block:
 			return nil, fmt.Errorf("no %s queued: %w", what, ErrTimeout)

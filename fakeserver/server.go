@@ -19,6 +19,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/xdsconform/xdsconform/internal/lag"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -283,13 +285,13 @@ func (s *Server) WaitStream(ctx context.Context, after int) (*Stream, error) {
 
 // waitStream waits for a stream that matches, within (zero: until ctx
 // ends).
+//
+// The wait is of the harness's own running time (lag.Deadline): a client
+// is given up on only once it had all of it, however long the harness was
+// stalled meanwhile, and a quiet window watches as long on a busy machine
+// as on an idle one.
 func (s *Server) waitStream(ctx context.Context, within time.Duration, match func(*Stream) bool) (*Stream, error) {
-	var expired <-chan time.Time
-	if within > 0 {
-		timer := time.NewTimer(within)
-		defer timer.Stop()
-		expired = timer.C
-	}
+	deadline := lag.NewDeadline(within)
 	for {
 		s.mu.Lock()
 		for _, st := range s.streams {
@@ -303,11 +305,25 @@ func (s *Server) waitStream(ctx context.Context, within time.Duration, match fun
 		if closed {
 			return nil, ErrServerClosed
 		}
+		var expired <-chan time.Time
+		var timer *time.Timer
+		if within > 0 {
+			left := deadline.Left()
+			if left <= 0 {
+				return nil, fmt.Errorf("no matching stream opened within %s: %w", wording.Duration(time.Since(deadline.Start())), ErrTimeout)
+			}
+			timer = time.NewTimer(left)
+			expired = timer.C
+		}
 		select {
 		case <-notify:
 		case <-expired:
-			return nil, fmt.Errorf("no matching stream opened within %v: %w", within, ErrTimeout)
 		case <-ctx.Done():
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
 			return nil, fmt.Errorf("waiting for a stream: %w", ctx.Err())
 		}
 	}

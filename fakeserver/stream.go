@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -466,9 +467,12 @@ func (st *Stream) pop(t wire.Type) *Request {
 
 // wait polls take (under st.mu) until it yields a request, the stream ends
 // (when failOnEnd), the bound passes or ctx ends.
+//
+// The bound is of the harness's own running time (lag.Deadline): a client
+// is given up on only once it had all of it, and a quiet window watches
+// as long on a busy machine as on an idle one.
 func (st *Stream) wait(ctx context.Context, within time.Duration, take func() *Request, failOnEnd bool) (*Request, error) {
-	timer := time.NewTimer(within)
-	defer timer.Stop()
+	deadline := lag.NewDeadline(within)
 	for {
 		st.mu.Lock()
 		if r := take(); r != nil {
@@ -486,13 +490,19 @@ func (st *Stream) wait(ctx context.Context, within time.Duration, take func() *R
 		if ended != nil && failOnEnd {
 			return nil, &ClosedError{Stream: st.Name, Err: ended}
 		}
+		left := deadline.Left()
+		if left <= 0 {
+			return nil, fmt.Errorf("nothing from the client on %s within %s: %w", st.Name, wording.Duration(time.Since(deadline.Start())), ErrTimeout)
+		}
+		timer := time.NewTimer(left)
 		select {
 		case <-notify:
 		case <-timer.C:
-			return nil, fmt.Errorf("nothing from the client on %s within %v: %w", st.Name, within, ErrTimeout)
 		case <-ctx.Done():
+			timer.Stop()
 			return nil, fmt.Errorf("waiting on %s: %w", st.Name, ctx.Err())
 		}
+		timer.Stop()
 	}
 }
 

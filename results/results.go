@@ -161,8 +161,11 @@ type TimingCheck struct {
 	// Measured and Limit are as Kind says.
 	Measured time.Duration `json:"measured_ns"`
 	Limit    time.Duration `json:"limit_ns"`
-	// Lag is how long the harness was stalled within the window, and
-	// LagMax its longest single stall.
+	// Lag is how much of the window the harness's stalls took: for
+	// "within", their total, all of which is allowed for; for "covers",
+	// what they took from the window's watching (their total, but no more
+	// than a few times the longest, see internal/lag). LagMax is the
+	// longest single stall.
 	Lag    time.Duration `json:"harness_lag_ns"`
 	LagMax time.Duration `json:"harness_lag_max_ns"`
 	// Verdict is "pass", "fail" (it stands whatever the lag), or "doubt"

@@ -119,10 +119,10 @@ var clientMissingScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        with(showsMissing, targets.NeedFreshClient),
 		Run: ClientScript(func(c *C) {
-			c.ExpectSubscribed(LDS, c.L)
+			asked := c.ExpectSubscribed(LDS, c.L).Arrived
 			timer := c.target.Options().DNETimer
 			v := c.Checking(c.either("DNE-1", "DNE-6"))
-			v.NeverWithin(timer/2, LDS, c.L, "as not existing long before the timer", isMissing)
+			v.NeverWithin(timer/2, LDS, c.L, "as not existing long before the timer", c.goneBefore(asked, timer/2, "the client asked for it", nil))
 			v.Await(LDS, c.L, "as DOES_NOT_EXIST", timer, isMissing)
 		}),
 	},

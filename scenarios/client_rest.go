@@ -8,6 +8,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -93,8 +94,8 @@ func (c *C) holdPolls(t wire.Type) {
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	st := c.Stream(t)
-	end := time.Now().Add(c.Timeouts.Quiet)
-	for time.Now().Before(end) {
+	end := lag.NewDeadline(c.Timeouts.Quiet)
+	for !end.Passed() {
 		r, err := st.None(ctx, t)
 		if err != nil {
 			c.fail("holding the %s poll: %v", t.Short, err)

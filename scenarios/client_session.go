@@ -16,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/targets"
@@ -427,7 +428,7 @@ func (c *C) ExpectSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 // AwaitSubscribed reads requests of t until one asks for exactly names,
 // within the expect timeout: a client may add names one request at a time.
 func (c *C) AwaitSubscribed(t wire.Type, names ...string) *fakeserver.Request {
-	deadline := time.Now().Add(c.Timeouts.Expect)
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
 	v := c.Checking(c.ruleOr("RES-1"))
 	for {
 		r := c.Expect(t)
@@ -435,7 +436,7 @@ func (c *C) AwaitSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 			require.ElementsMatch(v, names, r.Names(), "%s should ask for exactly %v", r, names)
 			return r
 		}
-		if time.Now().After(deadline) {
+		if deadline.Passed() {
 			v.Fatalf("the client should come to ask for exactly %v; its last %s request, %s, asks for %v", names, t.Short, r, r.Names())
 		}
 	}
@@ -444,13 +445,13 @@ func (c *C) AwaitSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 // AwaitDropped reads requests of t until one drops name (SotW: names no
 // longer include it; delta: it is unsubscribed), within the expect timeout.
 func (c *C) AwaitDropped(t wire.Type, name string) *fakeserver.Request {
-	deadline := time.Now().Add(c.Timeouts.Expect)
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
 	for {
 		r := c.Expect(t)
 		if r.Delta != nil && slices.Contains(r.Delta.GetResourceNamesUnsubscribe(), name) || r.SotW != nil && !slices.Contains(r.Names(), name) {
 			return r
 		}
-		if time.Now().After(deadline) {
+		if deadline.Passed() {
 			c.Fatalf("the client should come to drop %s %q; its last %s request, %s, does not", t.Short, name, t.Short, r)
 		}
 	}
@@ -718,8 +719,9 @@ func (c *C) AwaitGone(t wire.Type, name string) {
 func (c *C) await(t wire.Type, name, what string, extra time.Duration, ok func(observer.Resource) bool, unlisted bool) observer.Resource {
 	ctx, cancel := c.untilExit()
 	defer cancel()
-	deadline := time.NewTimer(c.Timeouts.Expect + extra)
-	defer deadline.Stop()
+	// A wait of the harness's own running time: the client is given up on
+	// only once it had all of it, however long the harness was stalled.
+	deadline := lag.NewDeadline(c.Timeouts.Expect + extra)
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	var last observer.Resource
@@ -734,9 +736,7 @@ func (c *C) await(t wire.Type, name, what string, extra time.Duration, ok func(o
 			}
 		}
 		lastErr = err
-		select {
-		case <-tick.C:
-		case <-deadline.C:
+		if deadline.Passed() {
 			switch {
 			case lastErr != nil:
 				c.fail("the client's status view should show %s %s %s, but it could not be read: %v", t.Short, name, what, lastErr)
@@ -745,6 +745,9 @@ func (c *C) await(t wire.Type, name, what string, extra time.Duration, ok func(o
 			default:
 				c.fail("the client's status view should show %s %s %s, but shows %s", t.Short, name, what, describe(last))
 			}
+		}
+		select {
+		case <-tick.C:
 		case <-ctx.Done():
 			c.fail("waiting for %s %s %s: %v", t.Short, name, what, ctx.Err())
 		}
@@ -837,6 +840,12 @@ func (c *C) neverRead(t wire.Type, name, what string, read, failed int, lastErr 
 	}
 }
 
+// windowShare is the share of a must-not-happen window, in percent, that
+// the harness must have been running for its pass to stand: a window the
+// harness's own stalls cut by more than a third watched too little (see
+// engine.T.Covers).
+const windowShare = 67
+
 // NeverWithin is Never over an explicit window.
 func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, bad func(observer.Resource) bool) {
 	if window <= 0 {
@@ -844,7 +853,8 @@ func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, ba
 	}
 	ctx, cancel := c.untilExit()
 	defer cancel()
-	end := time.Now().Add(window)
+	start := time.Now()
+	end := start.Add(window)
 	windowEnd := time.NewTimer(window)
 	defer windowEnd.Stop()
 	tick := time.NewTicker(pollEvery)
@@ -871,6 +881,11 @@ func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, ba
 			if read == 0 && failed > 0 {
 				c.Logf("no read of the client's status view finished within the %v window while watching that it never shows %s %s %s (last failure: %v)", window, t.Short, name, what, lastErr)
 			}
+			// The window is the client's time, not the harness's: it is
+			// not stretched (what comes after it may be due then, a
+			// heartbeat or a timer), so a harness stalled through much of
+			// it watched too little for a pass to stand.
+			c.Covers(c.ruleOr(""), fmt.Sprintf("watching that the status view never shows %s %s %s", t.Short, name, what), window*windowShare/100, start, time.Now())
 			return
 		case <-ctx.Done():
 			c.fail("while watching %s %s: %v", t.Short, name, ctx.Err())

@@ -7,14 +7,32 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/internal/lag"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
-// clientTTL is the TTL the client TTL scenarios give the chain's cluster:
-// short, since each waits for it to lapse or not.
-const clientTTL = time.Second
+// TTLs of the client TTL scenarios: short, since each waits for its TTL
+// to lapse or not, but never short against the harness's own recent
+// stalls: each scenario sends on time only if the harness runs on time,
+// so its TTL is ttlPerStall times the longest stall of the last
+// ttlLookback, and at least minClientTTL, at most maxClientTTL.
+const (
+	minClientTTL = time.Second
+	maxClientTTL = 8 * time.Second
+	ttlPerStall  = 8
+	ttlLookback  = 10 * time.Second
+)
+
+// clientTTL is the TTL the client TTL scenarios give the chain's cluster,
+// sized from the harness's recent stalls (see minClientTTL): from its
+// longest stall, and from how much of the last second it was stalled for,
+// which a busy harness spends on every step it takes.
+func clientTTL() time.Duration {
+	return min(max(minClientTTL, ttlPerStall*lag.Recent(ttlLookback).Max, ttlPerStall*lag.Recent(time.Second).Total), maxClientTTL)
+}
 
 // requireTTL skips the scenario unless the client advertised TTL support
 // and, in SotW, Resource wrappers, which carry a TTL there: TTLs are an
@@ -29,13 +47,17 @@ func (c *C) requireTTL() {
 	}
 }
 
+// ttlSend is one response of the TTL scenarios: when it was sent (the
+// client's TTL counts from when it has it, which is no earlier) and when
+// its ACK came (the client had it by then).
+type ttlSend struct {
+	sent, acked time.Time
+}
+
 // respondWithTTL sends the chain's cluster at revision rev, as version,
-// with ttl (nil: none) and expects the ACK; a nil body sends a heartbeat of
-// the version the client holds instead.
-//
-// It returns when the response was sent, which the client's TTL counts
-// from.
-func (c *C) respondWithTTL(version string, rev int, ttl time.Duration, heartbeatOf string) (sent time.Time) {
+// with ttl (0: none) and expects the ACK; a non-empty heartbeatOf sends a
+// heartbeat of that version, the one the client holds, instead (no body).
+func (c *C) respondWithTTL(version string, rev int, ttl time.Duration, heartbeatOf string) ttlSend {
 	var d *durationpb.Duration
 	if ttl > 0 {
 		d = durationpb.New(ttl)
@@ -48,23 +70,35 @@ func (c *C) respondWithTTL(version string, rev int, ttl time.Duration, heartbeat
 		res.Version = heartbeatOf // the version held, and no body
 	}
 	st := c.Stream(CDS)
-	sent = time.Now()
+	sent := time.Now()
 	if st.Delta {
 		resp := &discovery.DeltaDiscoveryResponse{TypeUrl: CDS.URL, SystemVersionInfo: version, Nonce: st.NewNonce(), Resources: []*discovery.Resource{res}}
 		c.Send(CDS, resp)
-		c.ExpectAck(CDS, resp.Nonce, "")
-		return sent
+		return ttlSend{sent: sent, acked: c.ExpectAck(CDS, resp.Nonce, "").Arrived}
 	}
-	c.ExpectAck(CDS, c.RespondAnys(CDS, version, mustAny(c, res)), version)
-	return sent
+	return ttlSend{sent: sent, acked: c.ExpectAck(CDS, c.RespondAnys(CDS, version, mustAny(c, res)), version).Arrived}
 }
 
 // chainWithTTL serves the chain up to its cluster, skips unless the client
-// takes TTLs, then sends the cluster at version 2 with a TTL of clientTTL.
-func (c *C) chainWithTTL() (sent time.Time) {
+// takes TTLs, then sends the cluster at version 2 with a TTL of ttl.
+func (c *C) chainWithTTL(ttl time.Duration) ttlSend {
 	c.Chain(CDS)
 	c.requireTTL()
-	return c.respondWithTTL("2", 2, clientTTL, "")
+	return c.respondWithTTL("2", 2, ttl, "")
+}
+
+// onTime ends the scenario in doubt, with no verdict, when the harness
+// was too late for what it meant to show: the client had next only at
+// next.acked, after the TTL counted from last.sent had lapsed (within a
+// tenth of it, for the race in the client between the TTL's timer and
+// the refresh), so the client may rightly have let the resource go. A
+// harness that sends late has shown nothing about the client; the pair
+// runs again by itself.
+func (c *C) onTime(what string, last, next ttlSend, ttl time.Duration) {
+	if took, limit := next.acked.Sub(last.sent), ttl-ttl/10; took > limit {
+		c.Logf("the harness was too late with the %s for the TTL of %s: no verdict", what, wording.Duration(ttl))
+		c.DoubtNow(c.Headline(), "the harness's "+what+" reaching the client (its ACK) after the last refresh was sent", took, limit, c.LagIn(last.sent, next.acked))
+	}
 }
 
 // xds_protocol#ttl
@@ -77,9 +111,20 @@ var clientTTLScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        showsMissing,
 		Run: ClientScript(func(c *C) {
-			c.chainWithTTL()
-			c.AwaitAcked(CDS, c.CL, "2")
-			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", clientTTL, isMissing)
+			ttl := clientTTL()
+			sent := c.chainWithTTL(ttl)
+			// In use before it lapses: a harness that reads the view only
+			// once the TTL could have lapsed sees nothing of that.
+			v2 := c.V("2", c.CL)
+			lapsed := c.goneBefore(sent.sent, ttl, "the cluster was sent with its TTL", nil)
+			c.Await(CDS, c.CL, "ACKED at version "+v2, 0, func(r observer.Resource) bool {
+				if isMissing(r) {
+					lapsed(r) // in doubt once the TTL could have lapsed
+					return false
+				}
+				return r.State == observer.Acked && r.Version == v2
+			})
+			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", ttl, isMissing)
 		}),
 	},
 	{
@@ -90,9 +135,11 @@ var clientTTLScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        showsMissing,
 		Run: ClientScript(func(c *C) {
-			c.chainWithTTL()
-			c.respondWithTTL("3", 3, 0, "") // no TTL any more
-			c.Checking("TTL-3").NeverWithin(2*clientTTL, CDS, c.CL, "gone, though its TTL was removed", isMissing)
+			ttl := clientTTL()
+			first := c.chainWithTTL(ttl)
+			resend := c.respondWithTTL("3", 3, 0, "") // no TTL any more
+			c.onTime("resend without a TTL", first, resend, ttl)
+			c.Checking("TTL-3").NeverWithin(2*ttl, CDS, c.CL, "gone, though its TTL was removed", isMissing)
 			c.AwaitAcked(CDS, c.CL, "3")
 		}),
 	},
@@ -104,20 +151,24 @@ var clientTTLScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        showsMissing,
 		Run: ClientScript(func(c *C) {
-			sent := c.chainWithTTL()
+			ttl := clientTTL()
+			last := c.chainWithTTL(ttl)
 			held := c.V("2", c.CL)
 			v := c.Checking("TTL-4")
 			// A heartbeat every half TTL, three times, each half a TTL
 			// after the last response was sent (the ACK may come late
 			// on a loaded machine): the resource outlives its first TTL
-			// only if each one restarted it.
+			// only if each one restarted it. A heartbeat the harness got
+			// to the client too late shows nothing (onTime).
 			for _, version := range []string{"3", "4", "5"} {
-				v.NeverWithin(max(clientTTL/2-time.Since(sent), 0), CDS, c.CL, "gone while heartbeats come", isMissing)
-				sent = c.respondWithTTL(version, 0, clientTTL, held)
+				v.NeverWithin(max(ttl/2-time.Since(last.sent), 0), CDS, c.CL, "gone while heartbeats come", c.goneBefore(last.sent, ttl, "the last refresh was sent", nil))
+				next := c.respondWithTTL(version, 0, ttl, held)
+				c.onTime("heartbeat "+version, last, next, ttl)
+				last = next
 			}
-			v.NeverWithin(clientTTL/2, CDS, c.CL, "gone or changed by a heartbeat", func(r observer.Resource) bool {
-				return isMissing(r) || r.Version != held
-			})
+			v.NeverWithin(ttl/2, CDS, c.CL, "gone or changed by a heartbeat", c.goneBefore(last.sent, ttl, "the last refresh was sent", func(r observer.Resource) bool {
+				return r.Version != held
+			}))
 		}),
 	},
 }

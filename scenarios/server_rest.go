@@ -11,6 +11,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -153,13 +154,17 @@ var restScenarios = []*engine.Scenario{
 // and fails at the first DiscoveryResponse: none may come without a
 // change (REST-4). A poll the server ends without one (how an idle long
 // poll ends is not specified: 304, say) is polled again.
+//
+// The window is of the harness's own running time (lag.Deadline), so that
+// a harness stalled meanwhile does not take a held poll for an idle one.
 func (s *S) mustHoldUnchanged(t wire.Type, version string, names ...string) {
-	window := time.NewTimer(s.Timeouts.Quiet)
-	defer window.Stop()
+	ctx, cancel := context.WithCancel(s.Context())
+	defer cancel()
+	window := lag.NewDeadline(s.Timeouts.Quiet).Done(ctx)
 	for {
 		h := s.holdPoll(t, version, names...)
 		select {
-		case <-window.C:
+		case <-window:
 			return // the poll left running ends with the pair's context
 		case r := <-h:
 			if r.err != nil {
@@ -170,7 +175,7 @@ func (s *S) mustHoldUnchanged(t wire.Type, version string, names ...string) {
 					t.Short, version, s.Timeouts.Quiet, versionOf(r.poll), r.poll.Body)
 				return
 			}
-			if !s.pollAgainAfter(window.C) {
+			if !s.pollAgainAfter(window) {
 				return
 			}
 		}
@@ -184,7 +189,7 @@ const repollDelay = 100 * time.Millisecond
 
 // pollAgainAfter waits repollDelay and says whether to poll again: not
 // when done fires first.
-func (s *S) pollAgainAfter(done <-chan time.Time) bool {
+func (s *S) pollAgainAfter(done <-chan struct{}) bool {
 	pace := time.NewTimer(repollDelay)
 	defer pace.Stop()
 	select {

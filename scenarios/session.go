@@ -20,6 +20,7 @@ import (
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -481,11 +482,13 @@ func (s *S) IsRevision(t wire.Type, name string, rev int, got proto.Message) (bo
 // awaitExplaining is awaitWhere whose failure also says why the responses
 // read were not the awaited one: lastMiss, if set, describes the last.
 func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Response) bool, lastMiss func() string) *fakeclient.Response {
-	start := time.Now()
-	deadline := start.Add(s.Timeouts.Expect)
+	// One wait of the harness's own running time (lag.Deadline) for the
+	// whole step: the server is given up on only once it had all of it.
+	deadline := lag.NewDeadline(s.Timeouts.Expect)
+	start := deadline.Start()
 	passed := 0
 	for {
-		r, err := s.C.ExpectWithin(t, max(time.Until(deadline), 0))
+		r, err := s.C.ExpectWithin(t, max(deadline.Left(), 0))
 		if err != nil {
 			why := waitEnded(err, t.Short+" response", start, passed)
 			if lastMiss != nil && lastMiss() != "" {
@@ -593,10 +596,14 @@ func (s *S) Quiet(why string, t wire.Type) {
 
 // quiet watches responses of t for the quiet window, ACKing each, and
 // fails (saying why) at the first one bad matches.
+//
+// The window is of the harness's own running time (lag.Deadline): it
+// watches as long on a busy machine as on an idle one, and what the
+// scenario does next only comes later.
 func (s *S) quiet(t wire.Type, why string, bad func(*fakeclient.Response) bool) {
-	deadline := time.Now().Add(s.Timeouts.Quiet)
+	deadline := lag.NewDeadline(s.Timeouts.Quiet)
 	for {
-		r, err := s.C.ExpectNoneWithin(time.Until(deadline), t)
+		r, err := s.C.ExpectNoneWithin(max(deadline.Left(), 0), t)
 		if err == nil {
 			return
 		}

@@ -26,6 +26,7 @@ import (
 // suiteFlags are the flags shared by every command that runs scenarios.
 type suiteFlags struct {
 	timeout, quiet, scenarioTimeout time.Duration
+	prompt                          time.Duration
 	run, skip, variants             []string
 	level                           string
 	failOn                          string
@@ -46,6 +47,7 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.DurationVar(&f.timeout, "timeout", engine.DefaultTimeouts.Expect, "how long to wait for anything that must happen (a response)")
 	fs.DurationVar(&f.quiet, "quiet", engine.DefaultTimeouts.Quiet, "how long to watch for anything that must NOT happen")
 	fs.DurationVar(&f.scenarioTimeout, "scenario-timeout", engine.DefaultTimeouts.Scenario, "upper bound for one scenario in one variant")
+	fs.DurationVar(&f.prompt, "prompt", engine.DefaultTimeouts.Prompt, "how soon a client's ACK or NACK counts as prompt (UPD-2)")
 	fs.StringSliceVar(&f.run, "run", nil, "run only scenarios matching these glob patterns (ID or ID[variant]; * matches anything)")
 	fs.StringSliceVar(&f.skip, "skip", nil, "skip scenarios matching these glob patterns")
 	fs.StringSliceVar(&f.variants, "variant", nil, "run only these variants: sotw-ads, sotw-pertype, delta-ads, delta-pertype, rest (server: REST-JSON polling)")
@@ -84,6 +86,8 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 		return engine.Selection{}, "", usageError("--quiet must be positive")
 	case f.scenarioTimeout <= 0:
 		return engine.Selection{}, "", usageError("--scenario-timeout must be positive")
+	case f.prompt <= 0:
+		return engine.Selection{}, "", usageError("--prompt must be positive")
 	case f.parallel <= 0:
 		return engine.Selection{}, "", usageError("--parallel must be positive")
 	}
@@ -266,7 +270,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		Started:        time.Now().UTC(),
 		FailOn:         failOn,
 		Options: map[string]string{
-			"timeout": f.timeout.String(), "quiet": f.quiet.String(), "scenario_timeout": f.scenarioTimeout.String(),
+			"timeout": f.timeout.String(), "quiet": f.quiet.String(), "scenario_timeout": f.scenarioTimeout.String(), "prompt": f.prompt.String(),
 			"run": strings.Join(f.run, ","), "skip": strings.Join(f.skip, ","), "level": f.level,
 			"variant": strings.Join(f.variants, ","), "known_failing": f.knownFailing, "parallel": strconv.Itoa(f.parallel),
 			"fail_on": string(failOn),
@@ -291,7 +295,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 			}
 			perSuite[i], interrupted[i] = engine.Run(ctx, pairs[i], engine.Config{
 				Env:          s.env,
-				Timeouts:     engine.Timeouts{Expect: f.timeout, Quiet: f.quiet, Scenario: f.scenarioTimeout},
+				Timeouts:     engine.Timeouts{Expect: f.timeout, Quiet: f.quiet, Scenario: f.scenarioTimeout, Prompt: f.prompt},
 				Parallel:     parallel,
 				KnownFailing: s.known,
 				Progress:     console.Finished,

@@ -52,6 +52,21 @@ type Stats struct {
 	Stalls int
 }
 
+// Hops is how many of the harness's wake-ups stand between something
+// happening and the harness acting on it (a message read, queued, taken
+// by the step that waits for it): each may come as late as the longest
+// stall. See Lost.
+const Hops = 3
+
+// Lost is how much of a window the harness's stalls took from it: how long
+// something that happened in the window may have waited to be seen. It is
+// the total of the stalls, but no more than Hops times the longest: a
+// harness that is a few milliseconds behind at every wake-up (a busy
+// machine taking its threads away for a time slice now and then) still
+// sees everything within a few of those milliseconds, however many of
+// them the window holds; one stopped for a second lost that second.
+func (s Stats) Lost() time.Duration { return min(s.Total, Hops*s.Max) }
+
 // Add returns the stalls of two windows taken together.
 func (s Stats) Add(o Stats) Stats {
 	return Stats{Total: s.Total + o.Total, Max: max(s.Max, o.Max), Stalls: s.Stalls + o.Stalls}
@@ -221,8 +236,8 @@ func Running() bool {
 const Stretch = 3
 
 // Deadline is a wait of d that does not count the time the harness was
-// stalled: it passes once d of wall time plus every stall since it began
-// has gone by, or Stretch times d in all. A window it bounds covers d of
+// stalled: it passes once d of wall time plus the time its stalls took
+// (Stats.Lost) has gone by, or Stretch times d in all. A window it bounds covers d of
 // time in which the harness could see what happened: a must-happen wait
 // then fails a target only after the target had d of the harness's
 // attention, and a must-not-happen window watches d of it.
@@ -243,7 +258,7 @@ func (dl Deadline) Start() time.Time { return dl.start }
 // more than what is left of the limit, and 0 or less once it passed.
 func (dl Deadline) Left() time.Duration {
 	now := time.Now()
-	return min(dl.d+stallsIn(dl.start, now).Total, dl.limit) - now.Sub(dl.start)
+	return min(dl.d+stallsIn(dl.start, now).Lost(), dl.limit) - now.Sub(dl.start)
 }
 
 // Passed reports whether the deadline has passed.
@@ -268,4 +283,18 @@ func (dl Deadline) Wait(ctx context.Context) Stats {
 		case <-t.C:
 		}
 	}
+}
+
+// Done returns a channel closed once the deadline passes; cancelling ctx
+// ends the wait without closing it. For a select that waits on the
+// deadline beside other events.
+func (dl Deadline) Done(ctx context.Context) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		dl.Wait(ctx)
+		if ctx.Err() == nil {
+			close(ch)
+		}
+	}()
+	return ch
 }

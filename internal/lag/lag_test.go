@@ -21,6 +21,15 @@ func stopped(last time.Time, sts ...stall) *sampler {
 	return s
 }
 
+func TestLostIsAtMostAFewOfTheLongestStalls(t *testing.T) {
+	ms := time.Millisecond
+	// Behind by 5 ms at every wake-up for a second: everything was seen
+	// within a few of those 5 ms.
+	assert.Equal(t, Hops*5*ms, Stats{Total: 500 * ms, Max: 5 * ms}.Lost())
+	// Stopped once for 400 ms: those 400 ms are lost.
+	assert.Equal(t, 400*ms, Stats{Total: 400 * ms, Max: 400 * ms}.Lost())
+}
+
 func TestPendingStallCounts(t *testing.T) {
 	// The sampler last woke 100 ms ago: it is being kept from running, and
 	// the time past its tick counts as a stall up to now.
@@ -112,7 +121,8 @@ func TestDeadlineStretchesOverStalls(t *testing.T) {
 	looks := 0
 	stallsIn = func(time.Time, time.Time) Stats {
 		looks++
-		return Stats{Total: time.Duration(min(looks, 3)) * 30 * ms}
+		n := time.Duration(min(looks, 3))
+		return Stats{Total: n * 30 * ms, Max: 30 * ms, Stalls: int(n)}
 	}
 	defer func() { stallsIn = In }()
 	dl := NewDeadline(50 * ms)
@@ -123,7 +133,7 @@ func TestDeadlineStretchesOverStalls(t *testing.T) {
 
 func TestDeadlineStopsAtLimitAndContext(t *testing.T) {
 	ms := time.Millisecond
-	stallsIn = func(time.Time, time.Time) Stats { return Stats{Total: time.Hour} } // longer than any limit
+	stallsIn = func(time.Time, time.Time) Stats { return Stats{Total: time.Hour, Max: time.Hour} } // longer than any limit
 	defer func() { stallsIn = In }()
 	dl := NewDeadline(10 * ms)
 	dl.Wait(context.Background())

@@ -185,6 +185,10 @@ const (
 	FaultEmptyIsWildcard Fault = "empty-is-wildcard"
 	// FaultSlowAcks sends every ACK and NACK two seconds late (UPD-2).
 	FaultSlowAcks Fault = "slow-acks"
+	// FaultLateAcks1s sends every ACK and NACK one second late (UPD-2): late
+	// by more than the prompt threshold, less than the quiet window, so
+	// only a promptness check of its own catches it.
+	FaultLateAcks1s Fault = "late-acks-1s"
 	// FaultRequestBeforeAck sends, on a SotW response, a request restating
 	// the subscription at the previous version before the ACK (UPD-4).
 	FaultRequestBeforeAck Fault = "request-before-ack"
@@ -307,6 +311,7 @@ var AllFaults = []Fault{
 	FaultResubscribeInAcks,
 	FaultEmptyIsWildcard,
 	FaultSlowAcks,
+	FaultLateAcks1s,
 	FaultRequestBeforeAck,
 	FaultDNEAfterReconnect,
 	FaultNoBackoff,
@@ -391,6 +396,7 @@ var faultDescriptions = map[Fault]string{
 	FaultResubscribeInAcks:              "DELTA-2: every delta ACK subscribes again to every name",
 	FaultEmptyIsWildcard:                "RES-6: once all names of a SotW type are dropped, any resource of the type is used",
 	FaultSlowAcks:                       "UPD-2: ACKs and NACKs go out two seconds late",
+	FaultLateAcks1s:                     "UPD-2: ACKs and NACKs go out one second late",
 	FaultRequestBeforeAck:               "UPD-4: a SotW response is followed by a request restating the subscription before its ACK",
 	FaultDNEAfterReconnect:              "DNE-7: resources held are marked not existing when the timer restarted on a new stream fires",
 	FaultNoBackoff:                      "RECONN-1: failing streams are reopened at a constant short interval",

@@ -607,6 +607,15 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return fmt.Sprint(time.Since(sent) >= slowAckDelay)
 		}, "false", "true"},
 
+		{FaultLateAcks1s, wire.SotWPerType, 0, func(h *harness) string {
+			// As slow-acks, one second late.
+			h.expectSubscribe(wire.Listener, "L")
+			sent := time.Now()
+			h.send(wire.Listener, "1", "l1", wire.ClientListener("L", "R", 1))
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			return fmt.Sprint(time.Since(sent) >= lateAckDelay)
+		}, "false", "true"},
+
 		{FaultRequestBeforeAck, wire.SotWADS, 0, func(h *harness) string {
 			return acceptListener(h).Version // the ACK, or the restated subscription before it
 		}, "1", ""},

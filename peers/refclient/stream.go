@@ -241,7 +241,7 @@ func (c *Client) write(st *stream) {
 		st.qmu.Unlock()
 		for _, o := range q {
 			if !o.at.IsZero() {
-				// slow-acks: hold the reply back (UPD-2 broken).
+				// slow-acks, late-acks-1s: hold the reply back (UPD-2 broken).
 				t := time.NewTimer(time.Until(o.at))
 				select {
 				case <-st.ctx.Done():
@@ -284,11 +284,15 @@ func (c *Client) enqueueAt(st *stream, m proto.Message, at time.Time) {
 	}
 }
 
-// enqueueReply queues an ACK or NACK; the slow-acks fault delays it.
+// enqueueReply queues an ACK or NACK; the slow-acks and late-acks-1s
+// faults delay it.
 func (c *Client) enqueueReply(st *stream, m proto.Message) {
 	var at time.Time
-	if c.fault(FaultSlowAcks) {
+	switch {
+	case c.fault(FaultSlowAcks):
 		at = time.Now().Add(slowAckDelay) // UPD-2 broken
+	case c.fault(FaultLateAcks1s):
+		at = time.Now().Add(lateAckDelay) // UPD-2 broken
 	}
 	c.enqueueAt(st, m, at)
 }
@@ -296,6 +300,11 @@ func (c *Client) enqueueReply(st *stream, m proto.Message) {
 // slowAckDelay is how late the slow-acks fault replies: more than the
 // default quiet window, less than the default expect timeout.
 const slowAckDelay = 2 * time.Second
+
+// lateAckDelay is how late the late-acks-1s fault replies: more than the
+// default prompt threshold, less than the default quiet window, which
+// once stood in for the threshold and let such a client pass.
+const lateAckDelay = time.Second
 
 // flush hands every stream's pending requests to its writer.
 func (c *Client) flush() {
