@@ -105,6 +105,18 @@ type Config struct {
 	// CDSFile, when set, makes an Envoy-profile client read its clusters
 	// from a file instead of the server (fs.go).
 	CDSFile *FileSource
+
+	// hooks let the package's tests act at a point where timing alone
+	// would decide an outcome; zero outside tests.
+	hooks hooks
+}
+
+// hooks are points where a test acts inside the client, so that a race it
+// guards against is played out deterministically instead of by load.
+type hooks struct {
+	// fileLoaded runs on the file watcher once the first load of the
+	// file was handed to the loop (fs.go).
+	fileLoaded func()
 }
 
 // The client profiles.
