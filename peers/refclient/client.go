@@ -117,6 +117,11 @@ type hooks struct {
 	// fileLoaded runs on the file watcher once the first load of the
 	// file was handed to the loop (fs.go).
 	fileLoaded func()
+	// response runs on the loop before it handles a response.
+	response func()
+	// restRefreshDue runs on a REST poller when the refresh delay after
+	// a poll has passed (rest.go).
+	restRefreshDue func()
 }
 
 // The client profiles.
@@ -455,7 +460,15 @@ func (c *Client) handle(ev event) {
 		if ev.st.slot.cur != ev.st {
 			return
 		}
+		if h := c.cfg.hooks.response; h != nil {
+			h()
+		}
 		c.onResponse(ev)
+		if c.cfg.Variant.IsREST() {
+			// Behind the reply, if any: the poller may poll its last
+			// request again only from here on (rest.go).
+			ev.st.pending = append(ev.st.pending, outgoing{answered: true})
+		}
 	case evEnded:
 		if ev.st.slot.cur != ev.st {
 			return

@@ -150,6 +150,38 @@ func TestRESTPolling(t *testing.T) {
 	assert.False(t, again, "a held poll is not doubled")
 }
 
+// The poll after a response is its ACK even when the client takes longer
+// to handle the response than the refresh delay: the refresh must not
+// resend the poll from before the response, which would read as the
+// client holding none of it. A hook holds the loop's handling of the
+// response until the refresh delay has passed, so the outcome does not
+// depend on timing.
+func TestRESTAckAfterSlowHandling(t *testing.T) {
+	s := newRESTServer(t)
+	due := make(chan struct{}, 1)
+	c, err := Start(context.Background(), Config{ServerAddr: s.addr, NodeID: "node-1", Cluster: "cluster-1", Variant: wire.REST, Listener: "L", Profile: ProfileEnvoy,
+		hooks: hooks{
+			restRefreshDue: func() {
+				select {
+				case due <- struct{}{}:
+				default:
+				}
+			},
+			response: func() {
+				select {
+				case <-due:
+				case <-time.After(wait):
+				}
+			},
+		}})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	s.answer(s.mustNext(wire.Cluster), "1", "n1", wire.ClientDNSCluster("C", 1))
+	ack := s.mustNext(wire.Cluster)
+	assert.Equal(t, "1", ack.req.GetVersionInfo(), "the poll after the response ACKs it")
+	assert.Equal(t, "n1", ack.req.GetResponseNonce())
+}
+
 // restFaultCases say what each REST fault changes in what the client
 // sends.
 var restFaultCases = []struct {
