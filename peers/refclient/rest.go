@@ -35,9 +35,9 @@ import (
 // handled it: until then the last poll is from before the response, and
 // sent again it would overtake the ACK and read as the client holding none
 // of it. The loop marks the end of its handling of each response in the
-// stream's queue (outgoing.answered), behind any reply. Nonces are echoed when the server
-// sends them and not needed (REST-2). Every poll carries the node: REST
-// has no stream to remember it.
+// stream's queue (outgoing.answered), behind any reply. Nonces are
+// echoed when the server sends them and not needed (REST-2). Every poll
+// carries the node: REST has no stream to remember it.
 
 // REST timings: bootstrap.RESTRefreshDelay and RESTRequestTimeout, the
 // values the harness gives an Envoy.
