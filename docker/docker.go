@@ -192,7 +192,11 @@ func start(ctx context.Context, req testcontainers.ContainerRequest) (*Container
 	tc, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
 	if err != nil {
 		if tc != nil {
+			// What it printed is most often why it never got ready: read
+			// before it goes, bounded as Logs bounds it.
+			out := (&Container{c: tc}).Logs()
 			_ = tc.Terminate(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("starting container %s: %s; output: %s", req.Image, oneLine(err), out)
 		}
 		return nil, fmt.Errorf("starting container %s: %s", req.Image, oneLine(err))
 	}

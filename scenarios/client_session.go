@@ -187,7 +187,15 @@ func NewCWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
 		}
 		c.abortIfExited()
 		target.NeverConnected(err)
-		t.Abortf("the client never connected to the management server at %s within %v: %v\n%v", srv.Addr(), target.Options().StartTimeout, err, run.Err())
+		what := "the client never connected to the management server at " + srv.Addr()
+		if errors.Is(err, fakeserver.ErrTimeout) {
+			// The start timeout, not the scenario's end, gave up on it:
+			// name the flag that raises it.
+			err = targets.StartTimeoutError(what, target.Options().StartTimeout, err)
+		} else {
+			err = fmt.Errorf("%s: %w", what, err)
+		}
+		t.Abortf("%v%s", err, targets.OutputNote(run))
 	}
 	return c
 }

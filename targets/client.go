@@ -217,8 +217,8 @@ var _ engine.Liveness = (*Clients)(nil)
 // every pair, so one that did not connect says nothing of the next.
 func (c *Clients) NeverConnected(err error) {
 	if c.opts.Wait {
-		c.markDied(fmt.Errorf("no client connected to --listen %s within --start-timeout %v (start it pointed there, with --listener %s): %w",
-			c.opts.Listen, c.opts.StartTimeout, c.opts.Listener, err))
+		c.markDied(fmt.Errorf("no client connected to --listen %s within %s %v (start it pointed there, with --listener %s): %w",
+			c.opts.Listen, StartTimeoutFlag, c.opts.StartTimeout, c.opts.Listener, err))
 	}
 }
 
@@ -544,6 +544,54 @@ type Running interface {
 	Stop() error
 }
 
+// StartTimeoutFlag is the flag that sets ClientOptions.StartTimeout.
+// Every message about a launched client that was not up in time names it,
+// so that whoever reads one knows what to raise.
+const StartTimeoutFlag = "--start-timeout"
+
+// StartTimeoutError says that a launched client did not get as far as
+// what (a phrase such as "the client never connected to ...") within
+// timeout, the value of --start-timeout, because of cause.
+func StartTimeoutError(what string, timeout time.Duration, cause error) error {
+	return fmt.Errorf("%s within %s %v (raise it if the client is only slow to start): %w", what, StartTimeoutFlag, timeout, cause)
+}
+
+// outputter is a Running whose client prints where the harness reads it.
+type outputter interface {
+	// Output is the end of what the client printed so far, stdout and
+	// stderr as they came, bounded as the harness keeps it.
+	Output() string
+}
+
+// output returns the end of what run's client printed so far, bounded in
+// bytes as the harness keeps a process's output (process.Process.Tail) or
+// a container's (Container.Logs); ok is false for a client whose output
+// the harness does not read (in-process, started elsewhere, or none).
+func output(run Running) (tail string, ok bool) {
+	o, ok := run.(outputter)
+	if !ok {
+		return "", false
+	}
+	return o.Output(), true
+}
+
+// OutputNote is what to add to a message about a launched client that
+// did not come up: the end of what it printed (bounded, see output), or
+// that it printed nothing, since why a client did not come up is most
+// often in what it said; "" for a client whose output the harness does
+// not read, nil included. Like every message, it is scrubbed of secrets
+// where it is written out (transcript.Scrub).
+func OutputNote(run Running) string {
+	tail, ok := output(run)
+	switch {
+	case !ok:
+		return ""
+	case strings.TrimSpace(tail) == "":
+		return "\nThe client has printed nothing."
+	}
+	return "\nThe client's output ends with:\n" + tail
+}
+
 // Launch starts a fresh client for one scenario. Errors are the target's
 // (the scenario ends with an error outcome naming them).
 func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) {
@@ -585,6 +633,15 @@ type builtinRunning struct {
 	err  func() error
 	stop func() error
 }
+
+// containerRunning is a container client, whose output is its logs.
+type containerRunning struct {
+	builtinRunning
+	logs func() string
+}
+
+// Output implements outputter.
+func (r *containerRunning) Output() string { return r.logs() }
 
 func (r *builtinRunning) Observer() observer.Observer { return r.obs }
 func (r *builtinRunning) Exited() <-chan struct{}     { return r.done }
@@ -724,6 +781,10 @@ type commandRunning struct {
 
 func (r *commandRunning) Observer() observer.Observer { return r.obs }
 func (r *commandRunning) Exited() <-chan struct{}     { return r.proc.Exited() }
+
+// Output implements outputter: the process's output tail (process.Options
+// StderrTail, 4 KiB by default).
+func (r *commandRunning) Output() string { return r.proc.Tail() }
 func (r *commandRunning) Err() error {
 	select {
 	case <-r.proc.Exited():
@@ -779,22 +840,35 @@ func (c *Clients) launchContainer(ctx context.Context, spec LaunchSpec) (Running
 	if err != nil {
 		return nil, fmt.Errorf("rendering the Envoy bootstrap: %w", err)
 	}
-	startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout+time.Minute) // an image pull is part of the start
+	startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout+containerPullTime) // an image pull is part of the start
 	defer cancel()
+	// timedOut names the flag to raise when the start's own bound, not
+	// the scenario's, ended it.
+	timedOut := func(what string, err error) error {
+		if startCtx.Err() == nil || ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%s: %s within %v for pulling its image plus %s %v (raise it if the client is only slow to start): %w",
+			c.opts.Target, what, containerPullTime, StartTimeoutFlag, c.opts.StartTimeout, err)
+	}
 	ct, err := rt.StartClient(startCtx, ClientContainer{Image: strings.TrimPrefix(c.opts.Target, ContainerPrefix), Bootstrap: boot, ServerPort: port})
 	if err != nil {
-		return nil, containerError(c.opts.Target, err)
+		return nil, containerError(c.opts.Target, timedOut("the container was not ready", err))
 	}
 	stop := func() error { return ct.Stop(context.WithoutCancel(ctx)) }
 	admin, err := ct.Addr(startCtx, ContainerAdminPort)
 	if err != nil {
 		_ = stop()
-		return nil, err
+		return nil, timedOut("the container's admin port was not published", fmt.Errorf("%w; container output: %s", err, ct.Logs()))
 	}
 	obs, err := c.observerAt(admin) // nil for --observer none
 	if err != nil {
 		_ = stop()
 		return nil, err
 	}
-	return &builtinRunning{obs: obs, done: ct.Exited(), err: ct.Err, stop: stop}, nil
+	return &containerRunning{builtinRunning: builtinRunning{obs: obs, done: ct.Exited(), err: ct.Err, stop: stop}, logs: ct.Logs}, nil
 }
+
+// containerPullTime is what a container client's start may take beyond
+// --start-timeout: pulling its image is part of the start.
+const containerPullTime = time.Minute

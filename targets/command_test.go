@@ -1,6 +1,7 @@
 package targets_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,4 +108,38 @@ func TestClients_CommandDir(t *testing.T) {
 		_, err := targets.NewClients(tc.opts)
 		assert.ErrorContains(t, err, tc.err)
 	}
+}
+
+// A message about a launched client that did not come up in time names
+// --start-timeout and carries what the client printed, or says that it
+// printed nothing; a client the harness does not read adds nothing.
+func TestClients_StartTimeoutMessage(t *testing.T) {
+	err := targets.StartTimeoutError("the client never connected", 1500*time.Millisecond, errors.New("timed out"))
+	assert.EqualError(t, err, "the client never connected within --start-timeout 1.5s (raise it if the client is only slow to start): timed out")
+
+	for _, tc := range []struct {
+		name, cmd, note string
+	}{
+		{"says why", `echo 'waiting for the config service' >&2; exec sleep 300`, "\nThe client's output ends with:\nwaiting for the config service\n"},
+		{"says nothing", `exec sleep 300`, "\nThe client has printed nothing."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := targets.NewClients(targets.ClientOptions{Command: tc.cmd, Observer: targets.ObserveNone})
+			require.NoError(t, err)
+			run, err := c.Launch(t.Context(), targets.LaunchSpec{ServerAddr: "127.0.0.1:1", NodeID: "n", Listener: "L", Variant: wire.SotWADS})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, run.Stop()) }()
+			// The output is read as the process writes it: wait for it.
+			assert.Eventually(t, func() bool { return targets.OutputNote(run) == tc.note }, 10*time.Second, 10*time.Millisecond,
+				"note: %q", targets.OutputNote(run))
+		})
+	}
+
+	c, err := targets.NewClients(targets.ClientOptions{Target: targets.BuiltinReference})
+	require.NoError(t, err)
+	run, err := c.Launch(t.Context(), targets.LaunchSpec{ServerAddr: "127.0.0.1:1", NodeID: "n", Listener: "L", Variant: wire.SotWADS})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, run.Stop()) }()
+	assert.Empty(t, targets.OutputNote(run), "an in-process client prints nowhere the harness reads")
+	assert.Empty(t, targets.OutputNote(nil))
 }

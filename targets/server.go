@@ -342,6 +342,11 @@ func startContainer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	ct, err := rt.StartServer(startCtx, ServerContainer{Image: image, XDSPort: opts.ContainerXDSPort,
 		FixturePort: opts.ContainerFixturePort, Env: opts.ContainerEnv})
 	if err != nil {
+		if startCtx.Err() != nil && ctx.Err() == nil {
+			// The start's own bound ended it: say which flag raises it.
+			err = fmt.Errorf("%s: the container was not ready within %v for pulling its image plus --connect-timeout %v (raise it if the server is only slow to start): %w",
+				opts.Target, containerStartTimeout, opts.ConnectTimeout, err)
+		}
 		return nil, containerError(opts.Target, err)
 	}
 	stop := func() { _ = ct.Stop(context.WithoutCancel(ctx)) }

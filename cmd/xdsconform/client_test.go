@@ -106,11 +106,17 @@ func clientReport(t *testing.T, args ...string) (int, results.Run, string) {
 func TestClientCommandFailures(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		name, cmd, want string
+		name, cmd string
+		want      []string
 	}{
-		{"exits at once", "echo 'cannot start: no config' >&2; exit 7", "cannot start: no config"},
-		{"never connects", "echo $$ > " + filepath.Join(dir, "never") + "; exec sleep 60", "never connected"},
-		{"ignores SIGTERM", "trap '' TERM; echo $$ > " + filepath.Join(dir, "hangs") + "; while :; do sleep 1; done", "never connected"},
+		{"exits at once", "echo 'cannot start: no config' >&2; exit 7", []string{"cannot start: no config"}},
+		// One that never connects is told of with the flag to raise and
+		// what it printed, or that it printed nothing.
+		{"never connects", "echo $$ > " + filepath.Join(dir, "never") + "; exec sleep 60",
+			[]string{"never connected", "within --start-timeout 1s", "The client has printed nothing."}},
+		{"never connects, saying why", "echo 'waiting for the config service' >&2; echo $$ > " + filepath.Join(dir, "says") + "; exec sleep 60",
+			[]string{"never connected", "within --start-timeout 1s", "The client's output ends with:\nwaiting for the config service"}},
+		{"ignores SIGTERM", "trap '' TERM; echo $$ > " + filepath.Join(dir, "hangs") + "; while :; do sleep 1; done", []string{"never connected"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, rep, out := clientReport(t, "client", "--client-cmd", tc.cmd, "--start-timeout", "1s",
@@ -119,11 +125,13 @@ func TestClientCommandFailures(t *testing.T) {
 			require.Len(t, rep.Results, 2, "the run carries on after a broken client")
 			for _, r := range rep.Results {
 				assert.Equal(t, results.Error, r.Outcome, r.FullName())
-				assert.Contains(t, r.Message, tc.want, r.FullName())
+				for _, w := range tc.want {
+					assert.Contains(t, r.Message, w, r.FullName())
+				}
 			}
 		})
 	}
-	for _, f := range []string{"never", "hangs"} {
+	for _, f := range []string{"never", "says", "hangs"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))

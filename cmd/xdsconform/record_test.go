@@ -238,6 +238,9 @@ func TestRecordReplayExitCodes(t *testing.T) {
 		{"replay unknown client", []string{"replay", "--against", "client", "--target", "builtin:nope", good}, exitUsage, "unknown client target"},
 		{"replay unreachable server", []string{"replay", "--against", "server", "--target", unreachable, "--connect-timeout", "300ms", good}, exitUnreachable, unreachable},
 		{"replay no client", []string{"replay", "--against", "client", "--listen", "127.0.0.1:0", "--start-timeout", "200ms", good}, exitUnreachable, "no client connected"},
+		{"replay no client names the flag", []string{"replay", "--against", "client", "--listen", "127.0.0.1:0", "--start-timeout", "200ms", good}, exitUnreachable, "(--start-timeout 200ms: raise it"},
+		{"replay launched client never connects", []string{"replay", "--against", "client", "--client-cmd", "echo 'waiting for the config service' >&2; exec sleep 60", "--start-timeout", "200ms", good},
+			exitUnreachable, "--start-timeout 200ms: raise it if the client is only slow to start) The client's output ends with: waiting for the config service"},
 	})
 }
 

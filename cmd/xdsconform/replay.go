@@ -261,6 +261,7 @@ func (f *replayFlags) replayClient(ctx context.Context, out io.Writer, plan *rep
 	}
 	defer srv.Close()
 	against := "the client on " + srv.Addr()
+	var running targets.Running // the client the harness launched, if it did
 	if f.listen != "" {
 		fmt.Fprintf(out, "waiting up to %s for a client on %s (%s, listener %q)\n", f.start, srv.Addr(), v, listenerOf(plan))
 	} else {
@@ -271,8 +272,7 @@ func (f *replayFlags) replayClient(ctx context.Context, out io.Writer, plan *rep
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
-		running, err := clients.Launch(ctx, targets.LaunchSpec{ServerAddr: srv.Addr(), NodeID: nodeOf(plan), Cluster: "xdsconform", Listener: listenerOf(plan), Variant: v})
-		if err != nil {
+		if running, err = clients.Launch(ctx, targets.LaunchSpec{ServerAddr: srv.Addr(), NodeID: nodeOf(plan), Cluster: "xdsconform", Listener: listenerOf(plan), Variant: v}); err != nil {
 			return nil, &exitError{code: exitUnreachable, err: fmt.Errorf("starting the client: %w", err)}
 		}
 		defer func() { _ = running.Stop() }()
@@ -280,6 +280,11 @@ func (f *replayFlags) replayClient(ctx context.Context, out io.Writer, plan *rep
 	}
 	res, err := replay.Client(ctx, plan, replay.ClientOptions{Against: against, Server: srv, Timeout: f.timeout, Quiet: f.quiet, Start: f.start, Transcript: tr})
 	if err != nil {
+		if errors.Is(err, replay.ErrUnreachable) && ctx.Err() == nil {
+			// No client connected within --start-timeout: name the flag,
+			// and say what a launched client printed meanwhile.
+			err = fmt.Errorf("%w (%s %v: raise it if the client is only slow to start)%s", err, targets.StartTimeoutFlag, f.start, targets.OutputNote(running))
+		}
 		return nil, replayError(ctx, err)
 	}
 	return res, nil

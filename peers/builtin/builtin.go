@@ -153,6 +153,10 @@ func launchGRPCGo(ctx context.Context, l targets.BuiltinLaunch) (targets.Running
 	defer cancel()
 	gc, err := grpcgoclient.LaunchTarget(startCtx, b, l.ChannelTarget())
 	if err != nil {
+		if startCtx.Err() != nil && ctx.Err() == nil {
+			// The start's own bound ended it; err carries the child's output.
+			return nil, targets.StartTimeoutError("grpc-go's xDS client did not serve CSDS", l.StartTimeout, err)
+		}
 		return nil, fmt.Errorf("starting grpc-go's xDS client: %w", err)
 	}
 	obs, err := observer.DialCSDS(gc.CSDSAddr())
@@ -160,7 +164,7 @@ func launchGRPCGo(ctx context.Context, l targets.BuiltinLaunch) (targets.Running
 		gc.Stop()
 		return nil, fmt.Errorf("connecting to grpc-go's CSDS: %w", err)
 	}
-	return &running{obs: obs, done: gc.Exited(), err: gc.Err, stop: gc.Stop}, nil
+	return &printing{running: running{obs: obs, done: gc.Exited(), err: gc.Err, stop: gc.Stop}, output: gc.Output}, nil
 }
 
 // refFileSource is f for the reference client.
@@ -178,6 +182,16 @@ type running struct {
 	err  func() error
 	stop func()
 }
+
+// printing is a launched built-in client that is a process, whose output
+// the harness reads (targets.Output).
+type printing struct {
+	running
+	output func() string
+}
+
+// Output is the end of what the client printed so far.
+func (r *printing) Output() string { return r.output() }
 
 func (r *running) Observer() observer.Observer { return r.obs }
 func (r *running) Exited() <-chan struct{}     { return r.done }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,7 @@ import (
 	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // TestMain lets builtin:grpc-go re-execute this test binary as its client.
@@ -68,4 +70,17 @@ func TestServersStart(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, targets.BuiltinReference+" (faults: "+fault+")", s.Name)
+}
+
+// A grpc-go client that does not serve CSDS within the start timeout is
+// told of with the flag that raises it (what the child printed comes
+// with the wait's error, process.AwaitLine).
+func TestGRPCGoStartTimeoutNamesTheFlag(t *testing.T) {
+	c, err := targets.NewClients(targets.ClientOptions{Target: targets.BuiltinGRPCGo, StartTimeout: time.Millisecond})
+	require.NoError(t, err)
+	run, err := c.Launch(t.Context(), targets.LaunchSpec{ServerAddr: "127.0.0.1:1", NodeID: "n", Listener: "L", Variant: wire.SotWADS})
+	if err == nil {
+		_ = run.Stop()
+	}
+	assert.ErrorContains(t, err, "grpc-go's xDS client did not serve CSDS within --start-timeout 1ms (raise it")
 }

@@ -109,6 +109,10 @@ func (c *Client) exitError(what string) error {
 	return errors.New(msg)
 }
 
+// Output is the end of what the child printed so far, stdout and stderr
+// as they came, bounded (16 KiB).
+func (c *Client) Output() string { return c.proc.Tail() }
+
 // CSDSAddr is the host:port of the child's CSDS server.
 func (c *Client) CSDSAddr() string { return c.csds }
 

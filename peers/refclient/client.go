@@ -105,6 +105,23 @@ type Config struct {
 	// CDSFile, when set, makes an Envoy-profile client read its clusters
 	// from a file instead of the server (fs.go).
 	CDSFile *FileSource
+
+	// hooks let the package's tests act at a point where timing alone
+	// would decide an outcome; zero outside tests.
+	hooks hooks
+}
+
+// hooks are points where a test acts inside the client, so that a race it
+// guards against is played out deterministically instead of by load.
+type hooks struct {
+	// fileLoaded runs on the file watcher once the first load of the
+	// file was handed to the loop (fs.go).
+	fileLoaded func()
+	// response runs on the loop before it handles a response.
+	response func()
+	// restRefreshDue runs on a REST poller when the refresh delay after
+	// a poll has passed (rest.go).
+	restRefreshDue func()
 }
 
 // The client profiles.
@@ -443,7 +460,15 @@ func (c *Client) handle(ev event) {
 		if ev.st.slot.cur != ev.st {
 			return
 		}
+		if h := c.cfg.hooks.response; h != nil {
+			h()
+		}
 		c.onResponse(ev)
+		if c.cfg.Variant.IsREST() {
+			// Behind the reply, if any: the poller may poll its last
+			// request again only from here on (rest.go).
+			ev.st.pending = append(ev.st.pending, outgoing{answered: true})
+		}
 	case evEnded:
 		if ev.st.slot.cur != ev.st {
 			return

@@ -71,15 +71,26 @@ func checkFileSource(cfg Config) error {
 }
 
 // watchFile loads the file, then again on every move that concerns it,
-// until the client stops.
+// until the client stops. Every read comes after the identities of the
+// entries were taken, never before: taken after a read, they would be
+// those of a file moved in between, which would then pass for the file
+// read and never show as a change (the first load once had that window).
+// Taken first, any move after them shows at the next look, and at worst
+// reloads a file already read.
 func (c *Client) watchFile() {
 	defer c.wg.Done()
 	f := c.cfg.CDSFile
-	if !c.loadFile() || c.fault(FaultFSLoadOnce) { // FS-1, FS-3 broken: never again
-		return
-	}
 	prev := c.watchedEntries(f)
 	defer func() { prev.close() }()
+	if !c.loadFile() {
+		return
+	}
+	if h := c.cfg.hooks.fileLoaded; h != nil {
+		h()
+	}
+	if c.fault(FaultFSLoadOnce) { // FS-1, FS-3 broken: never again
+		return
+	}
 	tick := time.NewTicker(fsPollEvery)
 	defer tick.Stop()
 	for {

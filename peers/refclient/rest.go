@@ -30,9 +30,14 @@ import (
 // after a response is therefore its ACK (its version) or its NACK (the
 // previous version and error_detail) (REST-6). A poll that ends without a
 // DiscoveryResponse (the server held it past requestTimeout, or failed)
-// is sent again after refreshDelay. Nonces are echoed when the server
-// sends them and not needed (REST-2). Every poll carries the node: REST
-// has no stream to remember it.
+// is sent again after refreshDelay. So is one that ended with a response
+// the loop did not answer (a type it ignores), but only once the loop has
+// handled it: until then the last poll is from before the response, and
+// sent again it would overtake the ACK and read as the client holding none
+// of it. The loop marks the end of its handling of each response in the
+// stream's queue (outgoing.answered), behind any reply. Nonces are
+// echoed when the server sends them and not needed (REST-2). Every poll
+// carries the node: REST has no stream to remember it.
 
 // REST timings: bootstrap.RESTRefreshDelay and RESTRequestTimeout, the
 // values the harness gives an Envoy.
@@ -55,8 +60,11 @@ type restStream struct {
 
 	mu    sync.Mutex
 	queue []*discovery.DiscoveryRequest
-	kick  chan struct{}
-	resps chan *discovery.DiscoveryResponse
+	// unanswered counts the responses handed to the loop that it has not
+	// yet marked handled (answered): while any is, the last poll is stale.
+	unanswered int
+	kick       chan struct{}
+	resps      chan *discovery.DiscoveryResponse
 
 	lastVersion string // version_info of the last response (rest-nack-as-ack)
 }
@@ -99,7 +107,8 @@ func (rs *restStream) poller() {
 }
 
 // next waits for the request to poll with: a queued one, else last again
-// after refreshDelay; nil once the stream ended.
+// once refreshDelay has passed and the loop has handled every response
+// handed to it; nil once the stream ended.
 func (rs *restStream) next(last *discovery.DiscoveryRequest) *discovery.DiscoveryRequest {
 	var again <-chan time.Time
 	if last != nil {
@@ -107,6 +116,7 @@ func (rs *restStream) next(last *discovery.DiscoveryRequest) *discovery.Discover
 		defer t.Stop()
 		again = t.C
 	}
+	due := false
 	for {
 		rs.mu.Lock()
 		if len(rs.queue) > 0 {
@@ -115,14 +125,38 @@ func (rs *restStream) next(last *discovery.DiscoveryRequest) *discovery.Discover
 			rs.mu.Unlock()
 			return req
 		}
+		answered := rs.unanswered == 0
 		rs.mu.Unlock()
+		if due && answered {
+			return last
+		}
 		select {
 		case <-rs.ctx.Done():
 			return nil
 		case <-rs.kick:
 		case <-again:
-			return last
+			again, due = nil, true
+			if h := rs.c.cfg.hooks.restRefreshDue; h != nil {
+				h()
+			}
 		}
+	}
+}
+
+// answered is the loop's mark, passed on by the stream's writer behind
+// any reply, that it has handled a response of this stream.
+func (rs *restStream) answered() {
+	rs.mu.Lock()
+	rs.unanswered--
+	rs.mu.Unlock()
+	rs.wake()
+}
+
+// wake wakes the poller to look at the queue again.
+func (rs *restStream) wake() {
+	select {
+	case rs.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -171,6 +205,7 @@ func (rs *restStream) poll(req *discovery.DiscoveryRequest) {
 	}
 	rs.mu.Lock()
 	rs.lastVersion = resp.GetVersionInfo()
+	rs.unanswered++ // before the loop can see it, so its mark cannot come first
 	rs.mu.Unlock()
 	select {
 	case rs.resps <- resp:
@@ -198,10 +233,7 @@ func (rs *restStream) SendMsg(m any) error {
 	rs.mu.Lock()
 	rs.queue = append(rs.queue, req)
 	rs.mu.Unlock()
-	select {
-	case rs.kick <- struct{}{}:
-	default:
-	}
+	rs.wake()
 	return nil
 }
 

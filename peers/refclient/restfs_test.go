@@ -150,6 +150,38 @@ func TestRESTPolling(t *testing.T) {
 	assert.False(t, again, "a held poll is not doubled")
 }
 
+// The poll after a response is its ACK even when the client takes longer
+// to handle the response than the refresh delay: the refresh must not
+// resend the poll from before the response, which would read as the
+// client holding none of it. A hook holds the loop's handling of the
+// response until the refresh delay has passed, so the outcome does not
+// depend on timing.
+func TestRESTAckAfterSlowHandling(t *testing.T) {
+	s := newRESTServer(t)
+	due := make(chan struct{}, 1)
+	c, err := Start(context.Background(), Config{ServerAddr: s.addr, NodeID: "node-1", Cluster: "cluster-1", Variant: wire.REST, Listener: "L", Profile: ProfileEnvoy,
+		hooks: hooks{
+			restRefreshDue: func() {
+				select {
+				case due <- struct{}{}:
+				default:
+				}
+			},
+			response: func() {
+				select {
+				case <-due:
+				case <-time.After(wait):
+				}
+			},
+		}})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	s.answer(s.mustNext(wire.Cluster), "1", "n1", wire.ClientDNSCluster("C", 1))
+	ack := s.mustNext(wire.Cluster)
+	assert.Equal(t, "1", ack.req.GetVersionInfo(), "the poll after the response ACKs it")
+	assert.Equal(t, "n1", ack.req.GetResponseNonce())
+}
+
 // restFaultCases say what each REST fault changes in what the client
 // sends.
 var restFaultCases = []struct {
@@ -203,21 +235,28 @@ type fsFile struct {
 
 // put moves b onto the path, or swaps a ConfigMap's ..data to it.
 func (f *fsFile) put(b []byte) {
+	require.NoError(f.t, f.stage(b)())
+	if f.watched && f.gen == 1 {
+		require.NoError(f.t, os.Symlink(filepath.Join("..data", filepath.Base(f.path)), f.path))
+	}
+}
+
+// stage writes b beside the path and returns the one atomic move that
+// puts it in place (put without the move), so that a test can make the
+// move at a chosen moment from any goroutine.
+func (f *fsFile) stage(b []byte) (move func() error) {
 	f.gen++
 	if !f.watched {
 		tmp := filepath.Join(f.dir, fmt.Sprintf(".tmp%d", f.gen))
 		require.NoError(f.t, os.WriteFile(tmp, b, 0o600))
-		require.NoError(f.t, os.Rename(tmp, f.path))
-		return
+		return func() error { return os.Rename(tmp, f.path) }
 	}
 	data := fmt.Sprintf("..%d", f.gen)
+	tmp := fmt.Sprintf("..tmp%d", f.gen)
 	require.NoError(f.t, os.Mkdir(filepath.Join(f.dir, data), 0o700))
 	require.NoError(f.t, os.WriteFile(filepath.Join(f.dir, data, filepath.Base(f.path)), b, 0o600))
-	require.NoError(f.t, os.Symlink(data, filepath.Join(f.dir, "..tmp")))
-	require.NoError(f.t, os.Rename(filepath.Join(f.dir, "..tmp"), filepath.Join(f.dir, "..data")))
-	if f.gen == 1 {
-		require.NoError(f.t, os.Symlink(filepath.Join("..data", filepath.Base(f.path)), f.path))
-	}
+	require.NoError(f.t, os.Symlink(data, filepath.Join(f.dir, tmp)))
+	return func() error { return os.Rename(filepath.Join(f.dir, tmp), filepath.Join(f.dir, "..data")) }
 }
 
 // clusters is a CDS DiscoveryResponse at version holding cluster C at
@@ -238,15 +277,30 @@ func (f *fsFile) clusters(version string, rev int) []byte {
 // startFS starts an Envoy-profile client reading clusters from f, which
 // holds cluster C at version "1".
 func startFS(t *testing.T, ext string, watched bool, faults ...Fault) (*harness, *fsFile) {
+	f := newFSFile(t, ext, watched)
+	return startFSFile(t, f, func(c *Config) { c.Faults = faults }), f
+}
+
+// newFSFile is a clusters file with the extension ext holding cluster C
+// at version "1", in a ConfigMap-like watched directory when watched.
+func newFSFile(t *testing.T, ext string, watched bool) *fsFile {
 	f := &fsFile{t: t, dir: t.TempDir(), watched: watched}
 	f.path = filepath.Join(f.dir, "cds"+ext)
 	f.put(f.clusters("1", 1))
+	return f
+}
+
+// startFSFile starts an Envoy-profile client reading clusters from f,
+// with mod applied to its configuration.
+func startFSFile(t *testing.T, f *fsFile, mod func(*Config)) *harness {
 	src := &FileSource{Path: f.path}
-	if watched {
+	if f.watched {
 		src.WatchedDirectory = f.dir
 	}
-	h := start(t, wire.SotWADS, func(c *Config) { c.Profile, c.CDSFile, c.Faults = ProfileEnvoy, src, faults })
-	return h, f
+	return start(t, wire.SotWADS, func(c *Config) {
+		c.Profile, c.CDSFile = ProfileEnvoy, src
+		mod(c)
+	})
 }
 
 // shownWithin is the cluster C's CSDS status and version once it shows
@@ -272,6 +326,33 @@ func TestFileSubscription(t *testing.T) {
 
 	_, err := Start(context.Background(), Config{ServerAddr: "127.0.0.1:1", Listener: "L", Profile: ProfileEnvoy, CDSFile: &FileSource{Path: filepath.Join(t.TempDir(), "missing.yaml")}})
 	assert.ErrorContains(t, err, "must exist at start")
+}
+
+// A move that lands just after the client first read its file is seen
+// and reloads it (FS-3): the client took the identities of the entries it
+// watches no later than its read, so the move shows as a change at the
+// next look. Taken after the read, they would be the moved file's, and
+// the client would keep the first file for good. The move is made from a
+// hook at that very point, so the outcome does not depend on timing.
+func TestFileMovedRightAfterFirstLoad(t *testing.T) {
+	for _, watched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watched directory %v", watched), func(t *testing.T) {
+			f := newFSFile(t, ".json", watched)
+			move := f.stage(f.clusters("2", 2))
+			moved := make(chan error, 1)
+			var once sync.Once
+			h := startFSFile(t, f, func(c *Config) {
+				c.hooks.fileLoaded = func() { once.Do(func() { moved <- move() }) }
+			})
+			select {
+			case err := <-moved:
+				require.NoError(t, err)
+			case <-time.After(wait):
+				t.Fatal("the client never loaded its file")
+			}
+			assert.Equal(t, "ACKED 2", shownWithin(h, "2", wait), "the move right after the first load is seen")
+		})
+	}
 }
 
 // fileFaultCases say what each filesystem fault changes in what the

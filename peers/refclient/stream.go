@@ -62,10 +62,14 @@ type stream struct {
 }
 
 // outgoing is one queued request: m goes out at once when at is zero,
-// else not before at (the slow-acks fault holding a reply back).
+// else not before at (the slow-acks fault holding a reply back). On a
+// REST stream an entry may instead be the mark that the loop has handled
+// a response (answered, rest.go): queued behind any reply, it reaches the
+// poller only after the reply did.
 type outgoing struct {
-	m  proto.Message
-	at time.Time
+	m        proto.Message
+	at       time.Time
+	answered bool
 }
 
 // Events from stream goroutines to the loop.
@@ -249,6 +253,12 @@ func (c *Client) write(st *stream) {
 					return
 				case <-t.C:
 				}
+			}
+			if o.answered {
+				if rs, ok := st.cs.(*restStream); ok {
+					rs.answered()
+				}
+				continue
 			}
 			if err := st.cs.SendMsg(o.m); err != nil {
 				return // the reader sees the stream's real status

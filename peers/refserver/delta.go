@@ -318,12 +318,14 @@ func (c *deltaConn) onWake() error {
 		send, remove nameSet
 	}
 	var updates, removals []pending
-	for _, url := range c.pushOrder(c.order) {
+	urls := c.pushing()
+	snaps := c.snapshots(urls) // at one moment, as in sotwConn.onWake
+	for _, url := range urls {
 		ts := c.types[url]
-		if !ts.started || ts.stalled {
-			continue
+		snap := c.xview(ts.t, snaps[url], false, ts.subscribed, nil)
+		if h := c.s.hooks.viewed; h != nil {
+			h(url)
 		}
-		snap := c.xview(ts.t, c.snapshot(url), false, ts.subscribed, nil)
 		send, remove := nameSet{}, nameSet{}
 		for n, e := range snap.resources {
 			// MULTI-2: only the streams subscribed to a resource get it.
@@ -388,6 +390,11 @@ func (c *deltaConn) onWake() error {
 		}
 	}
 	return nil
+}
+
+// pushing lists the types of the stream a change is pushed for.
+func (c *deltaConn) pushing() []string {
+	return c.pushable(c.order, func(u string) *typeBase { return &c.types[u].typeBase })
 }
 
 // send sends one delta response of ts's type and records what the client

@@ -95,6 +95,11 @@ func (c *conn) snapshot(url string) snapshot {
 	return c.s.snapshotFor(c.node, url, c.dyn.paramsFor(url))
 }
 
+// snapshots is snapshot for the types urls, read at one moment.
+func (c *conn) snapshots(urls []string) map[string]snapshot {
+	return c.s.snapshotsFor(c.node, urls, c.dyn.paramsFor)
+}
+
 // poke wakes the stream's own push loop: its parameters for a name
 // changed, so the variant it must hold may have too.
 func (c *conn) poke() {

@@ -37,9 +37,14 @@ type env struct {
 // zero Fault switches nothing on, so tables can use it for the reference.
 func start(t *testing.T, faults ...Fault) *env {
 	t.Helper()
+	return serveOn(t, New(slices.DeleteFunc(slices.Clone(faults), func(f Fault) bool { return f == "" })...))
+}
+
+// serveOn runs s on a loopback listener.
+func serveOn(t *testing.T, s *Server) *env {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := New(slices.DeleteFunc(slices.Clone(faults), func(f Fault) bool { return f == "" })...)
 	g := grpc.NewServer()
 	s.Register(g)
 	go func() { _ = g.Serve(lis) }()

@@ -65,6 +65,18 @@ type Server struct {
 	// crashed is closed when FaultCrashOnUnservable crashes the server.
 	crashed   chan struct{}
 	crashOnce sync.Once
+
+	// hooks let the package's tests act at a point where timing alone
+	// would decide an outcome; zero outside tests.
+	hooks hooks
+}
+
+// hooks are points where a test acts inside the server, so that a race
+// it guards against is played out deterministically instead of by load.
+type hooks struct {
+	// viewed runs on a stream's goroutine while it pushes a change
+	// (onWake), once it has its view of the type url.
+	viewed func(url string)
 }
 
 // New returns a server with the given faults switched on; with none it is

@@ -358,12 +358,17 @@ func (c *sotwConn) onWake() error {
 		deleted bool
 	}
 	var updates, removals []pending
-	for _, url := range c.pushOrder(c.order) {
+	urls := c.pushing()
+	// Every type is read at one moment: read one after the other, a
+	// change landing in between would be half seen, and its listener
+	// pushed ahead of the cluster it came with (CONS-1).
+	snaps := c.snapshots(urls)
+	for _, url := range urls {
 		ts := c.types[url]
-		if !ts.started || ts.stalled {
-			continue
+		snap := c.xview(ts.t, snaps[url], true, ts.names, nil)
+		if h := c.s.hooks.viewed; h != nil {
+			h(url)
 		}
-		snap := c.xview(ts.t, c.snapshot(url), true, ts.names, nil)
 		var changed []string
 		for _, n := range sortedNames(snap.resources) {
 			// MULTI-2: only the streams subscribed to a resource get it.
@@ -484,6 +489,24 @@ func (c *conn) pushOrder(subscribed []string) []string {
 		}
 	}
 	return out
+}
+
+// pushable lists, in push order, the types of order a change is pushed
+// for: those requested, and not stalled by a fault; base finds a type's
+// state.
+func (c *conn) pushable(order []string, base func(url string) *typeBase) []string {
+	var out []string
+	for _, u := range c.pushOrder(order) {
+		if ts := base(u); ts.started && !ts.stalled {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// pushing lists the types of the stream a change is pushed for.
+func (c *sotwConn) pushing() []string {
+	return c.pushable(c.order, func(u string) *typeBase { return &c.types[u].typeBase })
 }
 
 // makeBeforeBreak orders the types of one change: what a resource refers

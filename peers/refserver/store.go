@@ -138,6 +138,25 @@ func (s *Server) snapshot(node, typeURL string) snapshot {
 func (s *Server) snapshotFor(node, typeURL string, params func(name string) map[string]string) snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.snapshotLocked(node, typeURL, params)
+}
+
+// snapshotsFor is snapshotFor for several types of a node read at one
+// moment, under one hold of the lock, params giving each type's: a
+// change made while they are read (a batch, or sets in a row) is then
+// seen whole or not at all, never its listener without its cluster.
+func (s *Server) snapshotsFor(node string, typeURLs []string, params func(typeURL string) func(name string) map[string]string) map[string]snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]snapshot, len(typeURLs))
+	for _, u := range typeURLs {
+		out[u] = s.snapshotLocked(node, u, params(u))
+	}
+	return out
+}
+
+// snapshotLocked is snapshotFor with s.mu held.
+func (s *Server) snapshotLocked(node, typeURL string, params func(name string) map[string]string) snapshot {
 	if t, ok := wire.TypeByExactURL(typeURL); ok {
 		if member, ok := wire.MemberOf(t); ok {
 			return s.collectionSnapshotLocked(node, t, member) // COLL-1: built, not stored
