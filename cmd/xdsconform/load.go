@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/load"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/targets"
@@ -237,22 +238,39 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		// before it starts anything: a usage error either way.
 		return usageError("%v", err)
 	}
+	interrupted := rep.Interrupted || c.Context().Err() != nil
+	// A target that died, or whose fixture stopped answering, explains
+	// whatever the run then measured or did not: the run is not judged,
+	// and its one line is that cause (exit 3, as in the suites).
+	died := srv.Died()
 	if !toStdout(outs) {
 		summarize(out, rep)
 	}
-	err = f.outputs.write(out, c.ErrOrStderr(), rep, outs, slo)
+	err = f.outputs.write(out, c.ErrOrStderr(), rep, outs, slo, !interrupted && died == nil)
 	var ee *exitError
 	switch {
 	case err != nil && !(errors.As(err, &ee) && ee.code == exitFailures):
 		return err // a report that could not be written
-	case rep.Interrupted || c.Context().Err() != nil:
+	case interrupted:
+		// Exit 130 prints nothing of its own: this is the line that says
+		// why there is no verdict.
+		fmt.Fprintf(c.ErrOrStderr(), "xdsconform: interrupted%s: no SLO verdict; the report says what ran\n", duringPhase(rep))
 		return &exitError{code: exitInterrupted, err: context.Canceled}
-	}
-	// A target that died explains any objective the run then broke.
-	if died := srv.Died(); died != nil {
+	case died != nil && errors.Is(died, engine.ErrUnusable):
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("the load run stopped early: %w", died)}
+	case died != nil:
 		return &exitError{code: exitUnreachable, err: fmt.Errorf("the target died during the load run: %w", died)}
 	}
 	return err
+}
+
+// duringPhase is " during the PHASE phase", naming the last phase rep
+// ran, or "" when none ran.
+func duringPhase(rep *loadreport.Report) string {
+	if len(rep.Phases) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" during the %s phase", rep.Phases[len(rep.Phases)-1].Name)
 }
 
 // loadBytesPerClient is what the memory limit grows by per client: a
@@ -295,5 +313,11 @@ func summarize(out io.Writer, rep *loadreport.Report) {
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(out, "  note: %s\n", n)
+	}
+	if rep.Interrupted {
+		fmt.Fprintln(out, "  interrupted: the figures cover what ran, and are not judged")
+	}
+	for _, u := range rep.Unmeasured {
+		fmt.Fprintf(out, "  nothing measured: %s\n", u)
 	}
 }
