@@ -54,8 +54,12 @@ reports with 'xdsconform report merge' (docs/load.md).
 
 Exit codes: 0 the run met its objectives (--slo; without it, a run of one
 process is judged against ` + defaultLoadSLO + `, a shard
-is judged when merged); 1 an objective failed; 2 usage; 3 the target could
-not be reached; 130 interrupted (the report of what ran is still written).`
+is judged when merged); 1 an objective failed, or the run measured nothing
+(no stream opened, the fixture set nothing, no client synced, a phase whose
+changes reached no client: the line says which, judged or not); 2 usage; 3
+the target could not be reached, died during the run, or its fixture
+stopped answering (3 calls in a row past their deadline); 130 interrupted
+(the report of what ran is still written, with no verdict).`
 
 const loadExample = `  # 2,000 gRPC-like clients against go-control-plane, built in
   xdsconform load --target builtin:go-control-plane --clients 2000 --duration 10s --json out.json
@@ -253,8 +257,12 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		return err // a report that could not be written
 	case interrupted:
 		// Exit 130 prints nothing of its own: this is the line that says
-		// why there is no verdict.
-		fmt.Fprintf(c.ErrOrStderr(), "xdsconform: interrupted%s: no SLO verdict; the report says what ran\n", duringPhase(rep))
+		// why there is no verdict. Not beside a report on standard output,
+		// which says so itself, where a log collector (kubectl logs) would
+		// mix the line into it.
+		if !toStdout(outs) {
+			fmt.Fprintf(c.ErrOrStderr(), "xdsconform: interrupted%s: no SLO verdict; the report says what ran\n", duringPhase(rep))
+		}
 		return &exitError{code: exitInterrupted, err: context.Canceled}
 	case died != nil && errors.Is(died, engine.ErrUnusable):
 		return &exitError{code: exitUnreachable, err: fmt.Errorf("the load run stopped early: %w", died)}
