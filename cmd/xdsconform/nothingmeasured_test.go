@@ -49,6 +49,29 @@ func TestServerFixtureHangs(t *testing.T) {
 	t.Logf("%d pairs ended in %s", len(rep.Results), took.Round(time.Millisecond))
 }
 
+// hangingFixture answers GetCapabilities and blocks every Reset and
+// SetResource until its caller gives up.
+type hangingFixture struct{ fixturepb.FixtureServer }
+
+func (hangingFixture) SetResource(ctx context.Context, _ *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
+	<-ctx.Done()
+	return nil, status.FromContextError(ctx.Err()).Err()
+}
+
+func (hangingFixture) Reset(ctx context.Context, _ *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {
+	<-ctx.Done()
+	return nil, status.FromContextError(ctx.Err()).Err()
+}
+
+// A fixture API of its own (--fixture HOST:PORT) that hangs is named by
+// its address.
+func TestServerFixtureHangsAtAddress(t *testing.T) {
+	xdsAddr, fixtureAddr, _ := fixtureTarget(t, func(f fixturepb.FixtureServer) fixturepb.FixtureServer { return hangingFixture{f} })
+	code, _, stderr := run(t, "server", "--target", xdsAddr, "--fixture", fixtureAddr, "--timeout", "1s", "--run", "server/nonce/*")
+	require.Equal(t, exitUnreachable, code, stderr)
+	assert.Contains(t, stderr, "xdsconform: the run stopped early, so the scenarios after it errored: the fixture API at "+fixtureAddr+" stopped answering")
+}
+
 // The same fixture ends a load run with exit 3 naming it, well within the
 // sync timeout's bound, and with no verdict: the run measured nothing
 // because its target could not be driven, which is not a failure of the
