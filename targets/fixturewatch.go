@@ -44,6 +44,8 @@ type FixtureHungError struct {
 	Calls int
 }
 
+// Error names the fixture, how many calls went unanswered, and the last
+// of them with how long it waited: the one line the CLI exits 3 with.
 func (e *FixtureHungError) Error() string {
 	return fmt.Sprintf("%s stopped answering: %d calls in a row got no answer before their deadline, the last %s after %s",
 		e.Fixture, e.Calls, e.Call, e.Waited.Round(time.Millisecond))
