@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 )
 
@@ -26,14 +28,35 @@ type Liveness interface {
 	CheckAlive(ctx context.Context) error
 }
 
+// ErrUnusable, wrapped by a Liveness's cause, says the target did not die
+// but can no longer be driven: its fixture API stopped answering. The run
+// ends as it does on a death (every remaining pair errors with the one
+// cause, at once), but the pairs' message does not call it a death, and
+// no pair that ran alone (Scenario.Alone) is blamed for it: what such a
+// pair sends is xDS, and nothing shows that it made the fixture stop.
+var ErrUnusable = errors.New("the target can no longer be driven")
+
 // checkAliveWithin bounds each re-check of the target: long enough for a
 // Liveness to retry a probe that timed out (one slow answer is not a
 // death) within the default connect timeout of 5s each time.
 const checkAliveWithin = 12 * time.Second
 
 // targetDied is the message of a pair that could not run, or ended with an
-// error, because the target died.
-func targetDied(cause error) string { return diedPrefix + cause.Error() }
+// error, because the target died (or became unusable: ErrUnusable).
+func targetDied(cause error) string {
+	if errors.Is(cause, ErrUnusable) {
+		return unusablePrefix + cause.Error()
+	}
+	return diedPrefix + cause.Error()
+}
+
+// unusablePrefix heads the message of a pair that an unusable target
+// (ErrUnusable) ended.
+const unusablePrefix = "the run could not go on: "
+
+// unusable reports whether msg, a message of targetDied, is of a target
+// that became unusable rather than one that died.
+func unusable(msg string) bool { return strings.HasPrefix(msg, unusablePrefix) }
 
 // diedPrefix heads the message of a pair the target's death ended.
 const diedPrefix = "the target died during the run: "

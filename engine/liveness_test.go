@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,6 +26,9 @@ type mortalEnv struct {
 	mu   sync.Mutex
 	died error
 	gone chan struct{}
+	// cause is what CheckAlive finds once the target is killed
+	// (errCrashed when nil).
+	cause error
 }
 
 var errCrashed = errors.New("127.0.0.1:1: connection refused")
@@ -50,6 +54,9 @@ func (e *mortalEnv) CheckAlive(context.Context) error {
 	defer e.mu.Unlock()
 	if e.died == nil {
 		e.died = errCrashed
+		if e.cause != nil {
+			e.died = e.cause
+		}
 		close(e.gone)
 	}
 	return e.died
@@ -158,6 +165,39 @@ func TestRun_DiedAlone(t *testing.T) {
 	assert.Contains(t, rs[0].Message, "the target died while this scenario ran alone against it: "+errCrashed.Error())
 	assert.Equal(t, results.Error, rs[1].Outcome)
 	assert.Equal(t, "the target died during the run: "+errCrashed.Error(), rs[1].Message)
+}
+
+// errFixtureHung is a cause of a target that did not die but can no
+// longer be driven, as targets marks one whose fixture stopped answering.
+var errFixtureHung = fmt.Errorf("the fixture API at 127.0.0.1:2 stopped answering: %w", engine.ErrUnusable)
+
+// TestRun_UnusableAlone checks that a target that becomes unusable (its
+// fixture stopped answering: engine.ErrUnusable) while a pair runs alone
+// is not blamed on that pair, as a death is: nothing shows its xDS made
+// the fixture stop. The pair errors with the cause, the pairs after it
+// error with it without running, and no message calls it a death.
+func TestRun_UnusableAlone(t *testing.T) {
+	env := newMortalEnv()
+	env.cause = errFixtureHung
+	hangs := scenario("server/a/fixture-hangs", func(t *engine.T) {
+		env.kill()
+		t.Abortf("fixture SetResource: context deadline exceeded")
+	})
+	hangs.Alone = true
+	var afterRan atomic.Bool
+	after := scenario("server/a/after", func(*engine.T) { afterRan.Store(true) })
+	after.Alone = true // alone pairs run after the others, in order
+	rs, _ := run(t, t.Context(), pairsOf(t, hangs, after), engine.Config{Env: env, Timeouts: quick, Parallel: 1})
+	require.Len(t, rs, 2)
+	assert.Equal(t, results.Error, rs[0].Outcome, rs[0].Message)
+	assert.Empty(t, rs[0].RulesBroken, "not blamed under its headline rule")
+	assert.Equal(t, "the run could not go on: "+errFixtureHung.Error()+"\nwhat this pair saw: fixture SetResource: context deadline exceeded", rs[0].Message)
+	assert.Equal(t, results.Error, rs[1].Outcome)
+	assert.Equal(t, "the run could not go on: "+errFixtureHung.Error(), rs[1].Message)
+	assert.False(t, afterRan.Load(), "no pair runs once the target is known unusable")
+	for _, r := range rs {
+		assert.NotContains(t, r.Message, "died", r.ID)
+	}
 }
 
 // TestRun_DiedAloneAfterFailing checks that a pair running alone that

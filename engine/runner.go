@@ -371,7 +371,15 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	switch {
 	case panicked != "" || parent.Err() != nil:
 	case s.Alone:
-		if msg, died := diedDuring(parent, cfg.Env); died {
+		msg, died := diedDuring(parent, cfg.Env)
+		switch {
+		case died && unusable(msg):
+			// Not a death the pair's xDS caused: an error, as for any
+			// pair, when it could not finish.
+			if r.Outcome == results.Error {
+				r.Message = diedMessage(msg, r.Message, cutShort)
+			}
+		case died:
 			blameDeath(&r, s, t.failures, msg, cutShort)
 		}
 	case r.Outcome == results.Error:

@@ -187,7 +187,11 @@ type Server struct {
 	Dial []grpc.DialOption
 	// Metadata is sent on every stream.
 	Metadata map[string]string
-	// Fixture drives server state; nil when the target has none.
+	// Fixture drives server state; nil when the target has none. As
+	// StartServer and ServeInProcess set it, it watches its own calls: at
+	// FixtureHangLimit calls in a row unanswered past their deadline, the
+	// target is taken as unusable (Died returns a *FixtureHungError) and
+	// every later call fails at once.
 	Fixture fixture.Fixture
 	// Caps are the fixture's capabilities; nil without a fixture.
 	Caps *fixturepb.Capabilities
@@ -294,7 +298,7 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			return nil, fmt.Errorf("--fixture %q: %w", opts.Fixture, err)
 		}
 		s.closers = append(s.closers, func() { conn.Close() })
-		s.Fixture = fixture.FromConn(conn)
+		s.Fixture = s.watchFixture(fixture.FromConn(conn), "the fixture API at "+opts.Fixture)
 		cctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 		defer cancel()
 		caps, err := s.Fixture.Capabilities(cctx)
@@ -467,13 +471,13 @@ func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv in
 		Name:    name,
 		Addr:    lis.Addr().String(),
 		Dial:    []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), recvLimit(maxRecv)},
-		Fixture: fixture.FromServer(impl.FixtureServer()),
 		closers: []func(){func() { g.Stop(); <-served }},
 
 		MaxRecvSize:    maxRecvSize(maxRecv),
 		probe:          newProbe(lis.Addr().String(), nil, nil),
 		connectTimeout: 5 * time.Second,
 	}
+	s.Fixture = s.watchFixture(fixture.FromServer(impl.FixtureServer()), "the in-process fixture API of "+name)
 	if rs, ok := impl.(RESTServer); ok && rs.RESTHandler() != nil {
 		if err := s.serveREST(rs.RESTHandler()); err != nil {
 			s.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/internal/load"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/targets"
@@ -53,8 +54,12 @@ reports with 'xdsconform report merge' (docs/load.md).
 
 Exit codes: 0 the run met its objectives (--slo; without it, a run of one
 process is judged against ` + defaultLoadSLO + `, a shard
-is judged when merged); 1 an objective failed; 2 usage; 3 the target could
-not be reached; 130 interrupted (the report of what ran is still written).`
+is judged when merged); 1 an objective failed, or the run measured nothing
+(no stream opened, the fixture set nothing, no client synced, a phase whose
+changes reached no client: the line says which, judged or not); 2 usage; 3
+the target could not be reached, died during the run, or its fixture
+stopped answering (3 calls in a row past their deadline); 130 interrupted
+(the report of what ran is still written, with no verdict).`
 
 const loadExample = `  # 2,000 gRPC-like clients against go-control-plane, built in
   xdsconform load --target builtin:go-control-plane --clients 2000 --duration 10s --json out.json
@@ -237,22 +242,43 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		// before it starts anything: a usage error either way.
 		return usageError("%v", err)
 	}
+	interrupted := rep.Interrupted || c.Context().Err() != nil
+	// A target that died, or whose fixture stopped answering, explains
+	// whatever the run then measured or did not: the run is not judged,
+	// and its one line is that cause (exit 3, as in the suites).
+	died := srv.Died()
 	if !toStdout(outs) {
 		summarize(out, rep)
 	}
-	err = f.outputs.write(out, c.ErrOrStderr(), rep, outs, slo)
+	err = f.outputs.write(out, c.ErrOrStderr(), rep, outs, slo, !interrupted && died == nil)
 	var ee *exitError
 	switch {
 	case err != nil && !(errors.As(err, &ee) && ee.code == exitFailures):
 		return err // a report that could not be written
-	case rep.Interrupted || c.Context().Err() != nil:
+	case interrupted:
+		// Exit 130 prints nothing of its own: this is the line that says
+		// why there is no verdict. Not beside a report on standard output,
+		// which says so itself, where a log collector (kubectl logs) would
+		// mix the line into it.
+		if !toStdout(outs) {
+			fmt.Fprintf(c.ErrOrStderr(), "xdsconform: interrupted%s: no SLO verdict; the report says what ran\n", duringPhase(rep))
+		}
 		return &exitError{code: exitInterrupted, err: context.Canceled}
-	}
-	// A target that died explains any objective the run then broke.
-	if died := srv.Died(); died != nil {
+	case died != nil && errors.Is(died, engine.ErrUnusable):
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("the load run stopped early: %w", died)}
+	case died != nil:
 		return &exitError{code: exitUnreachable, err: fmt.Errorf("the target died during the load run: %w", died)}
 	}
 	return err
+}
+
+// duringPhase is " during the PHASE phase", naming the last phase rep
+// ran, or "" when none ran.
+func duringPhase(rep *loadreport.Report) string {
+	if len(rep.Phases) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" during the %s phase", rep.Phases[len(rep.Phases)-1].Name)
 }
 
 // loadBytesPerClient is what the memory limit grows by per client: a
@@ -295,5 +321,11 @@ func summarize(out io.Writer, rep *loadreport.Report) {
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(out, "  note: %s\n", n)
+	}
+	if rep.Interrupted {
+		fmt.Fprintln(out, "  interrupted: the figures cover what ran, and are not judged")
+	}
+	for _, u := range rep.Unmeasured {
+		fmt.Fprintf(out, "  nothing measured: %s\n", u)
 	}
 }

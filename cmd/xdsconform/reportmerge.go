@@ -75,7 +75,7 @@ func runReportMerge(stdout, stderr io.Writer, f *loadOutputs, args []string) err
 	if err != nil {
 		return usageError("merging %s: %v", strings.Join(args, ", "), err)
 	}
-	return f.write(stdout, stderr, merged, outs, slo)
+	return f.write(stdout, stderr, merged, outs, slo, true)
 }
 
 // register registers the output flags on c (the report's role: "merged"
@@ -140,10 +140,13 @@ func toStdout(outs []output) bool {
 	return false
 }
 
-// write judges rep against slo (when --slo was given), writes outs, and
-// says the verdict on stderr: exit 1 when an objective is broken.
-func (f *loadOutputs) write(stdout, stderr io.Writer, rep *loadreport.Report, outs []output, slo loadreport.SLO) error {
-	if f.slo != "" {
+// write judges rep against slo (when --slo was given and judge is set),
+// writes outs, and says the verdict on stderr: exit 1 when an objective
+// is broken, or when the run measured nothing (rep.Unmeasured), judged
+// by an SLO or not. Unless judge is set (a run interrupted, or stopped by
+// its target: the caller says why), it only writes the reports.
+func (f *loadOutputs) write(stdout, stderr io.Writer, rep *loadreport.Report, outs []output, slo loadreport.SLO, judge bool) error {
+	if f.slo != "" && judge {
 		rep.SLO = slo.Evaluate(rep)
 	}
 	for i := range outs {
@@ -167,10 +170,20 @@ func (f *loadOutputs) write(stdout, stderr io.Writer, rep *loadreport.Report, ou
 			return &exitError{code: exitUsage, err: fmt.Errorf("%s %s: %w", o.flag, o.path, err)}
 		}
 	}
-	if rep.SLO == nil {
+	if !judge {
 		return nil
 	}
 	// The verdict goes to standard error: standard output may be a report.
+	if rep.SLO == nil {
+		if len(rep.Unmeasured) == 0 {
+			return nil
+		}
+		// Not judged against objectives (a shard, --slo not given to a
+		// merge), and yet no pass: there was nothing to judge.
+		line := "nothing measured, so the run fails: " + oneLine(strings.Join(rep.Unmeasured, "; "))
+		fmt.Fprintf(stderr, "xdsconform: %s\n", line)
+		return &exitError{code: exitFailures, err: fmt.Errorf("%s", line)}
+	}
 	if rep.SLO.OK {
 		fmt.Fprintf(stderr, "xdsconform: SLO met: %s\n", sloLine(rep.SLO, true))
 		return nil

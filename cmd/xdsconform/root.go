@@ -38,7 +38,8 @@ Exit codes:
   0    every selected scenario passed (or failed and is listed as known-failing)
   1    at least one scenario failed or errored, or a known-failing entry passed;
        replay: the target behaves differently from the recording; record:
-       nothing was recorded
+       nothing was recorded; load and report merge: an objective was broken,
+       or the run measured nothing (the error line says why)
   2    usage or configuration error (bad flag or flag combination, unreadable
        file, unwritable report path), or nothing could run (every selected
        scenario was skipped; the error line says why), or --target
@@ -46,9 +47,11 @@ Exit codes:
        as the fixture API's port, or not a gRPC server at all; the error
        line names what answered)
   3    no usable connection to the target (refused, timed out, TLS or
-       handshake failure), or the target died during the run; the error
-       line gives the cause
-  130  interrupted (Ctrl-C); the reports of what ran are still written`
+       handshake failure), or the target died during the run, or its fixture
+       API stopped answering (3 calls in a row past their deadline); the
+       error line gives the cause
+  130  interrupted (Ctrl-C); the reports of what ran are still written
+       (load: with no verdict)`
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Much of what is printed comes from the target; none of it may drive

@@ -51,10 +51,12 @@ func newRunCmd(out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runSuites(c.Context(), out, f, []suiteRun{
+			// The built-in server does not die, but its fixture could stop
+			// answering: the run then ends as server's does (exit 3).
+			return diedDuringRun(srv, runSuites(c.Context(), out, f, []suiteRun{
 				{role: "server", target: srv.Name, catalogue: scenarios.Server(), env: srv, known: known},
 				client,
-			})
+			}))
 		},
 	}
 	f.register(c)

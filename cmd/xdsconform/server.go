@@ -185,14 +185,19 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 }
 
 // diedDuringRun is the run's outcome err, unless the target died during
-// the run: then the one line naming the death, and the exit code of an
-// unreachable target (the report of what ran is written already). An
-// interrupt, or reports that could not be written, stay what they are.
+// the run, or could no longer be driven (its fixture stopped answering:
+// engine.ErrUnusable): then the one line naming the cause, and the exit
+// code of an unreachable target (the report of what ran is written
+// already). An interrupt, or reports that could not be written, stay what
+// they are.
 func diedDuringRun(srv *targets.Server, err error) error {
 	died := srv.Died()
 	var ee *exitError
 	if died == nil || err != nil && !(errors.As(err, &ee) && ee.code == exitFailures) {
 		return err
+	}
+	if errors.Is(died, engine.ErrUnusable) {
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("the run stopped early, so the scenarios after it errored: %w", died)}
 	}
 	return &exitError{code: exitUnreachable, err: fmt.Errorf("the target died during the run, so the scenarios after it errored: %w", died)}
 }

@@ -241,6 +241,7 @@ func (s *stream) receive(ctx context.Context) {
 				}
 				s.c.tr.Event(s.name(), "closed: "+note)
 				s.c.r.col.streamError(fmt.Sprintf("%s of %s: %s", s.name(), s.c.name(), note))
+				s.c.r.suspectTarget()
 			}
 			return
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/transcript"
 )
 
 // Target is what a load run drives: the xDS endpoint and, for the shard
@@ -56,6 +57,16 @@ type runner struct {
 	made      [4]atomic.Int64 // changes made per phase (driving shard)
 	notes     []string
 
+	// fixture counts the fixture calls made and those that set what they
+	// asked, for the reason a run that set nothing measured nothing.
+	fixture struct {
+		calls, ok atomic.Int64
+		firstErr  atomic.Pointer[string]
+	}
+	// suspect asks the liveness watcher (watch) to re-check the target: a
+	// stream failed, which is how a target that died shows first.
+	suspect chan struct{}
+
 	// names are the names the fixture serves the resources under, where
 	// it names them itself; content is set when it builds the content it
 	// serves (content.go).
@@ -66,8 +77,12 @@ type runner struct {
 // Run runs the plan o against t and returns its report. It returns an
 // error only when the run could not start (a bad plan, no fixture); what
 // goes wrong once it runs (streams failing, a fixture call refused, a
-// phase not converging) is in the report. ctx cancelled ends the run
-// early with what it measured so far (Report.Interrupted).
+// phase not converging) is in the report, and a run that measured
+// nothing says why (Report.Unmeasured). ctx cancelled ends the run early
+// with what it measured so far (Report.Interrupted). A target found gone
+// during the run (t.Server's Died: a failed stream has it re-checked, and
+// a fixture that stopped answering marks it so) ends it early too, with
+// a note; the caller reads the cause from t.Server.Died.
 func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*loadreport.Report, error) {
 	p, err := newPlan(o)
 	if err != nil {
@@ -85,20 +100,168 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	mon := startMonitor()
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), stop: stopStreams, content: cm,
-		names: servedNames{shared: sharedResources(t.Server.Caps)}}
+		names: servedNames{shared: sharedResources(t.Server.Caps)}, suspect: make(chan struct{}, 1)}
 	defer r.close()
 	for range workers() {
 		r.wg.Go(r.work)
 	}
 
-	interrupted := r.phases(ctx)
+	// The phases end early when the target is known gone: it died, or its
+	// fixture stopped answering (targets.FixtureHangLimit). Waiting out
+	// the sync timeout and the settle on it would measure nothing more.
+	phasesCtx, stopPhases := context.WithCancel(ctx)
+	defer stopPhases()
+	watched := make(chan struct{})
+	endWatch := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watch(ctx, stopPhases, endWatch)
+	}()
+
+	cut := r.phases(phasesCtx)
+	close(endWatch)
+	<-watched // bounded: a check in progress is bounded by aliveCheckBound
+	r.settleLiveness(ctx)
+	interrupted := cut && ctx.Err() != nil
+	died := t.Server.Died()
+	if died != nil {
+		r.note("the run stopped early: %v", died)
+	}
 	// The report is of what the phases saw: the streams end first, so that
 	// nothing counted after a phase ended reaches it.
 	r.close()
 	mon.stop()
 	rep := r.report(t, harnessVersion, mon)
 	rep.Interrupted = interrupted
+	if !interrupted {
+		// An interrupted run is not judged: what it did not measure, it
+		// was not given the time to.
+		rep.Unmeasured = r.unmeasured()
+	}
 	return rep, nil
+}
+
+// watch re-checks the target (CheckAlive) when a stream fails, at most
+// once every recheckEvery, and calls stop once the target is known gone;
+// it returns when end is closed. ctx is the caller's: a check it cuts
+// short gives no verdict.
+func (r *runner) watch(ctx context.Context, stop func(), end <-chan struct{}) {
+	for {
+		select {
+		case <-end:
+			return
+		case <-r.srv.Gone():
+			stop()
+			return
+		case <-r.suspect:
+		}
+		r.checkAlive(ctx)
+		// A live server that ends streams under load (a stream limit, a
+		// maximum connection age) fails many: one probe a failed stream
+		// would add to its load for nothing.
+		t := time.NewTimer(recheckEvery)
+		select {
+		case <-end:
+			t.Stop()
+			return
+		case <-r.srv.Gone():
+			t.Stop()
+			stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// checkAlive re-checks the target within aliveCheckBound.
+func (r *runner) checkAlive(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, aliveCheckBound)
+	defer cancel()
+	_ = r.srv.CheckAlive(cctx) // a dead target is then Died, which is what is read
+}
+
+// settleLiveness makes the last check a failed stream asked for and the
+// watcher did not come to (it ended with the phases), so that whether
+// the target died is known when the run's outcome is read.
+func (r *runner) settleLiveness(ctx context.Context) {
+	select {
+	case <-r.suspect:
+		if r.srv.Died() == nil && ctx.Err() == nil {
+			r.checkAlive(ctx)
+		}
+	default:
+	}
+}
+
+// suspectTarget asks the watcher to re-check the target; it never blocks
+// (a check already asked for is the same check).
+func (r *runner) suspectTarget() {
+	select {
+	case r.suspect <- struct{}{}:
+	default:
+	}
+}
+
+// aliveCheckBound bounds one re-check of the target: as the suites'
+// engine does, long enough for a probe that timed out to be retried once
+// within the default connect timeout of 5 s each.
+const aliveCheckBound = 12 * time.Second
+
+// recheckEvery is the least time between two re-checks of the target.
+const recheckEvery = time.Second
+
+// unmeasured says why the run measured nothing a verdict could rest on
+// (loadreport.Report.Unmeasured), if it did not: no stream opened, a
+// fixture that set nothing, an initial sync no client finished, a phase
+// whose changes reached no client. Each is a run that would otherwise
+// read as a pass: no violation and nothing missed of nothing at all.
+func (r *runner) unmeasured() []string {
+	p, col := r.p, r.col
+	var out []string
+	if p.drives() {
+		if calls := r.fixture.calls.Load(); calls > 0 && r.fixture.ok.Load() == 0 {
+			first := ""
+			if e := r.fixture.firstErr.Load(); e != nil {
+				first = "; the first: " + *e
+			}
+			out = append(out, fmt.Sprintf("the fixture set nothing: none of its %d calls succeeded%s", calls, first))
+		}
+	}
+	if len(r.clients) == 0 {
+		return out
+	}
+	if r.peak.Load() == 0 {
+		out = append(out, fmt.Sprintf("no stream opened: none of the %d clients had one", len(r.clients)))
+		return out // so no phase after connect ran
+	}
+	if ps := col.phase(phaseSync); ps.ran.Load() && ps.latency.Count() == 0 {
+		out = append(out, fmt.Sprintf("no client finished the initial sync: none of the %d had its whole profile", len(r.clients)))
+	}
+	for _, phase := range []string{phaseChurn, phaseBurst} {
+		if !col.phase(phase).ran.Load() {
+			continue
+		}
+		made := r.made[phaseIndex(phase)].Load()
+		if p.drives() && made == 0 {
+			out = append(out, fmt.Sprintf("the %s phase made no change", phase))
+			continue
+		}
+		if reached := r.reachedAny(phase); !reached {
+			out = append(out, fmt.Sprintf("the %s phase measured no change: none of its changes reached any client", phase))
+		}
+	}
+	return out
+}
+
+// reachedAny reports whether some client ACKed (or, a bad one, NACKed)
+// some change of phase.
+func (r *runner) reachedAny(phase string) bool {
+	for i, ch := range r.p.changes {
+		if ch.phase == phase && r.col.changes[i].acked.Load() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // phases runs the phases in order; it reports whether ctx cut them short.
@@ -133,6 +296,7 @@ func (r *runner) phases(ctx context.Context) bool {
 		r.each(ctx, func(c *client) {
 			if err := c.subscribe(r.ctx, 0); err != nil {
 				col.streamError(err.Error())
+				r.suspectTarget()
 			}
 		})
 	}()
@@ -402,10 +566,17 @@ func (r *runner) set(ctx context.Context, n, i int, m marker) error {
 	res, node := r.p.resources[i], r.p.nodeID(n)
 	callCtx, cancel := context.WithTimeout(ctx, fixtureCallTimeout)
 	defer cancel()
+	r.fixture.calls.Add(1)
 	s, err := r.srv.Fixture.Set(callCtx, node, res.t, res.name, a)
 	if err != nil {
-		return fmt.Errorf("setting %s on %s: %w", res, node, err)
+		err = fmt.Errorf("setting %s on %s: %w", res, node, err)
+		// What the fixture said may echo call metadata: scrubbed, as
+		// every other thing a target says that the report keeps.
+		msg := transcript.Clip(transcript.Scrub(err.Error()), 512)
+		r.fixture.firstErr.CompareAndSwap(nil, &msg)
+		return err
 	}
+	r.fixture.ok.Add(1)
 	if r.names.note(r.p, n, i, s.Name) {
 		return fmt.Errorf("setting %s on %s: the fixture serves it as %q now, a name its clients did not subscribe to", res, node, s.Name)
 	}
@@ -570,7 +741,7 @@ func (r *runner) closeNow() {
 	// In a sharded run the other shards' clients may still be connected:
 	// removing the resources now would push them deletions mid-run. The
 	// run id names what is left, for the server's own clean-up.
-	if r.p.drives() && r.p.Shards == 1 && r.srv.Fixture != nil {
+	if r.p.drives() && r.p.Shards == 1 && r.srv.Fixture != nil && r.srv.Died() == nil {
 		r.reset()
 	}
 }

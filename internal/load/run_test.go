@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,6 +86,7 @@ func TestReferenceIsClean(t *testing.T) {
 			for _, ph := range rep.Phases {
 				assert.Zero(t, ph.Errors, ph.Name)
 			}
+			assert.Empty(t, rep.Unmeasured, "every phase measured something")
 		})
 	}
 }
@@ -312,4 +314,76 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 	case <-time.After(awaitBound):
 		t.Fatalf("waited %s for %s", awaitBound, what)
 	}
+}
+
+// droppingFixture says it set what it is asked to once drop is set, and
+// sets nothing: the changes then made reach no client.
+type droppingFixture struct {
+	fixture.Fixture
+	drop *atomic.Bool
+}
+
+func (f droppingFixture) Set(ctx context.Context, node string, t wire.Type, name string, res *anypb.Any) (fixture.Served, error) {
+	if f.drop.Load() {
+		return fixture.Served{Name: name}, nil
+	}
+	return f.Fixture.Set(ctx, node, t, name, res)
+}
+
+// A run that measured nothing says why (Report.Unmeasured), so that its
+// zero violations and zero missed never read as a pass: a fixture that
+// set nothing, and a churn whose changes reached no client.
+func TestNothingMeasuredIsSaid(t *testing.T) {
+	t.Run("fixture set nothing", func(t *testing.T) {
+		target := reference(t)
+		target.Server.Fixture = refusingFixture{target.Server.Fixture}
+		o := small("refused")
+		o.NackBurst, o.SyncTimeout, o.Settle = 0, time.Second, time.Second
+		rep, err := Run(context.Background(), target, o, "test")
+		require.NoError(t, err)
+		require.Len(t, rep.Unmeasured, 3, "%q", rep.Unmeasured)
+		assert.Contains(t, rep.Unmeasured[0], "the fixture set nothing: none of its")
+		assert.Contains(t, rep.Unmeasured[0], "PermissionDenied")
+		assert.Equal(t, "no client finished the initial sync: none of the 20 had its whole profile", rep.Unmeasured[1])
+		assert.Equal(t, "the churn phase made no change", rep.Unmeasured[2])
+	})
+	t.Run("churn reached no client", func(t *testing.T) {
+		target := reference(t)
+		var drop atomic.Bool
+		target.Server.Fixture = droppingFixture{Fixture: target.Server.Fixture, drop: &drop}
+		o := small("dropped")
+		o.NackBurst, o.Settle = 0, time.Second
+		o.OnPhase = func(phase string) {
+			if phase == loadreport.PhaseChurn {
+				drop.Store(true)
+			}
+		}
+		rep, err := Run(context.Background(), target, o, "test")
+		require.NoError(t, err)
+		assert.Positive(t, phase(t, rep, loadreport.PhaseChurn).Changes, "the churn made its changes")
+		assert.Equal(t, []string{"the churn phase measured no change: none of its changes reached any client"}, rep.Unmeasured)
+	})
+}
+
+// A fixture that stops answering ends the run at the first deadline its
+// calls miss (here the sync timeout's), not after it: the target is then
+// unusable (Died), the report says the run stopped early, and it is not
+// an interrupted run.
+func TestFixtureHangsStopsTheRun(t *testing.T) {
+	target := reference(t, "fixture-hangs")
+	o := small("hangs")
+	o.SyncTimeout = time.Second
+	start := time.Now()
+	rep, err := Run(context.Background(), target, o, "test")
+	require.NoError(t, err)
+	took := time.Since(start)
+	var hung *targets.FixtureHungError
+	require.ErrorAs(t, target.Server.Died(), &hung)
+	assert.Equal(t, "SetResource", hung.Call)
+	assert.False(t, rep.Interrupted)
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "the run stopped early: "+hung.Error())
+	assert.Contains(t, rep.Unmeasured, "no stream opened: none of the 20 clients had one")
+	// The run's own bounds past the sync timeout (the settle, the reset's
+	// resetBound) are what a run that did not stop would wait out.
+	assert.Less(t, took, o.SyncTimeout+o.Settle, "stopped at the first deadline")
 }

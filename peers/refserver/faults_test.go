@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,8 +9,11 @@ import (
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/xdsconform/xdsconform/fakeclient"
+	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -332,4 +336,46 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			assert.Equal(t, tc.faulty, tc.scenario(t, start(t, tc.fault)), "with the fault")
 		})
 	}
+}
+
+// FaultFixtureHangs breaks the fixture, not xDS: GetCapabilities answers,
+// and every call that changes state answers nothing, returning only when
+// its caller's context ends, with the error of a call that ran out of
+// time; the reference answers each of them whatever the context. How the
+// harness stops on such a fixture is proven by the CLI's tests
+// (cmd/xdsconform: TestServerFixtureHangs, TestLoadFixtureHangs) and
+// targets' TestFixtureHangLimit.
+func TestFaultFixtureHangs(t *testing.T) {
+	withAndWithout(t, FaultFixtureHangs, func(t *testing.T, e *env, faulty bool) {
+		caps, err := e.fx.Capabilities(t.Context())
+		require.NoError(t, err, "GetCapabilities answers either way")
+		assert.Equal(t, "v1", caps.GetApiVersion())
+
+		// A deadline already past: the reference answers anyway, a hung
+		// fixture returns the deadline's error, since it answers nothing
+		// before its caller gives up.
+		past, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+		defer cancel()
+		res := wire.BuildAny(wire.Cluster, "c1", 1)
+		calls := []struct {
+			name string
+			call func() error
+		}{
+			{"SetResource", func() error { _, err := e.fx.Set(past, node, wire.Cluster, "c1", res); return err }},
+			{"DeleteResource", func() error { return e.fx.Delete(past, node, wire.Cluster, "c1") }},
+			{"ApplyChanges", func() error {
+				_, err := e.fx.Apply(past, node, []fixture.Change{fixture.SetChange(fixture.SetRequest{Type: wire.Cluster, Name: "c1", Resource: res})})
+				return err
+			}},
+			{"Reset", func() error { return e.fx.Reset(past, node) }},
+		}
+		for _, c := range calls {
+			err := c.call()
+			if faulty {
+				assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%s: %v", c.name, err)
+			} else {
+				assert.NoError(t, err, c.name)
+			}
+		}
+	})
 }

@@ -366,7 +366,10 @@ func storeLocked(resources map[string]*entry, p set) error {
 	return nil
 }
 
-func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
+func (f fixtureServer) SetResource(ctx context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
+	if f.s.has(FaultFixtureHangs) {
+		return nil, hang(ctx)
+	}
 	p, err := f.prepareSet(r)
 	if err != nil {
 		return nil, err
@@ -387,7 +390,10 @@ func (f fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRe
 // highest field number protobuf allows, which no xDS message uses.
 const builtFieldNumber = protowire.MaxValidNumber
 
-func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
+func (f fixtureServer) DeleteResource(ctx context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
+	if f.s.has(FaultFixtureHangs) {
+		return nil, hang(ctx)
+	}
 	t, err := typeByURL(r.GetTypeUrl())
 	if err != nil {
 		return nil, err
@@ -417,7 +423,10 @@ func (f fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteReso
 // the batch or none of it. Each type touched gets one new version, as for
 // one SetResource or DeleteResource (VER-1, VER-2), and the node's streams
 // are woken once, so they push the result as they push any one change.
-func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChangesRequest) (*fixturepb.ApplyChangesResponse, error) {
+func (f fixtureServer) ApplyChanges(ctx context.Context, r *fixturepb.ApplyChangesRequest) (*fixturepb.ApplyChangesResponse, error) {
+	if f.s.has(FaultFixtureHangs) {
+		return nil, hang(ctx)
+	}
 	type change struct {
 		set *set      // nil: a delete
 		t   wire.Type // of the delete
@@ -486,7 +495,10 @@ func (f fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChanges
 	return resp, nil
 }
 
-func (f fixtureServer) Reset(_ context.Context, r *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {
+func (f fixtureServer) Reset(ctx context.Context, r *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {
+	if f.s.has(FaultFixtureHangs) {
+		return nil, hang(ctx)
+	}
 	s := f.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -119,6 +119,10 @@ func buildPage(r *Report) pageData {
 	if r.Interrupted {
 		d.Facts = append(d.Facts, fact{"interrupted", "yes: the figures cover what ran"})
 	}
+	for _, u := range r.Unmeasured {
+		// A fact of the run, next to the verdict: it fails the run.
+		d.Facts = append(d.Facts, fact{"nothing measured", u})
+	}
 	for _, ph := range r.Phases {
 		amp := "—"
 		if ph.Expected > 0 {

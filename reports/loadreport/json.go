@@ -264,6 +264,11 @@ func check(r *Report) error {
 			return err
 		}
 	}
+	for i, u := range r.Unmeasured {
+		if strings.TrimSpace(u) == "" {
+			return fmt.Errorf("unmeasured[%d]: an empty reason", i)
+		}
+	}
 	rules := map[string]bool{}
 	for i, v := range r.Violations {
 		at := fmt.Sprintf("violations[%d]", i)

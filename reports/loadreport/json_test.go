@@ -104,6 +104,7 @@ func TestReadJSONRefuses(t *testing.T) {
 		{"a histogram not base64", sub(`"hdr": "HISTF`, `"hdr": "*HISTF`), "histogram encoding: illegal base64"},
 		{"over more than the values", sub(`"count": 3,`, `"over": 4, "count": 3,`), "histogram over 4: not within its 3 values"},
 		{"over negative", sub(`"count": 3,`, `"over": -1, "count": 3,`), "histogram over -1"},
+		{"an empty reason nothing was measured", sub(`"run_id"`, `"unmeasured": [" "], "run_id"`), "unmeasured[0]: an empty reason"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadJSON(strings.NewReader(tc.in))

@@ -20,8 +20,8 @@ const maxListed = 50
 // WriteMarkdown writes r as a short GitHub-flavoured Markdown summary for
 // a CI step summary: the plan, a table of counts and one of latencies
 // (row per phase), the harness per shard (a saturated one in bold), the
-// violations with their rule and level, the notes and the SLO verdict.
-// Every string a report carries that a peer or a user chose (the target,
+// violations with their rule and level, the notes and the SLO verdict,
+// and, at the top, why the run measured nothing (Unmeasured). Every string a report carries that a peer or a user chose (the target,
 // messages, client names, the plan's names) is written inside a code span
 // (markdown.Code), where GitHub renders no link, HTML or emphasis. The
 // output depends on r only.
@@ -45,6 +45,14 @@ func renderMarkdown(b *bytes.Buffer, r *Report) {
 		} else {
 			b.WriteString("**❌ SLO broken**\n\n")
 		}
+	}
+	if len(r.Unmeasured) > 0 {
+		// Said at the top: it fails the run whatever the figures below.
+		b.WriteString("**❌ Nothing measured**, so the run fails:\n\n")
+		for _, u := range r.Unmeasured {
+			b.WriteString("- " + markdown.Code(u) + "\n")
+		}
+		b.WriteString("\n")
 	}
 	p := r.Plan
 	fmt.Fprintf(b, "- plan: %s (%s), profile %s, %s, %s per connection",

@@ -18,7 +18,9 @@ import (
 // Acked add up and its LastAckNS is the latest over the shards, and each
 // phase's convergence is recomputed from the merged changes; timelines add
 // up second by second (wall clock). Shards missing from the merge are
-// named in a note. The result does not depend on the order of the
+// named in a note; each shard's Unmeasured reasons are kept, named with
+// their shard, so that a shard that measured nothing fails the merged
+// run too. The result does not depend on the order of the
 // reports (they are taken in the order of their shards), and Merge does
 // not change its inputs. The merged report has no SLO verdict: the
 // shards' verdicts were of a part of the run.
@@ -83,6 +85,7 @@ func Merge(reports ...*Report) (*Report, error) {
 			end = e
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Unmeasured = append(out.Unmeasured, shardReasons(r, len(reports) > 1)...)
 		out.ChangesDropped = max(out.ChangesDropped, r.ChangesDropped)
 		out.Harness = append(out.Harness, r.Harness...)
 		notes = append(notes, r.Notes...)
@@ -116,6 +119,22 @@ func Merge(reports ...*Report) (*Report, error) {
 	slices.SortStableFunc(out.Harness, func(a, b Harness) int { return cmp.Compare(a.Shard, b.Shard) })
 	out.Notes = uniq(notes)
 	return out, nil
+}
+
+// shardReasons are r's Unmeasured as a merge of several reports lists
+// them: each named with its shard, since a shard that measured nothing
+// leaves the merged run without its part (its clients' counts are
+// zeros, not passes). A report already of several shards names them
+// itself.
+func shardReasons(r *Report, several bool) []string {
+	if !several || len(r.Shards) != 1 {
+		return slices.Clone(r.Unmeasured)
+	}
+	out := make([]string, len(r.Unmeasured))
+	for i, u := range r.Unmeasured {
+		out[i] = fmt.Sprintf("shard %d: %s", r.Shards[0], u)
+	}
+	return out
 }
 
 // samePlan reports whether two plans are the same, an absent list being

@@ -236,3 +236,22 @@ func TestMergeNotes(t *testing.T) {
 		"the shards ran different harness versions (v0.9.0-test, v1.0.0): their figures may not compare",
 	}, m.Notes)
 }
+
+// A shard that measured nothing fails the merged run too: its reasons are
+// kept, each named with its shard, and read back from JSON; a single
+// report keeps them as they are.
+func TestMergeKeepsUnmeasured(t *testing.T) {
+	s := newSim(10, 2)
+	b := s.build(1)
+	b.Unmeasured = []string{"no stream opened: none of the 5 clients had one"}
+	m, err := Merge(s.build(0), b)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"shard 1: no stream opened: none of the 5 clients had one"}, m.Unmeasured)
+	back, err := ReadJSON(strings.NewReader(jsonOf(t, m)))
+	require.NoError(t, err)
+	assert.Equal(t, m.Unmeasured, back.Unmeasured)
+
+	one, err := Merge(b)
+	require.NoError(t, err)
+	assert.Equal(t, b.Unmeasured, one.Unmeasured)
+}

@@ -80,6 +80,19 @@ func TestWriteMarkdownHostile(t *testing.T) {
 	assert.Contains(t, out, "| `1\\|2` |")
 }
 
+// Why a run measured nothing is said at the top of both renderings, in a
+// code span in Markdown (it may quote what the fixture said).
+func TestRenderUnmeasured(t *testing.T) {
+	r := merged(t)
+	r.Unmeasured = []string{"shard 0: the fixture set nothing: <b>read-only</b>"}
+	var md, page bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, r))
+	assert.Contains(t, md.String(), "**❌ Nothing measured**, so the run fails:\n\n- `shard 0: the fixture set nothing: <b>read-only</b>`\n")
+	assert.Less(t, strings.Index(md.String(), "Nothing measured"), strings.Index(md.String(), "### Phases"))
+	require.NoError(t, WriteHTML(&page, r))
+	assert.Contains(t, page.String(), "<dt>nothing measured</dt><dd>shard 0: the fixture set nothing: &lt;b&gt;read-only&lt;/b&gt;</dd>")
+}
+
 // An empty report renders too, saying that nothing ran.
 func TestWriteMarkdownEmpty(t *testing.T) {
 	var b bytes.Buffer

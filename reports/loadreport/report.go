@@ -75,6 +75,15 @@ type Report struct {
 	DurationNS int64 `json:"duration_ns"`
 	// Interrupted is set when the run was cut short (Ctrl-C, a deadline).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Unmeasured says, one line a reason, why the run measured nothing a
+	// verdict could rest on: no stream opened, a phase whose changes
+	// reached no client, a fixture that set nothing. A run with any fails,
+	// whatever its SLO says (SLO.Evaluate; xdsconform load exits 1 on it
+	// even unjudged), so that nothing measured never reads as a pass.
+	// Merged, every shard's, each named with its shard. A run interrupted
+	// records none: it is not judged (a merge that holds one fails on
+	// Interrupted instead).
+	Unmeasured []string `json:"unmeasured,omitempty"`
 	// Phases are the phases run, in order.
 	Phases []Phase `json:"phases"`
 	// Changes are the fixture changes made, in order: the shard that

@@ -181,6 +181,17 @@ func (s SLO) Evaluate(r *Report) *SLOResult {
 		res.OK = false
 		res.Objectives = append(res.Objectives, Objective{Text: "every shard", Value: fmt.Sprintf("%d of %d", len(r.Shards), want)})
 	}
+	// Nor may it have been cut short, or have measured nothing: zero
+	// violations and zero missed of a run that opened no stream, or of
+	// one stopped before its phases ran, would read as a pass.
+	if r.Interrupted {
+		res.OK = false
+		res.Objectives = append(res.Objectives, Objective{Text: "not interrupted", Value: "interrupted"})
+	}
+	if len(r.Unmeasured) > 0 {
+		res.OK = false
+		res.Objectives = append(res.Objectives, Objective{Text: "something measured", Value: "nothing: " + strings.Join(r.Unmeasured, "; ")})
+	}
 	return res
 }
 

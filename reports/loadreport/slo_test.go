@@ -163,3 +163,27 @@ func TestSLOWantsEveryShard(t *testing.T) {
 	r.Shards = []int{0, 1, 2}
 	assert.True(t, slo.Evaluate(r).OK)
 }
+
+// A run that measured nothing (Unmeasured), or was cut short, is not
+// judged a pass, whatever its counts: zero violations of no stream at all
+// meet "violations=0".
+func TestSLOWantsSomethingMeasured(t *testing.T) {
+	slo, err := ParseSLO("violations=0")
+	require.NoError(t, err)
+	r := sloReport()
+	for i := range r.Phases {
+		r.Phases[i].Violations = 0
+	}
+	require.True(t, slo.Evaluate(r).OK, "the objective holds")
+
+	r.Unmeasured = []string{"no stream opened: none of the 5 clients had one", "the fixture set nothing"}
+	res := slo.Evaluate(r)
+	assert.False(t, res.OK)
+	assert.Equal(t, Objective{Text: "something measured", Value: "nothing: no stream opened: none of the 5 clients had one; the fixture set nothing"}, res.Objectives[len(res.Objectives)-1])
+
+	r.Unmeasured = nil
+	r.Interrupted = true
+	res = slo.Evaluate(r)
+	assert.False(t, res.OK)
+	assert.Equal(t, Objective{Text: "not interrupted", Value: "interrupted"}, res.Objectives[len(res.Objectives)-1])
+}
