@@ -38,6 +38,16 @@ func TestRules(t *testing.T) {
 			r.KnownFailing = "RES-4: listed"
 			return r
 		}(),
+		// A blocked pair fails the rule its precondition rests on and
+		// leaves the rules it cites inconclusive.
+		func() results.Result {
+			r := res("server/g", "sotw-ads", results.May, results.Blocked, []string{"GRP-2"}, "RES-1")
+			r.BlockedBy, r.BrokenLevel = "RES-1", results.Must
+			return r
+		}(),
+		// An inconclusive pair fails nothing and leaves its rules
+		// inconclusive.
+		res("server/h", "sotw-ads", results.Should, results.Inconclusive, []string{"UPD-2"}),
 	}
 	got := map[string]Rule{}
 	for _, r := range Rules(rs) {
@@ -46,6 +56,7 @@ func TestRules(t *testing.T) {
 	want := map[string]Status{
 		"ACK-1": Passed, "NONCE-7": Failed, "ACK-2": Inconclusive, "ACK-3": Failed,
 		"ACK-4": Inconclusive, "ACK-5": Skipped, "RES-4": Failed, "ACK-6": Inconclusive,
+		"RES-1": Failed, "GRP-2": Inconclusive, "UPD-2": Inconclusive,
 	}
 	require.Len(t, got, len(want))
 	for id, s := range want {
@@ -71,7 +82,7 @@ func TestRulesCatalogueOrder(t *testing.T) {
 // results.SummarizeFor counts, for every outcome, listing and level.
 func TestClassifyAgreesWithSummarize(t *testing.T) {
 	var rs []results.Result
-	for _, o := range []results.Outcome{results.Pass, results.Fail, results.Skip, results.Error, results.Unsupported} {
+	for _, o := range results.Outcomes {
 		for _, known := range []string{"", "ACK-1: listed"} {
 			for _, l := range results.Levels {
 				r := res("server/x", "sotw-ads", results.Must, o, []string{"ACK-1"})
@@ -86,8 +97,17 @@ func TestClassifyAgreesWithSummarize(t *testing.T) {
 		for _, r := range rs {
 			count[Classify(r, failOn)]++
 		}
-		assert.Equal(t, map[Class]int{ClassPass: s.Pass, ClassFail: s.Fail, ClassWarn: s.Tolerated, ClassKnownFailing: s.KnownFailing,
-			ClassStale: s.StalePasses, ClassUnsupported: s.Unsupported, ClassSkip: s.Skip, ClassError: s.Error}, count, failOn)
+		assert.Equal(t, map[Class]int{ClassPass: s.Pass, ClassFail: s.Fail, ClassBlocked: s.Blocked, ClassWarn: s.Tolerated,
+			ClassKnownFailing: s.KnownFailing, ClassStale: s.StalePasses, ClassUnsupported: s.Unsupported,
+			ClassInconclusive: s.Inconclusive, ClassSkip: s.Skip, ClassError: s.Error}, count, failOn)
+		// The per-level counts agree too: what ByLevel calls known failing
+		// is what results.LevelCount does.
+		for l, lc := range s.ByLevel {
+			c := ByLevel(rs, failOn)[l]
+			assert.Equal(t, lc.KnownFailing, c.KnownFailing, "%s %s", failOn, l)
+			assert.Equal(t, lc.Fail+lc.Blocked, c.Fail+c.Blocked+c.Warn+c.KnownFailing, "%s %s", failOn, l)
+			assert.Equal(t, lc.Inconclusive, c.Inconclusive, "%s %s", failOn, l)
+		}
 	}
 }
 
@@ -118,13 +138,17 @@ func TestScenariosAndSkips(t *testing.T) {
 		res("server/a", "sotw-ads", results.Must, results.Error, nil),
 		res("server/a", "rest", results.Must, results.Skip, nil),
 		res("server/b", "rest", results.Must, results.Skip, nil),
+		res("server/a", "delta-pertype", results.Must, results.Blocked, nil, "RES-1"),
+		res("server/b", "delta-ads", results.Must, results.Inconclusive, nil),
 	}
 	rs[3].Message, rs[4].Message = "no REST", "no REST"
 	ids, cells := Scenarios(rs)
 	assert.Equal(t, []string{"server/a", "server/b"}, ids)
-	assert.Equal(t, Cell{Fail: []string{"delta-ads", "sotw-ads"}, Skip: []string{"rest"}}, cells["server/a"])
+	assert.Equal(t, Cell{Fail: []string{"delta-ads", "delta-pertype", "sotw-ads"}, Skip: []string{"rest"}}, cells["server/a"],
+		"a blocked pair shows as failing")
+	assert.Equal(t, Cell{Pass: []string{"sotw-ads"}, Inconclusive: []string{"delta-ads"}, Skip: []string{"rest"}}, cells["server/b"])
 	assert.Equal(t, []Reason{{"no REST", 2}}, SkipReasons(rs))
-	assert.Equal(t, []string{"sotw-ads", "delta-ads", "rest"}, Variants(rs))
+	assert.Equal(t, []string{"sotw-ads", "delta-ads", "delta-pertype", "rest"}, Variants(rs))
 }
 
 // TestImplementation checks the name a run is credited to: its metadata,
