@@ -22,7 +22,7 @@ import (
 // sample is a run of both suites with one of every outcome.
 func sample() results.Run {
 	return results.Run{
-		SchemaVersion: "2", HarnessVersion: "v1.2.3", Role: "server+client", Target: "server: a; client: b",
+		SchemaVersion: reports.JSONSchemaVersion, HarnessVersion: "v1.2.3", Role: "server+client", Target: "server: a; client: b",
 		Started:          time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC),
 		CatalogueVersion: requirements.CatalogueVersion(),
 		Implementation:   &results.Implementation{Name: "cp", Version: "v9", Contact: []string{"@team"}, Capabilities: []string{"delta-ads"}},
