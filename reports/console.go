@@ -468,15 +468,22 @@ func (c *Console) Summary(run results.Run) {
 }
 
 // writeCauses lists the root causes of what did not pass when there is
-// more than one (one is said in full by the line above the verdict): those
-// that fail the run, then those below --fail-on, then those the
-// known-failing file excused, each with how many pairs it took, the first
-// it was seen in, and the first line it showed there.
+// more than one (one is said in full by the line above the verdict).
 func writeCauses(b *screen, causes []verdict.Cause) {
 	if len(causes) < 2 {
 		return
 	}
 	fmt.Fprintf(b, "\n=== Causes: what did not pass, by root cause (%d)\n", len(causes))
+	b.WriteString(causesText(causes, clean))
+}
+
+// causesText lists causes as the console and JUnit show them: those that
+// fail the run, then those below --fail-on, then those the known-failing
+// file excused, each under a heading, with how many pairs it took, the
+// first it was seen in and the first line it showed there. esc escapes
+// what comes from a report for where the text goes.
+func causesText(causes []verdict.Cause, esc func(string) string) string {
+	var b strings.Builder
 	heading := ""
 	for _, c := range causes {
 		h := "  failing the run:\n"
@@ -494,11 +501,12 @@ func writeCauses(b *screen, causes []verdict.Cause) {
 		if c.Rule == "" {
 			name = "error \"" + c.Error + "\""
 		}
-		fmt.Fprintf(b, "    %s in %s, first seen in %s\n", clean(name), c.Breakdown(), clean(c.First))
+		fmt.Fprintf(&b, "    %s in %s, first seen in %s\n", esc(name), c.Breakdown(), esc(c.First))
 		if c.Example != "" && c.Example != c.Error {
-			fmt.Fprintf(b, "        e.g. %s\n", clean(c.Example))
+			fmt.Fprintf(&b, "        e.g. %s\n", esc(c.Example))
 		}
 	}
+	return b.String()
 }
 
 // verdict writes the last line, for summary s of run at level failOn. An

@@ -2,6 +2,9 @@ package reports
 
 import (
 	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xdsconform/xdsconform/reports/schema"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
@@ -281,4 +285,66 @@ func TestConsoleTimingDetails(t *testing.T) {
 	NewConsole(&b, ConsoleOptions{Verbose: true}).Finished(blockedRun().Results[4])
 	assert.Contains(t, b.String(), "    timing (of its last run; it ran again alone 2 times):\n"+
 		"      UPD-2 within: the ACK of version 2: 1.2s against 1s, harness stalled 400ms (longest 300ms): doubt\n    message:\n")
+}
+
+// In JUnit a blocked pair is a failure typed as blocked, naming the rule
+// that blocked it; an inconclusive pair a skip that gives the figures, so
+// that a CI gate does not go red on the harness's own lag; a known-failing
+// blocked pair a skip. Each suite ends with what did not pass, by root
+// cause; and the document stays valid against the common JUnit schema.
+func TestWriteJUnitBlockedAndInconclusive(t *testing.T) {
+	var x bytes.Buffer
+	require.NoError(t, WriteJUnit(&x, blockedRun()))
+	var doc xSuites
+	require.NoError(t, xml.Unmarshal(x.Bytes(), &doc))
+	assert.Equal(t, [3]int{2 + 1, 1, 0}, [3]int{doc.Failures, doc.Errors, doc.Skipped}, "failures: 2 blocked, 1 fail")
+	cases := map[string]xCase{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			cases[c.Name] = c
+		}
+	}
+	b := cases["client/ack/every-response[sotw-ads]"]
+	require.NotNil(t, b.Failure)
+	assert.Equal(t, xProb{Message: `blocked by RES-1 (MUST): a precondition failed: no CDS response for "x1a2b3c4d-c1"`, Type: "blocked MUST RES-1",
+		Body: "blocked by RES-1 (MUST): a precondition failed: no CDS response for \"x1a2b3c4d-c1\"\nwaited 5s\n"}, *b.Failure)
+	i := cases["client/ack/prompt[sotw-ads]"]
+	require.NotNil(t, i.Skipped)
+	assert.Nil(t, i.Failure)
+	assert.Equal(t, "inconclusive, not counted (the harness's own lag could explain a timing verdict): UPD-2: the ACK of version 2 took 1.2s, limit 1s, "+
+		"harness stalled 400ms (longest 300ms); still in doubt after running again alone 2 times\n\n"+
+		"the harness's own lag could explain a timing verdict either way:\nUPD-2: …\n", i.Skipped.Body)
+	k := cases["client/ack/version[sotw-ads]"]
+	require.NotNil(t, k.Skipped)
+	assert.Nil(t, k.Failure)
+	assert.True(t, strings.HasPrefix(k.Skipped.Body, "known failing: RES-1: the peer's bug\n\nblocked by RES-1"), k.Skipped.Body)
+
+	var suites struct {
+		Suites []struct {
+			Name      string `xml:"name,attr"`
+			Failures  int    `xml:"failures,attr"`
+			Skipped   int    `xml:"skipped,attr"`
+			SystemOut string `xml:"system-out"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(x.Bytes(), &suites))
+	require.Len(t, suites.Suites, 2)
+	should, may := suites.Suites[0], suites.Suites[1]
+	assert.Equal(t, "xdsconform client suite: builtin:grpc-go [MAY]", may.Name)
+	assert.Equal(t, [2]int{2, 1}, [2]int{may.Failures, may.Skipped})
+	assert.Equal(t, "3 pairs did not pass: 2 causes, RES-1 (MUST) in 2 pairs (2 blocked), first seen in client/ack/every-response[delta-ads]; 1 other cause listed above\n\n"+
+		"By root cause:\n"+
+		"  failing the run:\n"+
+		"    RES-1 (MUST) in 2 pairs (2 blocked), first seen in client/ack/every-response[delta-ads]\n"+
+		"        e.g. blocked by RES-1 (MUST): a precondition failed: no CDS response for \"x1a2b3c4d-c1\"\n"+
+		"  excused by the known-failing file:\n"+
+		"    RES-1 (MUST) in 1 pair (1 blocked; excused as known failing), first seen in client/ack/version[sotw-ads]\n"+
+		"        e.g. blocked by RES-1 (MUST): a precondition failed: no CDS response for \"x1a2b3c4d-c1\"\n", may.SystemOut)
+	assert.Contains(t, should.SystemOut, "2 pairs did not pass: 2 causes")
+
+	err := schema.ValidateJUnit(context.Background(), x.Bytes())
+	if errors.Is(err, schema.ErrNoXmllint) {
+		t.Skip(err)
+	}
+	assert.NoError(t, err)
 }
