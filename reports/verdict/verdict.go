@@ -11,6 +11,7 @@ package verdict
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 
@@ -69,6 +70,52 @@ func Implementation(run results.Run) (name, version string) {
 		return i.Name, i.Version
 	}
 	return run.Options["peer"], run.Options["version"]
+}
+
+// PrivateTarget reports whether target names the target by an address
+// that means nothing outside the machine or network the run was made on:
+// a loopback, private, link-local or unspecified IP address, localhost,
+// or a Unix socket, anywhere in it ("127.0.0.1:18000", "client-wait on
+// [::1]:19000", "server: 10.0.0.7:18000; client: builtin:grpc-go").
+// Built-in and container targets ("builtin:go-control-plane",
+// "container:envoyproxy/envoy:v1.33") and public addresses are not.
+func PrivateTarget(target string) bool {
+	for _, tok := range strings.FieldsFunc(target, func(r rune) bool { return strings.ContainsRune(" \t;,()\"'", r) }) {
+		if strings.HasPrefix(tok, "unix:") || strings.HasPrefix(tok, "unix-abstract:") {
+			return true
+		}
+		if _, rest, ok := strings.Cut(tok, "://"); ok {
+			tok = strings.TrimPrefix(rest, "/")
+			tok, _, _ = strings.Cut(tok, "/")
+		}
+		host := tok
+		if h, _, err := net.SplitHostPort(tok); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.Trim(host, "[]"))
+		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+			return true
+		}
+		if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()) {
+			return true
+		}
+	}
+	return false
+}
+
+// PublishedTarget is what a report meant to be published (a
+// certification report, a Markdown summary, an HTML page) names run's
+// target by: the target as recorded, unless the run names its
+// implementation (see Implementation) and the target is a private address
+// (PrivateTarget). Then it is "": the implementation's name and version
+// credit the verdicts, and "127.0.0.1:18000" would tell a reader nothing
+// but where the vendor's test build listened. The JSON report, the
+// evidence, keeps the address.
+func PublishedTarget(run results.Run) string {
+	if name, _ := Implementation(run); name != "" && PrivateTarget(run.Target) {
+		return ""
+	}
+	return run.Target
 }
 
 // Class is what one result counts as in a run's verdict, with the run's

@@ -160,6 +160,39 @@ func TestImplementation(t *testing.T) {
 	assert.Equal(t, []string{"X", "2"}, []string{n, v})
 }
 
+// TestPublishedTarget checks which targets a published report leaves
+// out: private addresses, once the implementation is named.
+func TestPublishedTarget(t *testing.T) {
+	for target, private := range map[string]bool{
+		"127.0.0.1:18000":                            true,
+		"[::1]:18000":                                true,
+		"localhost:18000":                            true,
+		"10.1.2.3:18000":                             true,
+		"192.168.0.7":                                true,
+		"fd00::1":                                    true,
+		"client-wait on 127.0.0.1:19000":             true,
+		"server: 172.16.0.2:18000; client: x":        true,
+		"unix:///run/xds.sock":                       true,
+		"dns:///localhost:18000":                     true,
+		"builtin:go-control-plane":                   false,
+		"builtin:reference (faults: ack-duplicates)": false,
+		"container:envoyproxy/envoy:v1.33":           false,
+		"xds.example.com:443":                        false,
+		"8.8.8.8:18000":                              false,
+		"my-client --flag":                           false,
+	} {
+		assert.Equal(t, private, PrivateTarget(target), target)
+	}
+	named := results.Run{Target: "127.0.0.1:18000", Implementation: &results.Implementation{Name: "cp"}}
+	assert.Empty(t, PublishedTarget(named))
+	named.Target = "builtin:go-control-plane"
+	assert.Equal(t, "builtin:go-control-plane", PublishedTarget(named))
+	anon := results.Run{Target: "127.0.0.1:18000"}
+	assert.Equal(t, "127.0.0.1:18000", PublishedTarget(anon), "the address is all there is to name it by")
+	peer := results.Run{Target: "127.0.0.1:18000", Options: map[string]string{"peer": "consul"}}
+	assert.Empty(t, PublishedTarget(peer), "the e2e suite's reports name their peer")
+}
+
 func TestCommonestSkips(t *testing.T) {
 	skip := func(msg string, n int) []results.Result {
 		rs := make([]results.Result, n)
