@@ -389,12 +389,14 @@ func (c *Console) Summary(run results.Run) {
 			b.WriteString("\n--- ")
 			c.paint(&b, lbl, lbl)
 			fmt.Fprintf(&b, " %s", clean(r.FullName()))
-			if lbl == "BLOCK" && detailed[r.BlockedBy] {
-				fmt.Fprintf(&b, ": blocked by %s, as above\n", clean(r.BlockedBy))
-				c.writeRerun(&b, r, lbl, "    ")
-				continue
+			if lbl == "BLOCK" {
+				if detailed[r.BlockedBy] {
+					fmt.Fprintf(&b, ": blocked by %s, as above\n", clean(r.BlockedBy))
+					c.writeRerun(&b, r, lbl, "    ")
+					continue
+				}
+				detailed[r.BlockedBy] = true
 			}
-			detailed[r.BlockedBy] = true
 			b.WriteString("\n")
 			c.writeRerun(&b, r, lbl, "    ")
 			c.writeDetails(&b, r)
@@ -477,6 +479,11 @@ func writeCauses(b *screen, causes []verdict.Cause) {
 	b.WriteString(causesText(causes, clean))
 }
 
+// causeTextBytes bounds an error's text and an example line in a list of
+// causes: a summary line, not the evidence, which each pair's own detail
+// block has whole.
+const causeTextBytes = 512
+
 // causesText lists causes as the console and JUnit show them: those that
 // fail the run, then those below --fail-on, then those the known-failing
 // file excused, each under a heading, with how many pairs it took, the
@@ -499,11 +506,11 @@ func causesText(causes []verdict.Cause, esc func(string) string) string {
 		}
 		name := c.Rule + " (" + string(c.Level) + ")"
 		if c.Rule == "" {
-			name = "error \"" + c.Error + "\""
+			name = "error \"" + transcript.Clip(c.Error, causeTextBytes) + "\""
 		}
 		fmt.Fprintf(&b, "    %s in %s, first seen in %s\n", esc(name), c.Breakdown(), esc(c.First))
 		if c.Example != "" && c.Example != c.Error {
-			fmt.Fprintf(&b, "        e.g. %s\n", esc(c.Example))
+			fmt.Fprintf(&b, "        e.g. %s\n", esc(transcript.Clip(c.Example, causeTextBytes)))
 		}
 	}
 	return b.String()

@@ -10,6 +10,7 @@ import (
 	"github.com/xdsconform/xdsconform/internal/requirements"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/transcript"
 )
 
 // Cause is one root cause of the pairs of a run that did not pass: the
@@ -233,6 +234,9 @@ func NormalizeError(line string) string {
 	return line
 }
 
+// causeLineBytes bounds the cause CausesLine names.
+const causeLineBytes = 512
+
 // CausesLine sums causes up in one line for the end of a summary, where a
 // CI log's reader looks first: "269 pairs did not pass: 1 cause, RES-1
 // (MUST) in 269 pairs (268 blocked, 1 failed), first seen in
@@ -250,8 +254,9 @@ func CausesLine(causes []Cause, esc func(string) string) string {
 		pairs += c.Pairs
 	}
 	top := causes[0]
+	// One line: an error's text is cut, as a summary's line should be.
 	line := fmt.Sprintf("%s did not pass: %s, %s in %s, first seen in %s", wording.Count(pairs, "pair", "pairs"),
-		wording.N(len(causes), "cause"), esc(top.Name()), top.Breakdown(), esc(top.First))
+		wording.N(len(causes), "cause"), esc(transcript.Clip(top.Name(), causeLineBytes)), top.Breakdown(), esc(top.First))
 	if len(causes) > 1 {
 		line += "; " + wording.Count(len(causes)-1, "other cause", "other causes") + " listed above"
 	}
