@@ -63,6 +63,16 @@ var (
 	}
 	skips  = func(t *engine.T) { t.Skipf("the target does not serve this") }
 	aborts = func(t *engine.T) { t.Abortf("the fixture refused the change") }
+	// blockedBy ends with a failed precondition resting on rule, which
+	// the scenario does not cite.
+	blockedBy = func(rule string) func(*engine.T) {
+		return func(t *engine.T) { t.Block(rule, "the base resources were not served") }
+	}
+	// doubts leaves a timing verdict the harness's lag could explain, in
+	// every run: the pair ends inconclusive once it has run again alone.
+	doubts = func(t *engine.T) {
+		t.Doubt("ACK-5", "the ACK of version 2", 1200*time.Millisecond, time.Second, engine.LagStats{Total: 400 * time.Millisecond, Max: 300 * time.Millisecond})
+	}
 	// blocks until the pair's context ends.
 	blocks = func(t *engine.T) { <-t.Context().Done() }
 )
@@ -80,12 +90,16 @@ var outcomeCatalogue = []*engine.Scenario{
 	scenario("known", failing("NONCE-1"), "NONCE-1"),
 	scenario("stale", passes, "NONCE-1"),
 	scenario("other-rule", failing("NONCE-2"), "NONCE-1", "NONCE-2"),
+	scenario("blocked", blockedBy("RES-1"), "NONCE-1"),
+	scenario("blocked-listed", blockedBy("RES-1"), "NONCE-1"),
+	scenario("inconclusive", doubts, "ACK-5"),
 }
 
 const outcomeKnown = `
 server/selftest/known NONCE-1: the fake target breaks it on purpose
 server/selftest/stale NONCE-1: was broken once
 server/selftest/other-rule NONCE-1: listed for another rule than it breaks
+server/selftest/blocked-listed RES-1: the fake target never serves the base resources
 `
 
 // newFakeSuite is a server suite of cat against a fake target.

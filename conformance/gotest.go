@@ -18,16 +18,25 @@ import (
 // alone. A bad option fails t at once, and so does a target that cannot
 // be reached, with the cause.
 //
-// How a pair's outcome shows:
+// How a pair's outcome shows (docs/outcomes.md has every outcome, and how
+// the other reports show it):
 //   - pass: the subtest passes.
 //   - a rule at or above FailOn broken: the subtest fails with the rules,
 //     their level and the evidence, and logs the end of the transcript.
-//   - a rule below FailOn broken: the subtest passes and logs a warning;
-//     a MAY rule not met passes with an "unsupported" log.
+//   - blocked by a rule at or above FailOn (a precondition resting on it
+//     failed, so the scenario never reached what it checks): the subtest
+//     fails naming that rule and its level, with the evidence.
+//   - a rule below FailOn broken, or a pair blocked by one: the subtest
+//     passes and logs a warning; a MAY rule not met passes with an
+//     "unsupported" log.
+//   - inconclusive (the harness's own lag could explain a timing verdict
+//     either way, even with the pair run again alone): t.Skip with the
+//     timing figures; it fails no rule.
 //   - skipped (the pair does not apply to the target): t.Skip with the
 //     reason.
-//   - a known failure: t.Skip("known failure: " + the entry's reason); a
-//     listed pair that passes fails its subtest (the entry is stale).
+//   - a known failure (or a known blocked pair): t.Skip with "known
+//     failure: " and the entry's reason; a listed pair that passes fails
+//     its subtest (the entry is stale).
 //   - an error (the harness or the target could not run the pair): the
 //     subtest fails saying so.
 //

@@ -210,6 +210,11 @@ func TestGoTestOutcomes(t *testing.T) {
 		"known":        {"skip", []string{"known failure: NONCE-1: the fake target breaks it on purpose"}},
 		"stale":        {"fail", []string{"stale known-failing entry", "was broken once", "remove the entry"}},
 		"other-rule":   {"fail", []string{"broke NONCE-2 (MUST)", "listed as known-failing for NONCE-1"}},
+		"blocked": {"fail", []string{"blocked by RES-1 (MUST): a precondition failed: the base resources were not served",
+			"blocked by:   RES-1 (MUST), the rule its failed precondition rests on"}},
+		"blocked-listed": {"skip", []string{"known failure: RES-1: the fake target never serves the base resources"}},
+		"inconclusive": {"skip", []string{"inconclusive, the harness's own lag could explain a timing verdict either way: " +
+			"ACK-5: the ACK of version 2 took 1.2s, limit 1s, harness stalled 400ms (longest 300ms); still in doubt after running again alone 2 times"}},
 	}
 	for id, w := range want {
 		assert.Equal(t, w.action, r.final[sub(id)], "%s\n%s", id, r.output[sub(id)])

@@ -166,6 +166,23 @@ func TestVerdicts(t *testing.T) {
 		}), kind: Failed, headline: []string{"stale known-failing entry", "GRP-2"}, hasTrans: true},
 		{name: "error", r: with(func(r *results.Result) { r.Outcome, r.Message = results.Error, "the fixture refused\nmore" }),
 			kind: Failed, headline: []string{"error", "could not run", "the fixture refused"}, detail: []string{"more"}, hasTrans: true},
+		{name: "blocked at fail-on", r: with(func(r *results.Result) {
+			r.Outcome, r.BlockedBy, r.RulesBroken, r.BrokenLevel, r.Level = results.Blocked, "RES-1", []string{"RES-1"}, results.Must, results.May
+			r.Message, r.Transcript = "blocked by RES-1 (MUST): a precondition failed: no CDS response\nmore", entries
+		}), kind: Failed, headline: []string{"blocked by RES-1 (MUST): a precondition failed: no CDS response"},
+			detail: []string{"blocked by:   RES-1 (MUST), the rule its failed precondition rests on", "more"}, hasTrans: true},
+		{name: "blocked below fail-on", failOn: results.Must, r: with(func(r *results.Result) {
+			r.Outcome, r.BlockedBy, r.RulesBroken, r.BrokenLevel, r.Message = results.Blocked, "UPD-1", []string{"UPD-1"}, results.Should, "no update"
+		}), kind: Passed, headline: []string{"warning: blocked by UPD-1 (SHOULD), below FailOn MUST"}, hasTrans: true},
+		{name: "blocked, known", r: with(func(r *results.Result) {
+			r.Outcome, r.BlockedBy, r.RulesBroken, r.BrokenLevel, r.KnownFailing = results.Blocked, "RES-1", []string{"RES-1"}, results.Must, "RES-1: listed"
+		}), kind: Skipped, headline: []string{"known failure: RES-1: listed"}, hasTrans: true},
+		{name: "inconclusive", r: with(func(r *results.Result) {
+			r.Outcome, r.Message = results.Inconclusive, "the harness's own lag could explain a timing verdict either way:\n…"
+			r.Timing = &results.Timing{Reruns: 1, Checks: []results.TimingCheck{{Rule: "UPD-2", What: "the ACK", Kind: results.TimingWithin,
+				Measured: 1200 * time.Millisecond, Limit: time.Second, Lag: 400 * time.Millisecond, LagMax: 300 * time.Millisecond, Verdict: results.TimingDoubt}}}
+		}), kind: Skipped, headline: []string{"inconclusive", "UPD-2: the ACK took 1.2s, limit 1s, harness stalled 400ms (longest 300ms); still in doubt after running again alone 1 time"},
+			detail: []string{"timing:\n    UPD-2 within: the ACK: 1.2s against 1s, harness stalled 400ms (longest 300ms): doubt\n    (its last run's: it ran again alone 1 time)"}, hasTrans: true},
 		{name: "unknown outcome", r: with(func(r *results.Result) { r.Outcome = "weird" }), kind: Failed, headline: []string{"unknown outcome weird"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -307,7 +324,8 @@ func TestFinish(t *testing.T) {
 			ids = append(ids, strings.TrimPrefix(r.ID, "server/selftest/"))
 		}
 		// Exactly what ran.
-		assert.ElementsMatch(t, []string{"fails-must", "fails-should", "may", "skips", "lacking", "errors", "known", "stale", "other-rule"}, ids)
+		assert.ElementsMatch(t, []string{"fails-must", "fails-should", "may", "skips", "lacking", "errors", "known", "stale", "other-rule",
+			"blocked", "blocked-listed", "inconclusive"}, ids)
 		assert.Equal(t, "fake target", run.Target)
 		assert.Equal(t, results.RoleServer, run.Role)
 		assert.FileExists(t, junitPath)

@@ -5,23 +5,30 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/reports"
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
 
 // Kind is what a test framework makes of a pair: pass, fail or skip.
+// docs/outcomes.md maps every pair outcome to one.
 type Kind int
 
 const (
 	// Passed: the pair passed, or broke only rules the run tolerates (a
-	// MAY rule, or a rule below FailOn); Note says which.
+	// MAY rule, or a rule below FailOn, or a precondition resting on
+	// one); Note says which.
 	Passed Kind = iota
-	// Failed: the target broke a rule at or above FailOn, the pair could
+	// Failed: the target broke a rule at or above FailOn, a precondition
+	// resting on such a rule failed (the pair is blocked), the pair could
 	// not run (an error), or a known-failing entry is stale.
 	Failed
-	// Skipped: the pair did not apply to the target, or is a known
-	// failure.
+	// Skipped: the pair did not apply to the target, is a known failure,
+	// or is inconclusive (the harness's own lag could explain its timing
+	// verdict either way: the harness, not the target, could not judge
+	// it).
 	Skipped
 )
 
@@ -97,6 +104,22 @@ func verdictOf(r results.Result, failOn results.Level) Verdict {
 		}
 		return Verdict{Kind: Failed, Headline: fmt.Sprintf("broke %s (%s): %s", rules, level, firstLineOf(msg)),
 			Details: details(r, msg), Transcript: tail(r)}
+	case results.Blocked:
+		// A failure of the rule the failed precondition rests on, at that
+		// rule's level: the scenario never reached what it checks.
+		level := r.FailureLevel()
+		switch {
+		case r.KnownFailing != "":
+			return Verdict{Kind: Skipped, Headline: "known failure: " + known, Details: details(r, msg), Transcript: tail(r)}
+		case !level.AtLeast(failOn):
+			return Verdict{Kind: Passed, Headline: fmt.Sprintf("warning: blocked by %s (%s), below FailOn %s", clean(r.BlockedBy), level, failOn),
+				Details: details(r, msg), Transcript: tail(r)}
+		}
+		return Verdict{Kind: Failed, Headline: clean(verdict.BlockedHeadline(r)),
+			Details: details(r, msg), Transcript: tail(r)}
+	case results.Inconclusive:
+		return Verdict{Kind: Skipped, Headline: "inconclusive, the harness's own lag could explain a timing verdict either way: " + clean(verdict.TimingDoubts(r)),
+			Details: details(r, msg), Transcript: tail(r)}
 	case results.Skip:
 		return Verdict{Kind: Skipped, Headline: msg}
 	case results.Error:
@@ -112,8 +135,22 @@ func details(r results.Result, msg string) string {
 	fmt.Fprintf(&b, "scenario:     %s (%s)\n", r.FullName(), clean(r.Title))
 	fmt.Fprintf(&b, "level:        %s\n", r.Level)
 	fmt.Fprintf(&b, "requirements: %s\n", strings.Join(r.Requirements, ", "))
-	if len(r.RulesBroken) > 0 {
+	switch {
+	case r.Outcome == results.Blocked:
+		fmt.Fprintf(&b, "blocked by:   %s (%s), the rule its failed precondition rests on\n", clean(r.BlockedBy), r.FailureLevel())
+	case len(r.RulesBroken) > 0:
 		fmt.Fprintf(&b, "rules broken: %s (%s)\n", strings.Join(r.RulesBroken, ", "), r.FailureLevel())
+	}
+	if t := r.Timing; t != nil && len(t.Checks) > 0 {
+		d := wording.Duration
+		b.WriteString("timing:\n")
+		for _, c := range t.Checks {
+			fmt.Fprintf(&b, "    %s %s: %s: %s against %s, harness stalled %s (longest %s): %s\n",
+				clean(c.Rule), clean(c.Kind), clean(c.What), d(c.Measured), d(c.Limit), d(c.Lag), d(c.LagMax), clean(c.Verdict))
+		}
+		if t.Reruns > 0 {
+			fmt.Fprintf(&b, "    (its last run's: it ran again alone %s)\n", wording.Count(t.Reruns, "time", "times"))
+		}
 	}
 	if r.KnownFailing != "" {
 		fmt.Fprintf(&b, "known failing: %s\n", clean(r.KnownFailing))

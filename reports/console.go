@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
@@ -49,8 +50,9 @@ type ConsoleOptions struct {
 	// results.DefaultFailOn); weaker failures are labelled WARN.
 	FailOn results.Level
 	// Rerun, if set, returns the command line that runs r's pair again:
-	// it is printed under every failure, error, warning and stale
-	// known-failing entry, as it arrives and in the summary.
+	// it is printed under every failure, blocked pair, error, warning,
+	// inconclusive pair and stale known-failing entry, as it arrives and
+	// in the summary.
 	Rerun func(r results.Result) string
 }
 
@@ -161,15 +163,20 @@ func (c *Console) Stop() {
 //	PASS  server/nonce/stale-request-ignored[sotw-ads] (12ms)
 //	FAIL  server/nonce/stale-request-ignored[sotw-ads] (12ms): <first line of message>
 //	      re-run: xdsconform server --target 127.0.0.1:18000 --run 'server/nonce/stale-request-ignored[sotw-ads]'
+//	BLOCK client/ack/every-response[sotw-ads] (12ms): blocked by RES-1 (MUST): a precondition failed: <what>
 //	WARN  server/nonce/stale-request-ignored[sotw-ads] (12ms): <a failure below --fail-on>
 //	UNSUP server/delta/reconnect-unchanged-not-resent[delta-ads] (12ms): not supported: <first line>
+//	INCON client/ack/prompt[sotw-ads] (12ms): inconclusive: UPD-2: the ACK took 1.2s, limit 1s, harness stalled 400ms (longest 300ms); …
 //	XFAIL server/nonce/stale-request-ignored[sotw-ads] (12ms): known failing: <reason>
 //	XPASS server/nonce/stale-request-ignored[sotw-ads] (12ms): stale known-failing entry: <reason>
 //
 // The name is ID[variant], the form --run and --skip take. A failure's
 // message starts with the rule its failing step checks and that rule's
-// level ("RES-4 (MUST): ..."). A skipped pair prints nothing unless
-// ConsoleOptions.Verbose: skips are counted by reason in the summary.
+// level ("RES-4 (MUST): ..."); a blocked pair's with the rule its failed
+// precondition rests on, which it counts against; an inconclusive pair's
+// line gives the timing figures the harness's own lag could explain. A
+// skipped pair prints nothing unless ConsoleOptions.Verbose: skips are
+// counted by reason in the summary. docs/outcomes.md has every label.
 //
 // Write errors are ignored: progress output is best effort and must not
 // abort a run.
@@ -180,23 +187,28 @@ func (c *Console) Finished(r results.Result) {
 	if lbl != "SKIP" || c.opts.Verbose {
 		c.paint(&b, lbl, fmt.Sprintf("%-5s", lbl))
 		fmt.Fprintf(&b, " %s (%s)", clean(r.FullName()), formatDuration(r.Duration))
-		switch lbl {
-		case "FAIL", "WARN", "ERROR", "SKIP":
+		switch {
+		case r.Outcome == results.Blocked && (lbl == "BLOCK" || lbl == "WARN"):
+			// What blocked it, whatever the message's first line says.
+			b.WriteString(": " + clean(verdict.BlockedHeadline(r)))
+		case lbl == "INCON":
+			b.WriteString(": inconclusive: " + clean(verdict.TimingDoubts(r)))
+		case lbl == "FAIL" || lbl == "WARN" || lbl == "ERROR" || lbl == "SKIP":
 			if m := firstLine(r.Message); m != "" {
 				b.WriteString(": " + m)
 			}
-		case "UNSUP":
+		case lbl == "UNSUP":
 			b.WriteString(": not supported: " + firstLine(r.Message))
-		case "XFAIL":
+		case lbl == "XFAIL":
 			b.WriteString(": known failing: " + firstLine(r.KnownFailing))
-		case "XPASS":
+		case lbl == "XPASS":
 			b.WriteString(": stale known-failing entry: " + firstLine(r.KnownFailing))
 		}
 		b.WriteByte('\n')
 		c.writeRerun(&b, r, lbl, "      ")
 		if c.opts.Verbose {
 			switch lbl {
-			case "FAIL", "WARN", "ERROR", "XFAIL":
+			case "FAIL", "BLOCK", "WARN", "ERROR", "INCON", "XFAIL":
 				c.writeDetails(&b, r)
 			case "SKIP":
 				if strings.Contains(strings.TrimRight(r.Message, "\n"), "\n") {
@@ -211,7 +223,7 @@ func (c *Console) Finished(r results.Result) {
 	if lbl != "SKIP" {
 		c.ran++
 	}
-	if lbl == "FAIL" || lbl == "ERROR" || lbl == "XPASS" {
+	if lbl == "FAIL" || lbl == "BLOCK" || lbl == "ERROR" || lbl == "XPASS" {
 		c.failed++
 	}
 	if len(b.parts) == 0 && c.status == "" {
@@ -235,7 +247,7 @@ func (c *Console) writeRerun(b *screen, r results.Result, lbl, indent string) {
 		return
 	}
 	switch lbl {
-	case "FAIL", "WARN", "ERROR", "XPASS":
+	case "FAIL", "BLOCK", "WARN", "ERROR", "INCON", "XPASS":
 		if cmd := c.opts.Rerun(r); cmd != "" {
 			b.WriteString(indent + "re-run: " + clean(transcript.Scrub(cmd)) + "\n")
 		}
@@ -284,14 +296,19 @@ func (c *Console) flush(b *screen) {
 	}
 }
 
-// Summary prints, in this order: totals by outcome (pass, fail,
-// known-failing, stale, skipped, error; "pass" leaves out stale
-// known-failing passes, which have their own row, so the rows add up to the
-// number of results); every failure and error
-// in detail (sorted by ID then variant); known-failing failures and stale
-// known-failing entries by name; skip reasons with counts; and a one-line
-// verdict. The output depends only on run, so two runs with the same results
-// print the same summary apart from durations.
+// Summary prints, in this order: totals by outcome (pass, fail, blocked,
+// warn, unsupported, inconclusive, known-failing, stale, skipped, error;
+// "pass" leaves out stale known-failing passes, which have their own row,
+// so the rows add up to the number of results) and by scenario level;
+// every failure and error in detail (sorted by ID then variant), and every
+// blocked pair, the first of each blocking rule in detail; the warnings
+// below --fail-on in detail; the MAY behaviours not supported, the
+// inconclusive pairs with their timing figures, the known-failing
+// failures and the stale known-failing entries by name; skip reasons with
+// counts; when the pairs that did not pass have more than one root cause,
+// the causes (verdict.Causes); and two last lines: the causes in one line,
+// and the verdict. The output depends only on run, so two runs with the
+// same results print the same summary apart from durations.
 func (c *Console) Summary(run results.Run) {
 	c.Stop()
 	run = scrubbedRun(run)
@@ -308,8 +325,10 @@ func (c *Console) Summary(run results.Run) {
 	}{
 		{"pass", s.Pass},
 		{"fail", s.Fail},
+		{"blocked", s.Blocked},
 		{"warn", s.Tolerated},
 		{"unsupported", s.Unsupported},
+		{"inconclusive", s.Inconclusive},
 		{"known-failing", s.KnownFailing},
 		{"stale", s.StalePasses},
 		{"skipped", s.Skip},
@@ -317,19 +336,23 @@ func (c *Console) Summary(run results.Run) {
 	} {
 		fmt.Fprintf(&b, "  %-14s %d\n", row.name, row.n)
 	}
-	writeByLevel(&b, s)
+	writeByLevel(&b, verdict.ByLevel(rs, failOn))
 
-	var fails, warns, errs, xfails, xpasses []results.Result
+	var fails, blocked, warns, errs, incons, xfails, xpasses []results.Result
 	var unsupported []results.Result
 	skips := map[string]int{}
 	for _, r := range rs {
 		switch label(r, failOn) {
 		case "FAIL":
 			fails = append(fails, r)
+		case "BLOCK":
+			blocked = append(blocked, r)
 		case "WARN":
 			warns = append(warns, r)
 		case "UNSUP":
 			unsupported = append(unsupported, r)
+		case "INCON":
+			incons = append(incons, r)
 		case "ERROR":
 			errs = append(errs, r)
 		case "XFAIL":
@@ -347,16 +370,34 @@ func (c *Console) Summary(run results.Run) {
 	for _, sec := range []struct {
 		title string
 		rs    []results.Result
-	}{{"Failures", fails}, {"Errors", errs}, {"Warnings: failures below --fail-on " + string(failOn) + ", not counted against the run", warns}} {
+	}{
+		{"Failures", fails},
+		{"Blocked: a precondition failed, so the scenario never reached what it checks; each counts against the rule its precondition rests on", blocked},
+		{"Errors", errs},
+		{"Warnings: failures below --fail-on " + string(failOn) + ", not counted against the run", warns},
+	} {
 		if len(sec.rs) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n=== %s (%d)\n", sec.title, len(sec.rs))
+		// One blocked pair shows what blocked the others of its rule:
+		// a base resource not served blocks hundreds of scenarios the
+		// same way, and their transcripts would bury everything else.
+		detailed := map[string]bool{}
 		for _, r := range sec.rs {
 			lbl := label(r, failOn)
 			b.WriteString("\n--- ")
 			c.paint(&b, lbl, lbl)
-			fmt.Fprintf(&b, " %s\n", clean(r.FullName()))
+			fmt.Fprintf(&b, " %s", clean(r.FullName()))
+			if lbl == "BLOCK" {
+				if detailed[r.BlockedBy] {
+					fmt.Fprintf(&b, ": blocked by %s, as above\n", clean(r.BlockedBy))
+					c.writeRerun(&b, r, lbl, "    ")
+					continue
+				}
+				detailed[r.BlockedBy] = true
+			}
+			b.WriteString("\n")
 			c.writeRerun(&b, r, lbl, "    ")
 			c.writeDetails(&b, r)
 		}
@@ -367,6 +408,15 @@ func (c *Console) Summary(run results.Run) {
 		fmt.Fprintf(&b, "\n=== Not supported: optional (MAY) behaviours the target does not implement (%d)\n", len(unsupported))
 		for _, r := range unsupported {
 			fmt.Fprintf(&b, "  %s: %s\n", clean(r.FullName()), firstLine(r.Message))
+		}
+	}
+	if len(incons) > 0 {
+		// The harness, not the target, could not judge these: the figures
+		// say how far its own lag went, and the re-run line tries again.
+		fmt.Fprintf(&b, "\n=== Inconclusive: timing verdicts the harness's own lag could explain, not counted against the run (%d)\n", len(incons))
+		for _, r := range incons {
+			fmt.Fprintf(&b, "  %s: %s\n", clean(r.FullName()), clean(verdict.TimingDoubts(r)))
+			c.writeRerun(&b, r, "INCON", "    ")
 		}
 	}
 	if len(xfails) > 0 {
@@ -405,13 +455,65 @@ func (c *Console) Summary(run results.Run) {
 			fmt.Fprintf(&b, "  %4d  %s\n", skips[k], k)
 		}
 	}
+	causes := verdict.Causes(rs, failOn)
+	writeCauses(&b, causes)
 
 	b.WriteByte('\n')
+	if line := verdict.CausesLine(causes, clean); line != "" {
+		b.WriteString(line + "\n")
+	}
 	c.verdict(&b, run, s, failOn)
 	b.WriteByte('\n')
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.flush(&b)
+}
+
+// writeCauses lists the root causes of what did not pass when there is
+// more than one (one is said in full by the line above the verdict).
+func writeCauses(b *screen, causes []verdict.Cause) {
+	if len(causes) < 2 {
+		return
+	}
+	fmt.Fprintf(b, "\n=== Causes: what did not pass, by root cause (%d)\n", len(causes))
+	b.WriteString(causesText(causes, clean))
+}
+
+// causeTextBytes bounds an error's text and an example line in a list of
+// causes: a summary line, not the evidence, which each pair's own detail
+// block has whole.
+const causeTextBytes = 512
+
+// causesText lists causes as the console and JUnit show them: those that
+// fail the run, then those below --fail-on, then those the known-failing
+// file excused, each under a heading, with how many pairs it took, the
+// first it was seen in and the first line it showed there. esc escapes
+// what comes from a report for where the text goes.
+func causesText(causes []verdict.Cause, esc func(string) string) string {
+	var b strings.Builder
+	heading := ""
+	for _, c := range causes {
+		h := "  failing the run:\n"
+		switch {
+		case c.KnownFailing:
+			h = "  excused by the known-failing file:\n"
+		case !c.FailsRun():
+			h = "  below --fail-on, not counted against the run:\n"
+		}
+		if h != heading {
+			b.WriteString(h)
+			heading = h
+		}
+		name := c.Rule + " (" + string(c.Level) + ")"
+		if c.Rule == "" {
+			name = "error \"" + transcript.Clip(c.Error, causeTextBytes) + "\""
+		}
+		fmt.Fprintf(&b, "    %s in %s, first seen in %s\n", esc(name), c.Breakdown(), esc(c.First))
+		if c.Example != "" && c.Example != c.Error {
+			fmt.Fprintf(&b, "        e.g. %s\n", esc(transcript.Clip(c.Example, causeTextBytes)))
+		}
+	}
+	return b.String()
 }
 
 // verdict writes the last line, for summary s of run at level failOn. An
@@ -425,6 +527,7 @@ func (c *Console) verdict(b *screen, run results.Run, s results.Summary, failOn 
 		}
 	}
 	add(s.Fail, "failure")
+	add(s.Blocked, "blocked pair")
 	add(s.Error, "error")
 	add(s.StalePasses, "stale known-failing entry")
 	extra := ""
@@ -433,6 +536,9 @@ func (c *Console) verdict(b *screen, run results.Run, s results.Summary, failOn 
 	}
 	if s.Unsupported > 0 {
 		extra += fmt.Sprintf(", %d MAY not supported", s.Unsupported)
+	}
+	if s.Inconclusive > 0 {
+		extra += fmt.Sprintf(", %d inconclusive", s.Inconclusive)
 	}
 	switch {
 	case run.Interrupted:
@@ -460,14 +566,26 @@ func failOnOf(levels ...results.Level) results.Level {
 	return results.DefaultFailOn
 }
 
-// writeByLevel writes the outcome counts per level, MUST first.
-func writeByLevel(b *screen, s results.Summary) {
+// writeByLevel writes the outcome counts per scenario level, MUST first,
+// counted as the summary counts them (verdict.ByLevel): a failure the
+// known-failing file excused is "known failing", never "fail", so that a
+// level's row agrees with a PASS verdict. Warnings, blocked,
+// inconclusive and stale pairs are counted only when a level has some.
+func writeByLevel(b *screen, byLevel map[results.Level]verdict.LevelCount) {
 	b.WriteString("  by level:\n")
 	for _, l := range results.Levels {
-		lc := s.ByLevel[l]
+		lc := byLevel[l]
 		line := fmt.Sprintf("    %-7s %d pass, %d fail", l, lc.Pass, lc.Fail)
 		if l == results.May {
 			line = fmt.Sprintf("    %-7s %d supported, %d not supported, %d fail", l, lc.Pass, lc.Unsupported, lc.Fail)
+		}
+		for _, rare := range []struct {
+			n    int
+			what string
+		}{{lc.Blocked, "blocked"}, {lc.Warn, "warn"}, {lc.KnownFailing, "known failing"}, {lc.Inconclusive, "inconclusive"}, {lc.Stale, "stale"}} {
+			if rare.n > 0 {
+				line += fmt.Sprintf(", %d %s", rare.n, rare.what)
+			}
 		}
 		fmt.Fprintf(b, "%s, %d skipped, %d error\n", line, lc.Skip, lc.Error)
 	}
@@ -477,12 +595,17 @@ func writeByLevel(b *screen, s results.Summary) {
 func (c *Console) writeDetails(b *screen, r results.Result) {
 	fmt.Fprintf(b, "    level:        %s\n", clean(orDash(string(r.Level))))
 	fmt.Fprintf(b, "    requirements: %s\n", clean(orDash(strings.Join(r.Requirements, ", "))))
-	if len(r.RulesBroken) > 0 {
+	switch {
+	case r.Outcome == results.Blocked:
+		fmt.Fprintf(b, "    blocked by:   %s (%s): the rule its failed precondition rests on, which it counts against\n",
+			clean(orDash(r.BlockedBy)), clean(string(r.FailureLevel())))
+	case len(r.RulesBroken) > 0:
 		fmt.Fprintf(b, "    rules broken: %s (%s)\n", clean(strings.Join(r.RulesBroken, ", ")), clean(string(r.FailureLevel())))
 	}
 	if r.KnownFailing != "" {
 		fmt.Fprintf(b, "    known failing: %s\n", firstLine(r.KnownFailing))
 	}
+	writeTiming(b, r.Timing)
 	b.WriteString("    message:\n")
 	if strings.TrimSpace(r.Message) == "" {
 		b.WriteString("        (none)\n")
@@ -503,6 +626,25 @@ func (c *Console) writeDetails(b *screen, r results.Result) {
 	writeIndented(b, transcript.Format(entries), "      ")
 }
 
+// writeTiming writes a pair's timing verdicts, one a line, with the
+// harness's own lag in each window: the evidence of an inconclusive pair,
+// and of a timing failure that stood whatever the lag.
+func writeTiming(b *screen, t *results.Timing) {
+	if t == nil || len(t.Checks) == 0 {
+		return
+	}
+	head := "    timing:"
+	if t.Reruns > 0 {
+		head = fmt.Sprintf("    timing (of its last run; it ran again alone %s):", wording.Count(t.Reruns, "time", "times"))
+	}
+	b.WriteString(head + "\n")
+	d := wording.Duration
+	for _, ch := range t.Checks {
+		fmt.Fprintf(b, "      %s %s: %s: %s against %s, harness stalled %s (longest %s): %s\n",
+			clean(ch.Rule), clean(ch.Kind), clean(ch.What), d(ch.Measured), d(ch.Limit), d(ch.Lag), d(ch.LagMax), clean(ch.Verdict))
+	}
+}
+
 // transcriptTail returns the last n entries and how many of how many they
 // are: "last 12 of 40 entries", or "3 entries" when that is all of them.
 func transcriptTail(entries []transcript.Entry, n int) ([]transcript.Entry, string) {
@@ -513,9 +655,10 @@ func transcriptTail(entries []transcript.Entry, n int) ([]transcript.Entry, stri
 }
 
 // label is the progress-line label. Known-failing status only changes the
-// label of passes, failures and unsupported MAY behaviours, mirroring
-// results.Summarize: a listed scenario that errors or is skipped is
-// reported as such. A failure below failOn (set; see failOnOf) is a WARN.
+// label of passes, failures, blocked pairs and unsupported MAY behaviours,
+// mirroring results.Summarize: a listed scenario that errors, is skipped
+// or is inconclusive is reported as such. A failure or blocked pair below
+// failOn (set; see failOnOf) is a WARN. docs/outcomes.md lists them all.
 func label(r results.Result, failOn results.Level) string {
 	switch r.Outcome {
 	case results.Pass:
@@ -528,14 +671,18 @@ func label(r results.Result, failOn results.Level) string {
 			return "XPASS"
 		}
 		return "UNSUP"
-	case results.Fail:
+	case results.Fail, results.Blocked:
 		switch {
 		case r.KnownFailing != "":
 			return "XFAIL"
 		case !r.FailureLevel().AtLeast(failOn):
 			return "WARN"
+		case r.Outcome == results.Blocked:
+			return "BLOCK"
 		}
 		return "FAIL"
+	case results.Inconclusive:
+		return "INCON"
 	case results.Skip:
 		return "SKIP"
 	case results.Error:
@@ -553,10 +700,12 @@ const (
 )
 
 // labelColors are the colours of the labels: red for what fails the run,
-// yellow for what is reported without failing it, green for a pass.
+// yellow for what is reported without failing it (an inconclusive pair
+// among them: the harness, not the target, could not judge it), green for
+// a pass.
 var labelColors = map[string]string{
-	"PASS": ansiGreen, "FAIL": ansiRed, "ERROR": ansiRed, "XPASS": ansiRed,
-	"SKIP": ansiYellow, "XFAIL": ansiYellow, "WARN": ansiYellow, "UNSUP": ansiYellow,
+	"PASS": ansiGreen, "FAIL": ansiRed, "BLOCK": ansiRed, "ERROR": ansiRed, "XPASS": ansiRed,
+	"SKIP": ansiYellow, "XFAIL": ansiYellow, "WARN": ansiYellow, "UNSUP": ansiYellow, "INCON": ansiYellow,
 }
 
 // paint writes text, coloured by the label's meaning when colour is

@@ -34,7 +34,7 @@ func TestPrepareRemovesOldReportsAndChecksPaths(t *testing.T) {
 // stands for /dev/stdout, so a regression cannot touch the machine's /dev.
 func TestReportPathsThroughLinksAndPipes(t *testing.T) {
 	dir := t.TempDir()
-	run := results.Run{SchemaVersion: "2", Role: results.RoleServer, Results: []results.Result{}}
+	run := results.Run{SchemaVersion: JSONSchemaVersion, Role: results.RoleServer, Results: []results.Result{}}
 
 	fifo := filepath.Join(dir, "stdout")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
@@ -47,7 +47,7 @@ func TestReportPathsThroughLinksAndPipes(t *testing.T) {
 	}()
 	require.NoError(t, Prepare(viaLink))
 	require.NoError(t, WriteFiles(run, "", viaLink))
-	assert.Contains(t, string(<-got), `"schema_version": "2"`)
+	assert.Contains(t, string(<-got), `"schema_version": "3"`)
 	fi, err := os.Lstat(viaLink)
 	require.NoError(t, err)
 	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link stays a link")
@@ -66,7 +66,7 @@ func TestReportPathsThroughLinksAndPipes(t *testing.T) {
 	require.NoError(t, WriteFiles(run, "", link))
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"schema_version": "2"`)
+	assert.Contains(t, string(b), `"schema_version": "3"`)
 	fi, err = os.Lstat(link)
 	require.NoError(t, err)
 	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link stays a link")

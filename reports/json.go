@@ -5,22 +5,26 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
 
 // JSONSchemaVersion is the schema_version WriteJSON writes. Version 2
 // added the "unsupported" outcome, rules_broken, broken_level, fail_on
-// and the summary.
-const JSONSchemaVersion = "2"
+// and the summary; version 3 the "blocked" and "inconclusive" outcomes,
+// blocked_by, timing, the causes, and the summary's blocked and
+// inconclusive counts (by level too, with known_failing). A reader of
+// version 2 would count a blocked pair as neither a pass nor a failure.
+const JSONSchemaVersion = "3"
 
-// WriteJSON writes run as indented JSON, schema version 2. The layout is
+// WriteJSON writes run as indented JSON, schema version 3. The layout is
 // results.Run's JSON encoding, and reports/schema/report.schema.json (a
 // JSON Schema every report the tests write is checked against) says the
-// same:
+// same; what each outcome means is in docs/outcomes.md:
 //
 //	{
-//	  "schema_version": "2",
+//	  "schema_version": "3",
 //	  "harness_version": string,
 //	  "role": "server" | "client" | "both", // both: xdsconform run, one suite of each
 //	  "target": string,
@@ -36,11 +40,26 @@ const JSONSchemaVersion = "2"
 //	  "interrupted": true,                  // present only when cut short
 //	  "fail_on": "MUST" | "SHOULD",         // omitted: SHOULD
 //	  "summary": {                          // the verdict arithmetic
-//	    "pass", "fail", "warn", "unsupported", "known_failing", "stale",
-//	    "skipped", "error": integer,        // as the console summary
+//	    "pass", "fail", "blocked", "warn", "unsupported", "inconclusive",
+//	    "known_failing", "stale", "skipped", "error": integer, // as the console summary
 //	    "ok": bool,                         // exit status 0
-//	    "by_level": {"MUST": {"pass", "fail", "unsupported", "skipped", "error": integer}, ...}
+//	    "by_level": {"MUST": {"pass", "fail", "blocked", "known_failing", "unsupported",
+//	                          "inconclusive", "skipped", "error": integer}, ...}
+//	                                        // fail and blocked count excused pairs too;
+//	                                        // known_failing says how many of them
 //	  },
+//	  "causes": [                           // what did not pass, by root cause (verdict.Causes)
+//	    {
+//	      "kind": "rule" | "error",
+//	      "rule": "RES-1", "level": "MUST", // kind rule: the rule failed or blocked by
+//	      "error": string,                  // kind error: the first line, per-pair names elided
+//	      "pairs", "failed", "blocked", "errored", "below_fail_on": integer,
+//	      "known_failing": bool,            // every pair excused (a cause of its own)
+//	      "fails_run": bool,
+//	      "first": "id[variant]",           // first seen in, in result order
+//	      "example": string                 // that pair's first line
+//	    }
+//	  ],
 //	  "results": [                          // sorted by id, then variant; always an array
 //	    {
 //	      "id": "server/nonce/stale-request-ignored",
@@ -48,12 +67,20 @@ const JSONSchemaVersion = "2"
 //	      "title": string,
 //	      "requirements": ["NONCE-7", ...], // always an array
 //	      "level": "MUST" | "SHOULD" | "MAY",
-//	      "outcome": "pass" | "fail" | "unsupported" | "skipped" | "error",
+//	      "outcome": "pass" | "fail" | "blocked" | "unsupported" | "inconclusive" | "skipped" | "error",
 //	      "message": string,                // omitted when empty; each failure
-//	                                        // starts "RULE (LEVEL): "
-//	      "rules_broken": ["RES-4", ...],   // fail and unsupported only: the rules
-//	                                        // whose steps failed
+//	                                        // starts "RULE (LEVEL): ", a blocked
+//	                                        // pair's "blocked by RULE (LEVEL): "
+//	      "rules_broken": ["RES-4", ...],   // fail and unsupported: the rules whose
+//	                                        // steps failed; blocked: the blocking rule
 //	      "broken_level": "MUST" | ...,     // the strongest of them
+//	      "blocked_by": "RES-1",            // blocked only
+//	      "timing": {                       // a pair whose verdict rests on time
+//	        "checks": [{"rule", "what": string, "kind": "within" | "covers",
+//	                    "measured_ns", "limit_ns", "harness_lag_ns", "harness_lag_max_ns": integer,
+//	                    "verdict": "pass" | "fail" | "doubt"}],
+//	        "reruns": integer               // omitted when it did not run again
+//	      },
 //	      "known_failing": string,          // reason; omitted when not listed
 //	      "duration_ns": integer,
 //	      "transcript": [                   // omitted when nothing was recorded, or
@@ -72,15 +99,17 @@ const JSONSchemaVersion = "2"
 //	}
 //
 // "unsupported" is a MAY behaviour the target does not implement: reported,
-// never a failure. WriteJSON writes every transcript run holds; which ones
-// that is, the caller decides with WithTranscripts (the CLI's
-// --transcripts: by default only the pairs that did not pass; with all,
-// passing pairs too, the complete record for checking a verdict after the
-// fact). A fold marker stands for a run of repeated entries (a resend
-// loop): the entries before and after it are the first and last repeats.
-// An empty SchemaVersion is filled in; a different
-// one is an error, since this writer and the comment above describe
-// version 2 only.
+// never a failure. "blocked" is a failure of the rule in blocked_by (a
+// precondition resting on it failed), "inconclusive" a timing verdict the
+// harness's own lag could explain, which fails nothing. WriteJSON writes
+// every transcript run holds; which ones that is, the caller decides with
+// WithTranscripts (the CLI's --transcripts: by default only the pairs that
+// did not pass; with all, passing pairs too, the complete record for
+// checking a verdict after the fact). A fold marker stands for a run of
+// repeated entries (a resend loop): the entries before and after it are
+// the first and last repeats. An empty SchemaVersion is filled in; a
+// different one is an error, since this writer and the comment above
+// describe version 3 only.
 func WriteJSON(w io.Writer, run results.Run) error {
 	switch run.SchemaVersion {
 	case "":
@@ -103,27 +132,35 @@ func WriteJSON(w io.Writer, run results.Run) error {
 		if run.Results[i].Requirements == nil {
 			run.Results[i].Requirements = []string{}
 		}
+		// A timing record that holds nothing says nothing: the schema
+		// wants it omitted rather than empty.
+		if t := run.Results[i].Timing; t != nil && len(t.Checks) == 0 && t.Reruns == 0 {
+			run.Results[i].Timing = nil
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	// Transcript arrows and messages such as "<-" read better unescaped; the
 	// file is not meant for embedding in HTML.
 	enc.SetEscapeHTML(false)
-	return enc.Encode(jsonRun{Run: run, Summary: summaryOf(run)})
+	return enc.Encode(jsonRun{Run: run, Summary: summaryOf(run), Causes: causesOf(run)})
 }
 
-// jsonRun is the JSON report: the run and its summary.
+// jsonRun is the JSON report: the run, its summary and its causes.
 type jsonRun struct {
 	results.Run
 	Summary jsonSummary `json:"summary"`
+	Causes  []jsonCause `json:"causes"`
 }
 
 // jsonSummary is the summary object of the JSON report.
 type jsonSummary struct {
 	Pass         int                                  `json:"pass"`
 	Fail         int                                  `json:"fail"`
+	Blocked      int                                  `json:"blocked"`
 	Warn         int                                  `json:"warn"`
 	Unsupported  int                                  `json:"unsupported"`
+	Inconclusive int                                  `json:"inconclusive"`
 	KnownFailing int                                  `json:"known_failing"`
 	Stale        int                                  `json:"stale"`
 	Skipped      int                                  `json:"skipped"`
@@ -135,10 +172,42 @@ type jsonSummary struct {
 func summaryOf(run results.Run) jsonSummary {
 	s := results.SummarizeFor(run.Results, run.FailOn)
 	return jsonSummary{
-		Pass: s.Pass, Fail: s.Fail, Warn: s.Tolerated, Unsupported: s.Unsupported,
-		KnownFailing: s.KnownFailing, Stale: s.StalePasses, Skipped: s.Skip, Error: s.Error,
+		Pass: s.Pass, Fail: s.Fail, Blocked: s.Blocked, Warn: s.Tolerated, Unsupported: s.Unsupported,
+		Inconclusive: s.Inconclusive, KnownFailing: s.KnownFailing, Stale: s.StalePasses, Skipped: s.Skip, Error: s.Error,
 		OK: s.OK() && !run.Interrupted, ByLevel: s.ByLevel,
 	}
+}
+
+// jsonCause is one entry of the causes array: a verdict.Cause.
+type jsonCause struct {
+	Kind         string        `json:"kind"`
+	Rule         string        `json:"rule,omitempty"`
+	Level        results.Level `json:"level,omitempty"`
+	Error        string        `json:"error,omitempty"`
+	Pairs        int           `json:"pairs"`
+	Failed       int           `json:"failed"`
+	Blocked      int           `json:"blocked"`
+	Errored      int           `json:"errored"`
+	BelowFailOn  int           `json:"below_fail_on"`
+	KnownFailing bool          `json:"known_failing"`
+	FailsRun     bool          `json:"fails_run"`
+	First        string        `json:"first"`
+	Example      string        `json:"example"`
+}
+
+// causesOf groups run's results by root cause (always an array).
+func causesOf(run results.Run) []jsonCause {
+	out := []jsonCause{}
+	for _, c := range verdict.Causes(run.Results, run.FailOn) {
+		kind := "rule"
+		if c.Rule == "" {
+			kind = "error"
+		}
+		out = append(out, jsonCause{Kind: kind, Rule: c.Rule, Level: c.Level, Error: c.Error, Pairs: c.Pairs,
+			Failed: c.Failed, Blocked: c.Blocked, Errored: c.Errored, BelowFailOn: c.Tolerated,
+			KnownFailing: c.KnownFailing, FailsRun: c.FailsRun(), First: c.First, Example: c.Example})
+	}
+	return out
 }
 
 // scrubbedRun is run with every secret remembered so far (see

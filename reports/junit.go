@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
@@ -28,6 +29,8 @@ import (
 //	      <skipped>reason</skipped> | <error message type>...</error> | <failure message type>...</failure>
 //	      <system-out>transcript</system-out>
 //	    </testcase>
+//	    <system-out>what did not pass, by root cause</system-out>
+//	  </testsuite>
 //
 // The schema allows no skipped count on the root (each suite has one) and
 // no attribute on <skipped>: its reason is its text, which Jenkins shows
@@ -40,6 +43,10 @@ import (
 // verdict apart from the rest; the variant is part of every testcase name
 // and CI tools group by classname within a suite. The counts of the
 // <testsuites> root are those of the console summary and the exit status.
+// A suite whose pairs did not all pass ends with a <system-out> grouping
+// them by root cause (verdict.Causes), as the console summary does: the
+// common schema has no other place for free text on a suite, and CI tools
+// that show a suite's output (Jenkins does) show it there.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -61,6 +68,7 @@ type junitSuite struct {
 	Timestamp  string          `xml:"timestamp,attr,omitempty"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  *junitText      `xml:"system-out"`
 }
 
 type junitProperty struct {
@@ -168,16 +176,26 @@ func headTail(s string, head, tail int, why string) string {
 	return fmt.Sprintf("%s... %d bytes, %d lines, left out here (%s)\n%s", s[:h], len(left), strings.Count(left, "\n"), why, s[t:])
 }
 
-// WriteJUnit writes run as JUnit XML (see the layout above). Mapping:
+// WriteJUnit writes run as JUnit XML (see the layout above). Mapping
+// (docs/outcomes.md has every outcome, and how the other reports show it):
 //
-//   - fail: <failure message="first line" type="<level> <requirement IDs>">
+//   - fail: <failure message="first line" type="<level> <rules broken>">
 //     with the message and the transcript tail; the full transcript goes to
 //     <system-out>.
+//   - blocked: <failure message="blocked by RULE (LEVEL): …" type="blocked
+//     <level> <rule>">, same contents: a failure of the rule its failed
+//     precondition rests on, which fails the run like any other.
 //   - error: <error>, same contents.
 //   - skip: <skipped>reason</skipped>.
-//   - known-failing failure: <skipped>known failing: reason</skipped>,
-//     followed in its text by the failure and transcript tail, and the
-//     transcript in <system-out>.
+//   - inconclusive: <skipped>inconclusive, not counted: the timing
+//     figures</skipped>, followed in its text by the message and the
+//     transcript tail: the harness's own lag could explain its timing
+//     verdict, which fails neither a rule nor the run, so it must not turn
+//     a CI gate red.
+//   - failure or blocked pair below --fail-on: <skipped>, saying so.
+//   - known-failing failure (or blocked pair): <skipped>known failing:
+//     reason</skipped>, followed in its text by the failure and transcript
+//     tail, and the transcript in <system-out>.
 //     It is a skip, not a failure, because the run's exit status excuses it
 //     (results.Summary.OK): a <failure> would turn the CI job red or
 //     "unstable" while the harness itself reports success.
@@ -185,8 +203,9 @@ func headTail(s string, head, tail int, why string) string {
 //     entry: reason" type="stale known-failing entry">, because a stale
 //     entry fails the run and the list must be cleaned up.
 //
-// Counts come from results.Summarize, so failures = fail + stale, errors =
-// error, skipped = skipped + known-failing (per suite: the root has no
+// Counts come from results.Summarize, so failures = fail + blocked +
+// stale, errors = error, skipped = skipped + known-failing + below
+// fail-on + unsupported + inconclusive (per suite: the root has no
 // skipped count in the common schema).
 func WriteJUnit(w io.Writer, run results.Run) error {
 	run = scrubbedRun(run)
@@ -231,6 +250,10 @@ func WriteJUnit(w io.Writer, run results.Run) error {
 		for _, r := range g {
 			suite.Cases = append(suite.Cases, junitTestCase(run.Role, r, failOn))
 		}
+		if causes := verdict.Causes(g, failOn); len(causes) > 0 {
+			id := func(s string) string { return s }
+			suite.SystemOut = &junitText{Body: text(verdict.CausesLine(causes, id) + "\n\nBy root cause:\n" + causesText(causes, id))}
+		}
 		doc.Suites = append(doc.Suites, suite)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -252,15 +275,15 @@ func WriteJUnit(w io.Writer, run results.Run) error {
 type junitTotals struct{ Failures, Errors, Skipped int }
 
 // junitCounts counts rs as WriteJUnit writes them: failures = fail +
-// stale, errors = error (and outcomes this package does not know),
-// skipped = skipped + known-failing + failures below fail-on + MAY
-// behaviours not supported.
+// blocked + stale, errors = error (and outcomes this package does not
+// know), skipped = skipped + known-failing + failures below fail-on + MAY
+// behaviours not supported + inconclusive.
 func junitCounts(rs []results.Result, failOn results.Level) junitTotals {
 	s := results.SummarizeFor(rs, failOn)
 	t := junitTotals{
-		Failures: s.Fail + s.StalePasses,
+		Failures: s.Fail + s.Blocked + s.StalePasses,
 		Errors:   s.Error,
-		Skipped:  s.Skip + s.KnownFailing + s.Tolerated + s.Unsupported,
+		Skipped:  s.Skip + s.KnownFailing + s.Tolerated + s.Unsupported + s.Inconclusive,
 	}
 	for _, r := range rs {
 		if !knownOutcome(r.Outcome) {
@@ -308,8 +331,18 @@ func junitTestCase(role string, r results.Result, failOn results.Level) junitCas
 	case "FAIL":
 		tc.Failure = &junitProblem{Message: firstLineRaw(r.Message), Type: problemType(r), Body: text(problemBody(r))}
 		tc.SystemOut = systemOut(full)
+	case "BLOCK":
+		tc.Failure = &junitProblem{Message: verdict.BlockedHeadline(r), Type: problemType(r), Body: text(problemBody(r))}
+		tc.SystemOut = systemOut(full)
 	case "WARN":
-		tc.Skipped = skipped(fmt.Sprintf("failure below --fail-on %s, not counted: %s", failOn, firstLineRaw(r.Message)), problemBody(r))
+		if r.Outcome == results.Blocked {
+			tc.Skipped = skipped(fmt.Sprintf("blocked below --fail-on %s, not counted: %s", failOn, verdict.BlockedHeadline(r)), problemBody(r))
+		} else {
+			tc.Skipped = skipped(fmt.Sprintf("failure below --fail-on %s, not counted: %s", failOn, firstLineRaw(r.Message)), problemBody(r))
+		}
+		tc.SystemOut = systemOut(full)
+	case "INCON":
+		tc.Skipped = skipped("inconclusive, not counted (the harness's own lag could explain a timing verdict): "+verdict.TimingDoubts(r), problemBody(r))
 		tc.SystemOut = systemOut(full)
 	case "UNSUP":
 		tc.Skipped = skipped("not supported (MAY): "+firstLineRaw(r.Message), problemBody(r))
@@ -336,11 +369,7 @@ func junitTestCase(role string, r results.Result, failOn results.Level) junitCas
 }
 
 func knownOutcome(o results.Outcome) bool {
-	switch o {
-	case results.Pass, results.Fail, results.Skip, results.Error, results.Unsupported:
-		return true
-	}
-	return false
+	return slices.Contains(results.Outcomes, o)
 }
 
 // className is "<role>.<area>" from an ID such as
@@ -373,9 +402,13 @@ func coversRole(role, id string) bool {
 // problemType is "<level> <rules broken>", e.g. "MUST RES-4": the level
 // of the strongest rule broken and every rule whose step failed, so CI
 // failure listings show what broke (JUnit's common schema has no
-// per-testcase properties). A result without rules broken (an error)
-// shows the scenario's level and citations.
+// per-testcase properties). A blocked pair's is "blocked <level> <rule>",
+// e.g. "blocked MUST RES-1": the rule it was blocked by. A result without
+// rules broken (an error) shows the scenario's level and citations.
 func problemType(r results.Result) string {
+	if r.Outcome == results.Blocked && r.BlockedBy != "" {
+		return "blocked " + string(r.FailureLevel()) + " " + r.BlockedBy
+	}
 	if len(r.RulesBroken) > 0 {
 		return strings.TrimSpace(string(r.FailureLevel()) + " " + strings.Join(r.RulesBroken, " "))
 	}

@@ -19,8 +19,11 @@ import (
 const MaxJSONReportSize = 256 << 20
 
 // readableSchemaVersions are the JSON report layouts ReadJSON understands:
-// version 1 lacks fields that version 2 added, and Go's decoder leaves
-// them empty, which reads as "not recorded".
+// version 1 lacks fields that version 2 added, and version 2 those that
+// version 3 added (blocked_by, timing; no result of it is blocked or
+// inconclusive); Go's decoder leaves them empty, which reads as "not
+// recorded". The summary and causes, which version 3 writes, are not read:
+// they are recomputed from the results.
 var readableSchemaVersions = []string{"1", "2", JSONSchemaVersion}
 
 // ErrNotAReport is wrapped by ReadJSON's error for input that is not an
@@ -30,8 +33,9 @@ var ErrNotAReport = errors.New("not an xdsconform JSON report")
 // ReadJSON reads a JSON report as WriteJSON writes it. Input that is not
 // JSON, is not a report (no schema_version, role or results), is of a
 // schema version this build does not know, or exceeds MaxJSONReportSize
-// is an error wrapping ErrNotAReport; the summary object is not read, as
-// it is recomputed from the results wherever it is needed.
+// is an error wrapping ErrNotAReport; the summary object and the causes
+// are not read, as they are recomputed from the results wherever they are
+// needed.
 func ReadJSON(r io.Reader) (results.Run, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxJSONReportSize+1))
 	if err != nil {

@@ -63,6 +63,28 @@ func TestReadJSONRejects(t *testing.T) {
 	assert.Equal(t, results.Pass, run.Results[0].Outcome)
 }
 
+// TestReadJSONVersions checks that the layouts before this one still read,
+// and that the current one reads back what version 3 added.
+func TestReadJSONVersions(t *testing.T) {
+	v2, err := ReadJSON(strings.NewReader(`{"schema_version": "2", "role": "server", "results": [{"id": "server/a", "outcome": "fail", "rules_broken": ["RES-4"]}],
+		"summary": {"pass": 0, "fail": 1, "by_level": {"MUST": {"pass": 0, "fail": 1}}}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"RES-4"}, v2.Results[0].RulesBroken)
+
+	blocked := results.Result{ID: "server/a", Variant: "sotw-ads", Level: results.May, Outcome: results.Blocked,
+		RulesBroken: []string{"RES-1"}, BrokenLevel: results.Must, BlockedBy: "RES-1", Message: "blocked by RES-1 (MUST): x"}
+	incon := results.Result{ID: "server/b", Variant: "sotw-ads", Level: results.Should, Outcome: results.Inconclusive, Message: "lag",
+		Timing: &results.Timing{Reruns: 1, Checks: []results.TimingCheck{{Rule: "UPD-2", What: "the ACK", Kind: results.TimingWithin,
+			Measured: 2, Limit: 1, Lag: 1, LagMax: 1, Verdict: results.TimingDoubt}}}}
+	var b strings.Builder
+	require.NoError(t, WriteJSON(&b, results.Run{Role: "server", Results: []results.Result{blocked, incon}}))
+	v3, err := ReadJSON(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	assert.Equal(t, JSONSchemaVersion, v3.SchemaVersion)
+	blocked.Requirements, incon.Requirements = []string{}, []string{}
+	assert.Equal(t, []results.Result{blocked, incon}, v3.Results)
+}
+
 // spaces reads as an endless run of spaces.
 type spaces struct{}
 

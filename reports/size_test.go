@@ -187,8 +187,14 @@ func edgeRuns() map[string]results.Run {
 	}
 	r := func(id string, o results.Outcome, msg, known string) results.Result {
 		x := res(id, "delta-ads", o, msg, known)
-		if o == results.Fail || o == results.Unsupported {
+		switch o {
+		case results.Fail, results.Unsupported:
 			x.RulesBroken, x.BrokenLevel = []string{"NONCE-7"}, results.Should
+		case results.Blocked:
+			x.RulesBroken, x.BrokenLevel, x.BlockedBy = []string{"RES-1"}, results.Must, "RES-1"
+		case results.Inconclusive:
+			x.Timing = &results.Timing{Reruns: 2, Checks: []results.TimingCheck{{Rule: "UPD-2", What: "the ACK of version 2", Kind: results.TimingWithin,
+				Measured: 1200 * time.Millisecond, Limit: time.Second, Lag: 400 * time.Millisecond, LagMax: 300 * time.Millisecond, Verdict: results.TimingDoubt}}}
 		}
 		return x
 	}
@@ -201,6 +207,9 @@ func edgeRuns() map[string]results.Run {
 		r("server/a/skip", results.Skip, "needs fixture", ""),
 		r("server/a/error", results.Error, "dial tcp: connection refused", ""),
 		r("server/a/unsup", results.Unsupported, "NONCE-7 (MAY): optional", ""),
+		r("server/a/blocked", results.Blocked, "blocked by RES-1 (MUST): a precondition failed: no CDS response for x1a2b3c4d-c1", ""),
+		r("server/a/xblocked", results.Blocked, "blocked by RES-1 (MUST): a precondition failed: no CDS response", "RES-1: the peer's bug"),
+		r("server/a/incon", results.Inconclusive, "the harness's own lag could explain a timing verdict either way:\nUPD-2: …", ""),
 	}
 	every.Results[2].Transcript = loop1500(false)
 	every.CatalogueVersion = requirements.CatalogueVersion()

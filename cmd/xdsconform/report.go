@@ -24,12 +24,15 @@ server and client) for people and for publishing:
                          and its wire transcript as a sequence of messages
   --markdown FILE        a Markdown summary for a CI step summary
                          ($GITHUB_STEP_SUMMARY) or a pull-request comment: the
-                         verdict, a table by level, each failure with its rules,
-                         skips summarised by reason; cut to --markdown-limit
+                         verdict, a table by level, what did not pass by root
+                         cause, each failure with its rules, skips summarised
+                         by reason; cut to --markdown-limit
   --certification FILE   a certification report (YAML, apiVersion
-                         xdsconform.io/v1alpha1, kind ConformanceReport): the
+                         xdsconform.io/v1alpha2, kind ConformanceReport): the
                          implementation, harness and catalogue versions, per
-                         role the rules passed and failed by level and variant,
+                         role a result (success, partial or failure: a known
+                         failure of a MUST rule is partial, never success) and
+                         the rules passed and failed by level and variant,
                          the known-failing entries claimed with their reasons,
                          and the SHA-256 of the JSON reports as evidence. It is
                          checked against its schema before it is written.

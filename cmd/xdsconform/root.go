@@ -34,22 +34,25 @@ Roles:
   replay   replay one side of a transcript against a server or a client and
            report where it now behaves differently
 
-Exit codes:
-  0    every selected scenario passed (or failed and is listed as known-failing)
-  1    at least one scenario failed or errored, or a known-failing entry passed;
-       replay: the target behaves differently from the recording; record:
-       nothing was recorded; load and report merge: an objective was broken,
-       or the run measured nothing (the error line says why)
+Exit codes (docs/outcomes.md has every outcome and what it does to them):
+  0    every selected scenario passed, or did not pass only in ways that do
+       not fail the run (listed as known-failing, below --fail-on, MAY
+       unsupported, inconclusive for the harness's own lag)
+  1    at least one scenario failed, was blocked or errored, or a
+       known-failing entry passed; replay: the target behaves differently
+       from the recording; record: nothing was recorded; load and report
+       merge: an objective was broken, or the run measured nothing (the
+       error line says why)
   2    usage or configuration error (bad flag or flag combination, unreadable
        file, unwritable report path), or nothing could run (every selected
        scenario was skipped; the error line says why), or --target
        answers but serves no xDS service (a gRPC server without it, such
        as the fixture API's port, or not a gRPC server at all; the error
        line names what answered)
-  3    no usable connection to the target (refused, timed out, TLS or
-       handshake failure), or the target died during the run, or its fixture
-       API stopped answering (3 calls in a row past their deadline); the
-       error line gives the cause
+  3    no usable connection to the target or its fixture (refused, timed
+       out, TLS or handshake failure), or the target died during the run, or
+       its fixture API stopped answering (3 calls in a row past their
+       deadline); the error line gives the cause
   130  interrupted (Ctrl-C); the reports of what ran are still written
        (load: with no verdict)`
 

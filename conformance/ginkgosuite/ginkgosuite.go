@@ -33,11 +33,15 @@
 // suite description given to RunSpecs, --focus-file) runs its pair on its
 // own: correct, only slower.
 //
-// Outcomes map as in package conformance: a pass passes; a rule broken at
-// or above FailOn fails the spec with the rules, their level and the
-// evidence (the transcript's end is written to GinkgoWriter); a failure
-// below FailOn and a MAY rule not met pass with a note; a pair that does
-// not apply is skipped with the reason; a known failure is skipped with
+// Outcomes map as in package conformance (docs/outcomes.md): a pass
+// passes; a rule broken at or above FailOn fails the spec with the rules,
+// their level and the evidence (the transcript's end is written to
+// GinkgoWriter), and so does a pair blocked by such a rule (a
+// precondition resting on it failed), naming that rule and its level; a
+// failure or a blocked pair below FailOn and a MAY rule not met pass with
+// a note; an inconclusive pair (the harness's own lag could explain its
+// timing verdict) is skipped with the timing figures; a pair that does not
+// apply is skipped with the reason; a known failure is skipped with
 // "known failure: " and its reason; a stale known-failing entry fails; an
 // error fails saying so. ginkgo's --fail-fast stops the reporting, not the
 // run: the pairs have all run in BeforeAll by then. A target that cannot

@@ -64,6 +64,10 @@ func selftestCatalogue() []*engine.Scenario {
 		scenario("errors", "NONCE-1", func(t *engine.T) { t.Abortf("the fixture refused the change") }),
 		scenario("known", "NONCE-1", fails("NONCE-1")),
 		scenario("stale", "NONCE-1", func(*engine.T) {}),
+		scenario("blocked", "NONCE-1", func(t *engine.T) { t.Block("RES-1", "the base resources were not served") }),
+		scenario("inconclusive", "ACK-5", func(t *engine.T) {
+			t.Doubt("ACK-5", "the ACK of version 2", 1200*time.Millisecond, time.Second, engine.LagStats{Total: 400 * time.Millisecond, Max: 300 * time.Millisecond})
+		}),
 	}
 	var (
 		mu      sync.Mutex
@@ -216,7 +220,7 @@ func TestGinkgoOutcomes(t *testing.T) {
 	t.Parallel()
 	s := runSpecs(t, "suite")
 	want := map[string]string{"passes": "passed", "fails-must": "failed", "fails-should": "failed", "may": "passed",
-		"skips": "skipped", "errors": "failed", "known": "skipped", "stale": "failed"}
+		"skips": "skipped", "errors": "failed", "known": "skipped", "stale": "failed", "blocked": "failed", "inconclusive": "skipped"}
 	for i := range 8 {
 		want[fmt.Sprintf("together-%d", i)] = "passed"
 	}
@@ -232,6 +236,10 @@ func TestGinkgoOutcomes(t *testing.T) {
 	assert.Contains(t, s.failure[name("skips")], "the target does not serve this")
 	assert.Contains(t, s.failure[name("stale")], "stale known-failing entry")
 	assert.Contains(t, s.output[name("may")], "unsupported")
+	assert.Contains(t, s.failure[name("blocked")], "blocked by RES-1 (MUST): a precondition failed: the base resources were not served")
+	assert.Contains(t, s.failure[name("blocked")], "blocked by:   RES-1 (MUST), the rule its failed precondition rests on")
+	assert.Contains(t, s.failure[name("inconclusive")], "inconclusive, the harness's own lag could explain a timing verdict either way: "+
+		"ACK-5: the ACK of version 2 took 1.2s, limit 1s, harness stalled 400ms (longest 300ms); still in doubt after running again alone 2 times")
 	assert.Len(t, s.ran, len(want))
 }
 
@@ -245,9 +253,9 @@ func TestGinkgoSelection(t *testing.T) {
 		want []string
 	}{
 		{"focus", []string{"-ginkgo.focus", "server/selftest/(passes|known)/"}, []string{"passes", "known"}},
-		{"label filter", []string{"-ginkgo.label-filter", "SHOULD || MAY"}, []string{"fails-should", "may"}},
+		{"label filter", []string{"-ginkgo.label-filter", "SHOULD || MAY"}, []string{"fails-should", "may", "inconclusive"}},
 		{"label filter on a rule", []string{"-ginkgo.label-filter", "NONCE-1 && !MUST"}, nil},
-		{"skip", []string{"-ginkgo.label-filter", "selftest && MUST", "-ginkgo.skip", "together|fails|errors|known|stale"}, []string{"passes", "skips"}},
+		{"skip", []string{"-ginkgo.label-filter", "selftest && MUST", "-ginkgo.skip", "together|fails|errors|known|stale"}, []string{"passes", "skips", "blocked"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

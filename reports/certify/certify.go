@@ -8,6 +8,10 @@
 // The verdicts come from reports/verdict, the same arithmetic the Markdown
 // summary and the compatibility matrix use. A rule passes only when every
 // pair citing it passed in every variant it ran in (see verdict.Rules).
+// A profile's result is Gateway API's success, partial or failure, and no
+// failure of a rule, excused or not, leaves it at success (see
+// ProfileResult); docs/reports.md and docs/outcomes.md say how each pair
+// outcome counts.
 package certify
 
 import (
@@ -33,10 +37,14 @@ import (
 )
 
 // The report's type, as Kubernetes-style documents name theirs. A change
-// that is not backwards compatible gets a new APIVersion, and a new
-// schema file beside this one.
+// that is not backwards compatible gets a new APIVersion, and the schema
+// of the one before is kept beside this one (certification.v1alpha1.schema.json).
+// v1alpha2 made a profile's result success, partial or failure (it was
+// pass or fail, and pass whatever the known-failing file excused), counts
+// blocked and inconclusive pairs, lists the excused failed rules of each
+// level, and names the target only by what a reader can use.
 const (
-	APIVersion = "xdsconform.io/v1alpha1"
+	APIVersion = "xdsconform.io/v1alpha2"
 	Kind       = "ConformanceReport"
 )
 
@@ -79,12 +87,17 @@ type Implementation struct {
 // Profile is one role's results: the server suite (the implementation is
 // a management server) or the client suite (an xDS client).
 type Profile struct {
-	Role   string `yaml:"role"`
-	Target string `yaml:"target"`
+	Role string `yaml:"role"`
+	// Target is what the runs of this role ran against, as a reader can
+	// use it: a built-in or container target, or a public address. A
+	// private address (127.0.0.1:18000, where a vendor's test build
+	// listened) is left out: the implementation block names what was
+	// tested, and the JSON reports of the evidence keep the address
+	// (verdict.PrivateTarget).
+	Target string `yaml:"target,omitempty"`
 	// FailOn is the weakest level whose failures failed the run.
 	FailOn results.Level `yaml:"failOn"`
-	// Result is "pass" when every run of this role exited 0 (failures
-	// excused by the known-failing file, none unexpected), else "fail".
+	// Result is ProfileResult's: "success", "partial" or "failure".
 	Result string `yaml:"result"`
 	// Interrupted is set when a run was cut short: its verdicts cover
 	// only what finished.
@@ -116,10 +129,12 @@ type PairCounts struct {
 	Total        int `yaml:"total"`
 	Passed       int `yaml:"passed"`
 	Failed       int `yaml:"failed"`
+	Blocked      int `yaml:"blocked"`
 	Warned       int `yaml:"warned"`
 	KnownFailing int `yaml:"knownFailing"`
 	Stale        int `yaml:"stale"`
 	Unsupported  int `yaml:"unsupported"`
+	Inconclusive int `yaml:"inconclusive"`
 	Skipped      int `yaml:"skipped"`
 	Errored      int `yaml:"errored"`
 }
@@ -134,23 +149,30 @@ type Levels struct {
 // LevelRules is the verdict of one level's rules.
 type LevelRules struct {
 	// Result is "success" when every rule that ran passed (a MAY rule
-	// may be unsupported), "failure" when one failed, "partial" when
-	// none failed but one was inconclusive (or unsupported, above MAY),
-	// and "skipped" when none ran.
+	// may be unsupported), "failure" when one failed (excused as known
+	// failing or not: KnownFailing says which were), "partial" when none
+	// failed but one was inconclusive (or unsupported, above MAY), and
+	// "skipped" when none ran.
 	Result     string     `yaml:"result"`
 	Statistics Statistics `yaml:"statistics,flow"`
 	// The rule IDs of each status, in catalogue order.
-	Passed       []string `yaml:"passed,omitempty,flow"`
-	Failed       []string `yaml:"failed,omitempty,flow"`
+	Passed []string `yaml:"passed,omitempty,flow"`
+	Failed []string `yaml:"failed,omitempty,flow"`
+	// KnownFailing are the rules of Failed every failure of which the
+	// known-failing file excused: failed all the same, and said so, so
+	// that a level with an excused failure never reads as a success.
+	KnownFailing []string `yaml:"knownFailing,omitempty,flow"`
 	Unsupported  []string `yaml:"unsupported,omitempty,flow"`
 	Inconclusive []string `yaml:"inconclusive,omitempty,flow"`
 	Skipped      []string `yaml:"skipped,omitempty,flow"`
 }
 
-// Statistics counts a level's rules by status.
+// Statistics counts a level's rules by status; KnownFailing counts those
+// of Failed that were excused.
 type Statistics struct {
 	Passed       int `yaml:"passed"`
 	Failed       int `yaml:"failed"`
+	KnownFailing int `yaml:"knownFailing"`
 	Unsupported  int `yaml:"unsupported"`
 	Inconclusive int `yaml:"inconclusive"`
 	Skipped      int `yaml:"skipped"`
@@ -162,13 +184,16 @@ type VariantRules struct {
 	Rules   Levels `yaml:"rules"`
 }
 
-// Claim is one known-failing failure.
+// Claim is one known-failing failure (or blocked pair).
 type Claim struct {
 	// Pair is "ID[variant]", as --run and known-failing files write it.
-	Pair   string        `yaml:"pair"`
-	Level  results.Level `yaml:"level"`
-	Rules  []string      `yaml:"rules,omitempty,flow"`
-	Reason string        `yaml:"reason"`
+	Pair  string        `yaml:"pair"`
+	Level results.Level `yaml:"level"`
+	Rules []string      `yaml:"rules,omitempty,flow"`
+	// BlockedBy is set when the pair was blocked: a precondition resting
+	// on that rule failed, and the pair counts as its failure.
+	BlockedBy string `yaml:"blockedBy,omitempty"`
+	Reason    string `yaml:"reason"`
 }
 
 // Evidence identifies the JSON reports the certification was built from.
@@ -272,20 +297,67 @@ func Build(inputs []Input, impl *results.Implementation) (Report, error) {
 // them) that select part of the catalogue.
 var selectionOptions = []string{"run", "skip", "level", "variant"}
 
+// The values of Profile.Result, as Gateway API's conformance report has
+// them.
+const (
+	Success = "success"
+	Partial = "partial"
+	Failure = "failure"
+)
+
+// ProfileResult is a role's result over its runs, whose rules' verdicts
+// (over every variant) are rules:
+//
+//   - failure: a run did not exit 0 — a failure or a blocked pair at or
+//     above its fail-on level that the known-failing file did not excuse,
+//     an error, a stale known-failing entry — or was interrupted, or no
+//     pair of the role ran at all. A MUST rule failed and not excused is
+//     always this: --fail-on is never weaker than MUST.
+//   - partial: every run exited 0, but some rule did not pass: it failed
+//     (every failure of it excused as known failing, or below the fail-on
+//     level), it is inconclusive (a pair citing it was blocked by another
+//     rule, failed on another rule, or was inconclusive for the harness's
+//     own lag), or a MUST or SHOULD rule showed unsupported.
+//   - success: every run exited 0 and every rule that ran passed (a MAY
+//     rule may be unsupported).
+//
+// So a known failure of a MUST rule never leaves a profile at success:
+// the run's exit status excuses it, the certification says so.
+func ProfileResult(runs []results.Run, rules Levels) string {
+	var rs []results.Result
+	for _, run := range runs {
+		if run.Interrupted || !results.SummarizeFor(run.Results, run.FailOn).OK() {
+			return Failure
+		}
+		rs = append(rs, run.Results...)
+	}
+	if verdict.NoneRan(rs) {
+		return Failure
+	}
+	for _, l := range []LevelRules{rules.Must, rules.Should, rules.May} {
+		if l.Result == Failure || l.Result == Partial {
+			return Partial
+		}
+	}
+	return Success
+}
+
 // profile is one role's part of the report, from every run of that role.
 func profile(role string, runs []results.Run) Profile {
-	p := Profile{Role: role, Result: "pass", FailOn: runs[0].FailOn}
+	p := Profile{Role: role, FailOn: runs[0].FailOn}
 	if p.FailOn == "" {
 		p.FailOn = results.DefaultFailOn
 	}
 	var targets []string
 	var rs []results.Result
 	for _, run := range runs {
-		targets = appendNew(targets, run.Target)
-		rs = append(rs, run.Results...)
-		if run.Interrupted || !results.SummarizeFor(run.Results, run.FailOn).OK() {
-			p.Result = "fail"
+		// A certification always names its implementation (Build refuses
+		// one that does not), so a private address is never what it
+		// credits, whether the run or the report command named it.
+		if !verdict.PrivateTarget(run.Target) {
+			targets = appendNew(targets, run.Target)
 		}
+		rs = append(rs, run.Results...)
 		p.Interrupted = p.Interrupted || run.Interrupted
 		for _, opt := range selectionOptions {
 			if v := run.Options[opt]; v != "" {
@@ -294,23 +366,30 @@ func profile(role string, runs []results.Run) Profile {
 		}
 		for _, r := range run.Results {
 			if verdict.Classify(r, run.FailOn) == verdict.ClassKnownFailing {
-				p.KnownFailing = append(p.KnownFailing, Claim{Pair: r.FullName(), Level: r.FailureLevel(), Rules: r.RulesBroken, Reason: r.KnownFailing})
+				c := Claim{Pair: r.FullName(), Level: r.FailureLevel(), Rules: r.RulesBroken, Reason: r.KnownFailing}
+				if r.Outcome == results.Blocked {
+					c.BlockedBy = r.BlockedBy
+				}
+				p.KnownFailing = append(p.KnownFailing, c)
 			}
 		}
 		s := results.SummarizeFor(run.Results, run.FailOn)
 		p.Pairs.Total += len(run.Results)
 		p.Pairs.Passed += s.Pass
 		p.Pairs.Failed += s.Fail
+		p.Pairs.Blocked += s.Blocked
 		p.Pairs.Warned += s.Tolerated
 		p.Pairs.KnownFailing += s.KnownFailing
 		p.Pairs.Stale += s.StalePasses
 		p.Pairs.Unsupported += s.Unsupported
+		p.Pairs.Inconclusive += s.Inconclusive
 		p.Pairs.Skipped += s.Skip
 		p.Pairs.Errored += s.Error
 	}
 	p.Target = strings.Join(targets, "; ")
 	slices.SortFunc(p.KnownFailing, func(a, b Claim) int { return strings.Compare(a.Pair, b.Pair) })
 	p.Rules = levels(verdict.Rules(rs))
+	p.Result = ProfileResult(runs, p.Rules)
 	p.Variants = []string{}
 	for _, v := range verdict.Variants(rs) {
 		var in []results.Result
@@ -348,6 +427,9 @@ func levels(rules []verdict.Rule) Levels {
 			lr.Passed = append(lr.Passed, r.ID)
 		case verdict.Failed:
 			lr.Failed = append(lr.Failed, r.ID)
+			if r.KnownFailing {
+				lr.KnownFailing = append(lr.KnownFailing, r.ID)
+			}
 		case verdict.Unsupported:
 			lr.Unsupported = append(lr.Unsupported, r.ID)
 		case verdict.Inconclusive:
@@ -357,18 +439,20 @@ func levels(rules []verdict.Rule) Levels {
 		}
 	}
 	for _, lr := range []*LevelRules{&l.Must, &l.Should, &l.May} {
-		lr.Statistics = Statistics{Passed: len(lr.Passed), Failed: len(lr.Failed), Unsupported: len(lr.Unsupported),
-			Inconclusive: len(lr.Inconclusive), Skipped: len(lr.Skipped)}
+		lr.Statistics = Statistics{Passed: len(lr.Passed), Failed: len(lr.Failed), KnownFailing: len(lr.KnownFailing),
+			Unsupported: len(lr.Unsupported), Inconclusive: len(lr.Inconclusive), Skipped: len(lr.Skipped)}
 		st := lr.Statistics
 		switch {
 		case st.Failed > 0:
-			lr.Result = "failure"
+			// Excused or not: the rule failed, and knownFailing says
+			// which were excused.
+			lr.Result = Failure
 		case st.Inconclusive > 0 || st.Unsupported > 0 && lr != &l.May:
-			lr.Result = "partial"
+			lr.Result = Partial
 		case st.Passed+st.Unsupported == 0:
 			lr.Result = "skipped"
 		default:
-			lr.Result = "success"
+			lr.Result = Success
 		}
 	}
 	return l

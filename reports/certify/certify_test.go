@@ -22,7 +22,7 @@ import (
 // sample is a run of both suites with one of every outcome.
 func sample() results.Run {
 	return results.Run{
-		SchemaVersion: "2", HarnessVersion: "v1.2.3", Role: "server+client", Target: "server: a; client: b",
+		SchemaVersion: reports.JSONSchemaVersion, HarnessVersion: "v1.2.3", Role: "server+client", Target: "server: a; client: b",
 		Started:          time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC),
 		CatalogueVersion: requirements.CatalogueVersion(),
 		Implementation:   &results.Implementation{Name: "cp", Version: "v9", Contact: []string{"@team"}, Capabilities: []string{"delta-ads"}},
@@ -68,17 +68,20 @@ func TestBuild(t *testing.T) {
 	require.Len(t, rep.Profiles, 2)
 	srv, cli := rep.Profiles[0], rep.Profiles[1]
 	assert.Equal(t, "server", srv.Role)
-	assert.Equal(t, "pass", srv.Result, "the only failure is known")
+	assert.Equal(t, Partial, srv.Result, "the only failure is known: the run exits 0, but a MUST rule failed")
+	assert.Equal(t, "server: a; client: b", srv.Target, "not a private address: named as it is")
 	assert.Equal(t, []string{"sotw-ads", "delta-ads"}, srv.Variants)
 	assert.Equal(t, []string{"rest"}, srv.SkippedVariants)
-	assert.Equal(t, LevelRules{Result: "failure", Statistics: Statistics{Passed: 1, Failed: 1, Skipped: 1},
-		Passed: []string{"ACK-1"}, Failed: []string{"NONCE-1"}, Skipped: []string{"ACK-2"}}, srv.Rules.Must)
+	assert.Equal(t, LevelRules{Result: Failure, Statistics: Statistics{Passed: 1, Failed: 1, KnownFailing: 1, Skipped: 1},
+		Passed: []string{"ACK-1"}, Failed: []string{"NONCE-1"}, KnownFailing: []string{"NONCE-1"}, Skipped: []string{"ACK-2"}}, srv.Rules.Must,
+		"an excused failure fails its rule, and is said to be excused")
 	require.Len(t, srv.ByVariant, 2)
 	assert.Equal(t, []string{"ACK-1", "NONCE-1"}, srv.ByVariant[0].Rules.Must.Passed, "sotw-ads")
 	assert.Equal(t, []string{"NONCE-1"}, srv.ByVariant[1].Rules.Must.Failed, "delta-ads")
 	assert.Equal(t, []Claim{{Pair: "server/b[delta-ads]", Level: results.Must, Rules: []string{"NONCE-1"}, Reason: "NONCE-1: the peer's bug"}}, srv.KnownFailing)
 	assert.Equal(t, PairCounts{Total: 5, Passed: 3, KnownFailing: 1, Skipped: 1}, srv.Pairs)
 	assert.Equal(t, "client", cli.Role)
+	assert.Equal(t, Success, cli.Result, "a MAY rule may be unsupported")
 	assert.Equal(t, "success", cli.Rules.May.Result, "a MAY rule may be unsupported")
 	assert.Equal(t, []string{"ACK-8"}, cli.Rules.May.Unsupported)
 	assert.Equal(t, "skipped", cli.Rules.Must.Result)
@@ -220,4 +223,76 @@ func TestDocsExample(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "docs/reports.md has an example certification report")
+}
+
+// TestProfileResult checks Gateway API's three results, and that no
+// failure of a rule, excused or not, leaves a profile at success.
+func TestProfileResult(t *testing.T) {
+	pass := results.Result{ID: "server/p", Variant: "sotw-ads", Level: results.Must, Outcome: results.Pass, Requirements: []string{"ACK-1"}}
+	fail := func(rule string, level results.Level, known string) results.Result {
+		return results.Result{ID: "server/f", Variant: "sotw-ads", Level: level, Outcome: results.Fail, Requirements: []string{rule},
+			RulesBroken: []string{rule}, BrokenLevel: level, KnownFailing: known}
+	}
+	blocked := func(known string) results.Result {
+		return results.Result{ID: "server/b", Variant: "sotw-ads", Level: results.May, Outcome: results.Blocked, Requirements: []string{"GRP-2"},
+			RulesBroken: []string{"RES-1"}, BrokenLevel: results.Must, BlockedBy: "RES-1", KnownFailing: known}
+	}
+	incon := results.Result{ID: "server/i", Variant: "sotw-ads", Level: results.Should, Outcome: results.Inconclusive, Requirements: []string{"UPD-2"}}
+	errored := results.Result{ID: "server/e", Variant: "sotw-ads", Level: results.Must, Outcome: results.Error, Requirements: []string{"ACK-2"}}
+	unsup := results.Result{ID: "server/u", Variant: "sotw-ads", Level: results.May, Outcome: results.Unsupported, Requirements: []string{"GRP-2"},
+		RulesBroken: []string{"GRP-2"}, BrokenLevel: results.May}
+	skip := results.Result{ID: "server/s", Variant: "sotw-ads", Level: results.Must, Outcome: results.Skip, Requirements: []string{"ACK-3"}}
+	for _, tc := range []struct {
+		name        string
+		failOn      results.Level
+		interrupted bool
+		rs          []results.Result
+		want        string
+	}{
+		{name: "every rule passed", rs: []results.Result{pass, unsup, skip}, want: Success},
+		{name: "a MUST failure", rs: []results.Result{pass, fail("NONCE-1", results.Must, "")}, want: Failure},
+		{name: "a MUST failure, known", rs: []results.Result{pass, fail("NONCE-1", results.Must, "NONCE-1: listed")}, want: Partial},
+		{name: "blocked", rs: []results.Result{pass, blocked("")}, want: Failure},
+		{name: "blocked, known", rs: []results.Result{pass, blocked("RES-1: listed")}, want: Partial},
+		{name: "a SHOULD failure below fail-on", failOn: results.Must, rs: []results.Result{pass, fail("UPD-1", results.Should, "")}, want: Partial},
+		{name: "a SHOULD failure at fail-on", rs: []results.Result{pass, fail("UPD-1", results.Should, "")}, want: Failure},
+		{name: "inconclusive", rs: []results.Result{pass, incon}, want: Partial},
+		{name: "an error", rs: []results.Result{pass, errored}, want: Failure},
+		{name: "a stale entry", rs: []results.Result{func() results.Result { r := pass; r.KnownFailing = "ACK-1: once"; return r }()}, want: Failure},
+		{name: "interrupted", interrupted: true, rs: []results.Result{pass}, want: Failure},
+		{name: "nothing ran", rs: []results.Result{skip}, want: Failure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := sample()
+			run.Role, run.Target, run.FailOn, run.Interrupted, run.Results = "server", "builtin:go-control-plane", tc.failOn, tc.interrupted, tc.rs
+			rep, err := Build([]Input{input(t, run, "r.json")}, nil)
+			require.NoError(t, err)
+			render(t, rep)
+			assert.Equal(t, tc.want, rep.Profiles[0].Result)
+		})
+	}
+}
+
+// TestTargetNamedByImplementation checks that a published report credits
+// the implementation, not the private address its test build listened on;
+// the evidence's JSON report keeps it.
+func TestTargetNamedByImplementation(t *testing.T) {
+	run := sample()
+	run.Role, run.Target = "server", "127.0.0.1:18000"
+	run.Results = run.Results[:5]
+	run.Results[3].Outcome, run.Results[3].BlockedBy = results.Blocked, "NONCE-1"
+	rep, err := Build([]Input{input(t, run, "r.json")}, nil)
+	require.NoError(t, err)
+	doc := string(render(t, rep))
+	assert.Empty(t, rep.Profiles[0].Target)
+	assert.NotContains(t, doc, "127.0.0.1")
+	assert.Contains(t, doc, "  project: cp\n  version: v9\n")
+	assert.Equal(t, []Claim{{Pair: "server/b[delta-ads]", Level: results.Must, Rules: []string{"NONCE-1"}, BlockedBy: "NONCE-1", Reason: "NONCE-1: the peer's bug"}},
+		rep.Profiles[0].KnownFailing, "an excused blocked pair is claimed as such")
+	assert.Equal(t, PairCounts{Total: 5, Passed: 3, KnownFailing: 1, Skipped: 1}, rep.Profiles[0].Pairs)
+
+	run.Implementation = nil
+	rep, err = Build([]Input{input(t, run, "r.json")}, &results.Implementation{Name: "cp"})
+	require.NoError(t, err)
+	assert.Empty(t, rep.Profiles[0].Target, "named by the report command's flags: the same")
 }

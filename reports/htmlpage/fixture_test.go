@@ -109,6 +109,13 @@ func sampleRuns() []results.Run {
 				Level: results.Should, Outcome: results.Skip, Message: "needs fixture"},
 			{ID: "server/resources/dne", Variant: "sotw-pertype", Title: "Unreachable", Requirements: []string{"RES-4"},
 				Level: results.Should, Outcome: results.Error, Message: "target unreachable: " + h},
+			{ID: "server/resources/subscribe-more", Variant: "sotw-ads", Title: "A second subscription is answered", Requirements: []string{"RES-4"},
+				Level: results.May, Outcome: results.Blocked, Message: "blocked by RES-1 (MUST): a precondition failed: no CDS response: " + h,
+				RulesBroken: []string{"RES-1"}, BrokenLevel: results.Must, BlockedBy: "RES-1", Transcript: serverTranscript},
+			{ID: "server/update/prompt", Variant: "delta-ads", Title: "Updates come promptly", Requirements: []string{"UPD-2"},
+				Level: results.Should, Outcome: results.Inconclusive, Message: "the harness's own lag could explain a timing verdict either way: " + h,
+				Timing: &results.Timing{Reruns: 2, Checks: []results.TimingCheck{{Rule: "UPD-2", What: "the update " + h, Kind: results.TimingWithin,
+					Measured: 1200 * time.Millisecond, Limit: time.Second, Lag: 400 * time.Millisecond, LagMax: 300 * time.Millisecond, Verdict: results.TimingDoubt}}}},
 		},
 	}
 	client := results.Run{

@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/net/html"
 
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
 )
@@ -176,14 +178,12 @@ func TestCountsAgreeWithSummary(t *testing.T) {
 		for _, c := range p.Total.Cells {
 			got[c.Outcome] = c.N
 		}
-		want := map[string]int{oPass: s.Pass, oFail: s.Fail, oWarn: s.Tolerated, oKnown: s.KnownFailing,
-			oStale: s.StalePasses, oUnsupported: s.Unsupported, oSkipped: s.Skip, oError: s.Error}
+		want := map[string]int{oPass: s.Pass, oFail: s.Fail, oBlocked: s.Blocked, oWarn: s.Tolerated, oKnown: s.KnownFailing,
+			oStale: s.StalePasses, oUnsupported: s.Unsupported, oInconclusive: s.Inconclusive, oSkipped: s.Skip, oError: s.Error}
 		// The hostile outcome is not one results knows: the page counts it
 		// as an error, Summarize not at all.
 		for _, r := range run.Results {
-			switch r.Outcome {
-			case results.Pass, results.Fail, results.Skip, results.Error, results.Unsupported:
-			default:
+			if !slices.Contains(results.Outcomes, r.Outcome) {
 				want[oError]++
 			}
 		}
@@ -338,6 +338,78 @@ func TestRunHeader(t *testing.T) {
 	}
 	if len(p.Runs[1].Implementation) != 0 || p.Runs[1].Catalogue != "" {
 		t.Errorf("a run without metadata shows %q, catalogue %q", p.Runs[1].Implementation, p.Runs[1].Catalogue)
+	}
+	// The implementation is named: the card is not headed by the
+	// loopback address its test build listened on, which is kept among
+	// the facts.
+	if r := p.Runs[0]; r.Target != "" || !strings.HasPrefix(got["target"], "127.0.0.1:18000 ") {
+		t.Errorf("a named implementation's private target shown as %q, among the facts %q", r.Target, got["target"])
+	}
+	if r := p.Runs[1]; r.Target != "builtin:reference (faults: ack-duplicates)" {
+		t.Errorf("an unnamed run's target shown as %q", r.Target)
+	}
+	if p.Title != "xdsconform conformance report" {
+		t.Errorf("a page of two implementations is titled %q", p.Title)
+	}
+	one := sampleRuns()[0]
+	one.Implementation.Name = "my-control-plane"
+	if got := buildPage([]results.Run{one}).Title; got != "my-control-plane v1.4.2 · xdsconform conformance report" {
+		t.Errorf("a page of one implementation is titled %q", got)
+	}
+}
+
+// A blocked pair says which rule blocked it and marks that rule; an
+// inconclusive one lists its timing verdicts; each run's card groups what
+// did not pass by root cause.
+func TestBlockedAndInconclusive(t *testing.T) {
+	p := buildPage(sampleRuns())
+	byName := map[string]pairView{}
+	for _, pv := range p.Pairs {
+		byName[pv.Name] = pv
+	}
+	b := byName["server/resources/subscribe-more[sotw-ads]"]
+	if b.Outcome != oBlocked || b.BlockedBy != "RES-1 (MUST)" {
+		t.Errorf("blocked pair shown as %s, blocked by %q", b.Outcome, b.BlockedBy)
+	}
+	var marked []string
+	for _, r := range b.Rules {
+		if r.BlockedBy {
+			marked = append(marked, r.ID)
+		}
+		if r.Broken {
+			t.Errorf("%s is marked broken on a blocked pair", r.ID)
+		}
+	}
+	if fmt.Sprint(marked) != "[RES-1]" {
+		t.Errorf("rules marked as blocking: %v", marked)
+	}
+	i := byName["server/update/prompt[delta-ads]"]
+	if i.Outcome != oInconclusive || len(i.Timing) != 2 ||
+		i.Timing[0] != "UPD-2 within: the update "+hostileJoined()+": 1.2s against 1s, harness stalled 400ms (longest 300ms): doubt" ||
+		i.Timing[1] != "These are its last run's: it ran again alone 2 times." {
+		t.Errorf("inconclusive pair shown as %s, timing %q", i.Outcome, i.Timing)
+	}
+	// The causes are verdict's, in its order; the blocked pair's is the
+	// rule that blocked it, and the excused failure's comes last.
+	run := sampleRuns()[0]
+	want := verdict.Causes(run.Results, run.FailOn)
+	got := p.Runs[0].Causes
+	if len(got) != len(want) {
+		t.Fatalf("the server run shows %d causes, want %d", len(got), len(want))
+	}
+	for k, c := range want {
+		if got[k].Breakdown != c.Breakdown() || got[k].First != c.First {
+			t.Errorf("cause %d shown as %+v, want %s in %s, first %s", k, got[k], c.Name(), c.Breakdown(), c.First)
+		}
+		if c.Rule == "RES-1" && (got[k].Name != "RES-1 (MUST)" || got[k].Breakdown != "1 pair (1 blocked)" || got[k].Group != "fails the run") {
+			t.Errorf("the blocking rule's cause shown as %+v", got[k])
+		}
+	}
+	if last := got[len(got)-1]; last.Group != "known failing" {
+		t.Errorf("the last cause is %+v, want the excused one", last)
+	}
+	if line := verdict.CausesLine(want, func(s string) string { return s }); p.Runs[0].CausesLine != clip(line, maxMessageSpent) {
+		t.Errorf("the server run's causes line is %q, want %q", p.Runs[0].CausesLine, line)
 	}
 }
 

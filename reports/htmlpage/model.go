@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xdsconform/xdsconform/internal/requirements"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/transcript"
@@ -49,27 +50,31 @@ const (
 // Display outcomes: verdict's classes, which refine results.Outcome by the
 // known-failing file and the fail-on level as the console summary counts
 // them (results.SummarizeFor), so that the page and the exit status agree.
+// docs/outcomes.md says what each means.
 const (
-	oPass        = "pass"
-	oFail        = "fail"
-	oWarn        = "warn"
-	oKnown       = "known-failing"
-	oStale       = "stale"
-	oUnsupported = "unsupported"
-	oSkipped     = "skipped"
-	oError       = "error"
+	oPass         = "pass"
+	oFail         = "fail"
+	oBlocked      = "blocked"
+	oWarn         = "warn"
+	oKnown        = "known-failing"
+	oStale        = "stale"
+	oUnsupported  = "unsupported"
+	oInconclusive = "inconclusive"
+	oSkipped      = "skipped"
+	oError        = "error"
 )
 
 // outcomeOrder is the order of the summary's columns and of the outcome
 // filter's options.
-var outcomeOrder = []string{oPass, oFail, oWarn, oKnown, oStale, oUnsupported, oSkipped, oError}
+var outcomeOrder = []string{oPass, oFail, oBlocked, oWarn, oKnown, oStale, oUnsupported, oInconclusive, oSkipped, oError}
 
 // severity orders outcomes from the most serious down, for colouring a
 // summary by its worst.
-var severity = []string{oError, oFail, oStale, oWarn, oKnown, oUnsupported, oPass, oSkipped}
+var severity = []string{oError, oFail, oBlocked, oStale, oWarn, oKnown, oInconclusive, oUnsupported, oPass, oSkipped}
 
 // alwaysShown are the outcome columns a summary shows even when no
-// result has them; warn and stale appear only when some result is one.
+// result has them; blocked, warn, stale and inconclusive appear only when
+// some result is one.
 var alwaysShown = map[string]bool{oPass: true, oFail: true, oKnown: true, oUnsupported: true, oSkipped: true, oError: true}
 
 func outcomeLabel(o string) string {
@@ -78,6 +83,10 @@ func outcomeLabel(o string) string {
 		return "Pass"
 	case oFail:
 		return "Fail"
+	case oBlocked:
+		return "Blocked"
+	case oInconclusive:
+		return "Inconclusive"
 	case oWarn:
 		return "Warn"
 	case oKnown:
@@ -97,28 +106,35 @@ func outcomeLabel(o string) string {
 // shortLabel is an outcome's label in a summary's header, where space
 // is short; the header's tooltip has the rest.
 func shortLabel(o string) string {
-	if o == oKnown {
+	switch o {
+	case oKnown:
 		return "Known"
+	case oInconclusive:
+		return "Incon."
 	}
 	return outcomeLabel(o)
 }
 
 // outcomeHint explains an outcome in a tooltip.
 var outcomeHint = map[string]string{
-	oPass:        "every expectation held",
-	oFail:        "a rule at or above the fail-on level was broken",
-	oWarn:        "a rule below the fail-on level was broken: reported, does not fail the run",
-	oKnown:       "failed as the known-failing file says it does: does not fail the run",
-	oStale:       "listed as known-failing but did not fail: the file is out of date, which fails the run",
-	oUnsupported: "an optional (MAY) behaviour the target does not implement",
-	oSkipped:     "does not apply, or the target lacks what it needs",
-	oError:       "could not be carried out (target unreachable, harness or fixture failure)",
+	oPass:         "every expectation held",
+	oFail:         "a rule at or above the fail-on level was broken",
+	oBlocked:      "a precondition failed, so the scenario never reached what it checks: a failure of the rule the precondition rests on, which fails the run",
+	oWarn:         "a rule below the fail-on level was broken (or a precondition resting on one failed): reported, does not fail the run",
+	oKnown:        "failed (or was blocked) as the known-failing file says it does: does not fail the run",
+	oStale:        "listed as known-failing but did not fail: the file is out of date, which fails the run",
+	oUnsupported:  "an optional (MAY) behaviour the target does not implement",
+	oInconclusive: "the harness's own lag could explain a timing verdict either way, even run again alone: fails no rule, not the run",
+	oSkipped:      "does not apply, or the target lacks what it needs",
+	oError:        "could not be carried out (target unreachable, harness or fixture failure)",
 }
 
 // classes names verdict's classes as the page shows and filters them.
 var classes = map[verdict.Class]string{
 	verdict.ClassPass:         oPass,
 	verdict.ClassFail:         oFail,
+	verdict.ClassBlocked:      oBlocked,
+	verdict.ClassInconclusive: oInconclusive,
 	verdict.ClassWarn:         oWarn,
 	verdict.ClassKnownFailing: oKnown,
 	verdict.ClassStale:        oStale,
@@ -235,7 +251,11 @@ type runView struct {
 	Verdict        string
 	VerdictClass   string
 	Counts         []cell
-	Options        []keyValue
+	// Causes are what did not pass, by root cause (verdict.Causes), and
+	// CausesLine sums them up in one line.
+	Causes     []causeView
+	CausesLine string
+	Options    []keyValue
 	// ImplName and ImplVersion name the implementation under test, when
 	// the run says; Implementation is the rest of what it says.
 	ImplName, ImplVersion string
@@ -248,6 +268,15 @@ type runView struct {
 
 type keyValue struct {
 	Key, Value string
+}
+
+// causeView is one root cause of what did not pass in a run.
+type causeView struct {
+	// Name is the rule and its level, or the error.
+	Name, Breakdown, First, Example string
+	// Group is what the cause means for the run: "fails the run",
+	// "below fail-on" or "known failing".
+	Group string
 }
 
 // pairView is one row: a scenario in one variant.
@@ -264,7 +293,11 @@ type pairView struct {
 	Duration string
 	Message  string
 	Known    string
-	Rules    []ruleView
+	// BlockedBy is, for a blocked pair, the rule and level it was
+	// blocked by; Timing its timing verdicts, when it judged by time.
+	BlockedBy string
+	Timing    []string
+	Rules     []ruleView
 	// Transcript is nil when the page shows none for the pair; Note then
 	// says why, when there was one to show.
 	Transcript *transcriptView
@@ -278,7 +311,10 @@ type ruleView struct {
 	Title    []segment
 	Text     []segment
 	Broken   bool
-	Unknown  bool
+	// BlockedBy marks the rule a blocked pair counts against: a
+	// precondition resting on it failed.
+	BlockedBy bool
+	Unknown   bool
 }
 
 // segment is a run of rule text: plain, or code (the catalogue's
@@ -302,7 +338,7 @@ func buildPage(runs []results.Run) page {
 		CSP:   csp,
 		CSS:   template.CSS(pageCSS),
 		JS:    template.JS(pageJS),
-		Title: "xdsconform conformance report",
+		Title: pageTitle(runs),
 	}
 	present := map[string]bool{}
 	var suites []map[string]int
@@ -404,6 +440,22 @@ func buildPage(runs []results.Run) page {
 	return p
 }
 
+// pageTitle is the page's title: the implementation the runs credit, when
+// they all name the same one, then what the page is.
+func pageTitle(runs []results.Run) string {
+	const what = "xdsconform conformance report"
+	name, version := verdict.Implementation(runs[0])
+	for _, r := range runs[1:] {
+		if n, v := verdict.Implementation(r); n != name || v != version {
+			return what
+		}
+	}
+	if name == "" {
+		return what
+	}
+	return clip(transcript.Scrub(strings.TrimSpace(name+" "+version)), maxName) + " · " + what
+}
+
 // bySuite splits every run that holds both suites (xdsconform run) into
 // a server run and a client run, as verdict does for every other report,
 // so that each suite has its own header, verdict and lane labels.
@@ -495,7 +547,7 @@ func runHeader(i int, run results.Run) runView {
 	rv := runView{
 		Index:          i,
 		Role:           clip(run.Role, maxName),
-		Target:         clip(transcript.Scrub(run.Target), maxName),
+		Target:         clip(transcript.Scrub(verdict.PublishedTarget(run)), maxName),
 		HarnessVersion: clip(run.HarnessVersion, maxName),
 		Duration:       formatDuration(run.Duration),
 		FailOn:         string(cmp.Or(run.FailOn, results.DefaultFailOn)),
@@ -517,6 +569,24 @@ func runHeader(i int, run results.Run) runView {
 		}
 	}
 	rv.Implementation = implementation(run)
+	if rv.Target == "" && run.Target != "" {
+		// The implementation heads the card; the private address it ran
+		// at is a fact among the others, not its name.
+		rv.Implementation = append(rv.Implementation, keyValue{"target", clip(transcript.Scrub(run.Target), maxName)})
+	}
+	causes := verdict.Causes(run.Results, run.FailOn)
+	rv.CausesLine = clip(transcript.Scrub(verdict.CausesLine(causes, func(s string) string { return s })), maxMessageSpent)
+	for _, c := range causes {
+		group := "fails the run"
+		switch {
+		case c.KnownFailing:
+			group = "known failing"
+		case !c.FailsRun():
+			group = "below fail-on"
+		}
+		rv.Causes = append(rv.Causes, causeView{Name: clip(transcript.Scrub(c.Name()), maxChip), Breakdown: c.Breakdown(),
+			First: clip(c.First, maxName), Example: clip(transcript.Scrub(c.Example), maxChip), Group: group})
+	}
 	if i := run.Implementation; i != nil {
 		rv.ImplName = clip(transcript.Scrub(i.Name), maxName)
 		rv.ImplVersion = clip(transcript.Scrub(i.Version), maxName)
@@ -563,6 +633,19 @@ func (b *builder) pair(n, run int, rv results.Run, r results.Result, o string, f
 		Message:  b.message(r.Message),
 		Known:    b.message(r.KnownFailing),
 	}
+	if r.Outcome == results.Blocked {
+		pv.BlockedBy = clip(r.BlockedBy, maxName) + " (" + clip(string(r.FailureLevel()), maxName) + ")"
+	}
+	if t := r.Timing; t != nil {
+		d := wording.Duration
+		for _, c := range t.Checks {
+			pv.Timing = append(pv.Timing, transcript.Scrub(fmt.Sprintf("%s %s: %s: %s against %s, harness stalled %s (longest %s): %s",
+				clip(c.Rule, maxChip), clip(c.Kind, maxChip), clip(c.What, maxName), d(c.Measured), d(c.Limit), d(c.Lag), d(c.LagMax), clip(c.Verdict, maxChip))))
+		}
+		if t.Reruns > 0 {
+			pv.Timing = append(pv.Timing, fmt.Sprintf("These are its last run's: it ran again alone %s.", wording.Count(t.Reruns, "time", "times")))
+		}
+	}
 	broken := map[string]bool{}
 	for _, id := range r.RulesBroken {
 		broken[id] = true
@@ -577,7 +660,7 @@ func (b *builder) pair(n, run int, rv results.Run, r results.Result, o string, f
 	for _, id := range ids {
 		id = clip(id, maxName)
 		pv.RuleIDs = append(pv.RuleIDs, id)
-		rule := ruleView{ID: id, Broken: broken[id]}
+		rule := ruleView{ID: id, Broken: broken[id] && r.Outcome != results.Blocked, BlockedBy: broken[id] && r.Outcome == results.Blocked}
 		if req, ok := requirements.Lookup(id); ok {
 			rule.Strength = req.Strength
 			rule.Title = segments(req.Title)

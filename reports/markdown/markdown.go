@@ -1,8 +1,11 @@
 // Package markdown renders JSON reports as GitHub-flavoured Markdown, for
 // a CI step summary ($GITHUB_STEP_SUMMARY) or a pull-request comment: the
-// verdict, a table by level, every failure with its rules and the first
-// line of its message, the known-failing count and the skips summarised by
-// reason.
+// verdict, a table by level, what did not pass grouped by root cause,
+// every failure and blocked pair with its rules and the first line of its
+// message, the inconclusive pairs with their timing figures, the
+// known-failing count and the skips summarised by reason. A run that
+// names its implementation is credited to it, not to a private address
+// (verdict.PublishedTarget).
 //
 // Every string the page takes from a report (names, messages, reasons,
 // the target) may come from the target or from a hand-made report, so it
@@ -191,16 +194,23 @@ func runSection(r results.Run) section {
 		failOn = results.DefaultFailOn
 	}
 	s := results.SummarizeFor(r.Results, failOn)
-	fmt.Fprintf(&b, "%s against %s: %s", status, Code(r.Target), plural(len(r.Results), "scenario run", "scenario runs"))
+	// A private address says nothing to a reader once the implementation
+	// is named in the title; an unnamed run has nothing else.
+	against := ""
+	if t := verdict.PublishedTarget(r); t != "" {
+		against = " against " + Code(t)
+	}
+	fmt.Fprintf(&b, "%s%s: %s", status, against, plural(len(r.Results), "scenario run", "scenario runs"))
 	var counts []string
 	for _, c := range []struct {
 		n         int
 		one, many string
 	}{
-		{s.Fail, "failed", "failed"}, {s.Error, "errored", "errored"},
+		{s.Fail, "failed", "failed"}, {s.Blocked, "blocked", "blocked"}, {s.Error, "errored", "errored"},
 		{s.StalePasses, "known-failing entry did not fail", "known-failing entries did not fail"},
 		{s.Tolerated, "failure below the fail-on level", "failures below the fail-on level"},
 		{s.KnownFailing, "known failing", "known failing"},
+		{s.Inconclusive, "inconclusive", "inconclusive"},
 	} {
 		if c.n > 0 {
 			counts = append(counts, plural(c.n, c.one, c.many))
@@ -226,19 +236,22 @@ func runSection(r results.Run) section {
 	}{
 		{"pass", func(c verdict.LevelCount) int { return c.Pass }},
 		{"fail", func(c verdict.LevelCount) int { return c.Fail }},
+		{"blocked", func(c verdict.LevelCount) int { return c.Blocked }},
 		{"error", func(c verdict.LevelCount) int { return c.Error }},
 		{"stale known-failing", func(c verdict.LevelCount) int { return c.Stale }},
 		{"below fail-on", func(c verdict.LevelCount) int { return c.Warn }},
 		{"known failing", func(c verdict.LevelCount) int { return c.KnownFailing }},
 		{"MAY unsupported", func(c verdict.LevelCount) int { return c.Unsupported }},
+		{"inconclusive", func(c verdict.LevelCount) int { return c.Inconclusive }},
 		{"skipped", func(c verdict.LevelCount) int { return c.Skip }},
 	}
 	// The rare columns appear only when they count something.
+	rare := map[string]bool{"blocked": true, "error": true, "stale known-failing": true, "below fail-on": true, "inconclusive": true}
 	cols = slices.DeleteFunc(cols, func(c struct {
 		name string
 		get  func(verdict.LevelCount) int
 	}) bool {
-		return (c.name == "stale known-failing" || c.name == "below fail-on" || c.name == "error") && c.get(total) == 0
+		return rare[c.name] && c.get(total) == 0
 	})
 	b.WriteString("| level |")
 	for _, c := range cols {
@@ -268,12 +281,20 @@ func runSection(r results.Run) section {
 		fmt.Fprintf(&b, " **%d** |", c.get(total))
 	}
 	b.WriteString("\n")
+	causes := verdict.Causes(r.Results, failOn)
+	if line := verdict.CausesLine(causes, Code); line != "" {
+		b.WriteString("\n" + line + ".\n")
+	}
 
-	var failures, warnings, known []string
+	var failures, warnings, known, incons []string
 	for _, res := range sorted(r.Results) {
 		switch verdict.Classify(res, failOn) {
 		case verdict.ClassFail:
 			failures = append(failures, item(res, "", res.Message))
+		case verdict.ClassBlocked:
+			failures = append(failures, item(res, "", res.Message))
+		case verdict.ClassInconclusive:
+			incons = append(incons, item(res, "", verdict.TimingDoubts(res)))
 		case verdict.ClassError:
 			failures = append(failures, item(res, "error", res.Message))
 		case verdict.ClassStale:
@@ -285,11 +306,25 @@ func runSection(r results.Run) section {
 		}
 	}
 	var lists []list
+	if len(causes) > 1 {
+		items := make([]string, len(causes))
+		for i, c := range causes {
+			items[i] = causeItem(c)
+		}
+		lists = append(lists, list{heading: fmt.Sprintf("\n### By root cause (%d)\n\n", len(causes)), items: items})
+	}
 	if len(failures) > 0 {
 		lists = append(lists, list{heading: fmt.Sprintf("\n### Failures (%d)\n\n", len(failures)), items: failures})
 	}
 	if len(warnings) > 0 {
 		lists = append(lists, list{heading: fmt.Sprintf("\n### Below the fail-on level (%d)\n\n", len(warnings)), items: warnings})
+	}
+	if len(incons) > 0 {
+		lists = append(lists, list{
+			heading: fmt.Sprintf("\n### Inconclusive (%d)\n\n", len(incons)),
+			open:    "Timing verdicts the harness's own lag could explain either way, even run again alone: not counted against the run.\n\n",
+			items:   incons,
+		})
 	}
 	if len(known) > 0 {
 		lists = append(lists, list{
@@ -310,12 +345,30 @@ func runSection(r results.Run) section {
 	return section{summary: b.String(), lists: lists}
 }
 
-// item is one list entry: the pair, its level and broken rules, and the
-// first line of text (a message or a known-failing reason).
+// causeItem is one root cause as a list entry: the rule and its level (or
+// the error), how many pairs it took and how, and where it was first seen
+// with the first line it showed there.
+func causeItem(c verdict.Cause) string {
+	name := Code(c.Rule) + " " + Code(string(c.Level))
+	if c.Rule == "" {
+		name = "error " + Code(c.Error)
+	}
+	s := fmt.Sprintf("- %s in %s, first seen in %s", name, c.Breakdown(), Code(c.First))
+	if c.Example != "" && c.Example != c.Error {
+		s += ": " + Code(c.Example)
+	}
+	return s + "\n"
+}
+
+// item is one list entry: the pair, its level and broken rules (or the
+// rule that blocked it), and the first line of text (a message, timing
+// figures or a known-failing reason).
 func item(r results.Result, label, text string) string {
 	var b strings.Builder
 	b.WriteString("- " + Code(r.FullName()) + " " + Code(string(r.FailureLevel())))
-	if len(r.RulesBroken) > 0 {
+	if r.Outcome == results.Blocked && r.BlockedBy != "" {
+		b.WriteString(" blocked by " + Code(r.BlockedBy))
+	} else if len(r.RulesBroken) > 0 {
 		ids := make([]string, len(r.RulesBroken))
 		for i, id := range r.RulesBroken {
 			ids[i] = Code(id)
@@ -345,8 +398,9 @@ func sorted(rs []results.Result) []results.Result {
 }
 
 func add(a, b verdict.LevelCount) verdict.LevelCount {
-	return verdict.LevelCount{Pass: a.Pass + b.Pass, Fail: a.Fail + b.Fail, Warn: a.Warn + b.Warn, KnownFailing: a.KnownFailing + b.KnownFailing,
-		Stale: a.Stale + b.Stale, Unsupported: a.Unsupported + b.Unsupported, Skip: a.Skip + b.Skip, Error: a.Error + b.Error}
+	return verdict.LevelCount{Pass: a.Pass + b.Pass, Fail: a.Fail + b.Fail, Blocked: a.Blocked + b.Blocked, Warn: a.Warn + b.Warn,
+		KnownFailing: a.KnownFailing + b.KnownFailing, Stale: a.Stale + b.Stale, Unsupported: a.Unsupported + b.Unsupported,
+		Inconclusive: a.Inconclusive + b.Inconclusive, Skip: a.Skip + b.Skip, Error: a.Error + b.Error}
 }
 
 func firstOr(items []string) string {

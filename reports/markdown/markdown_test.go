@@ -14,6 +14,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer/html"
 
+	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
 )
 
@@ -91,8 +92,10 @@ func TestHostileStrings(t *testing.T) {
 	}
 	// Every list entry is one <li>, each with its strings in code.
 	// A hostile broken level ranks below any fail-on level: each string
-	// gives a warning, an error, a known failure and a skip reason.
-	assert.Equal(t, 4*len(hostile), strings.Count(page, "<li>"), "one entry per result listed")
+	// gives a warning, an error, a known failure and a skip reason; and
+	// each root cause of them is an entry of its own.
+	run := hostileRun()
+	assert.Equal(t, 4*len(hostile)+len(verdict.Causes(run.Results, run.FailOn)), strings.Count(page, "<li>"), "one entry per result listed, and per cause")
 	assert.Contains(t, page, "<code>&lt;script&gt;alert(1)&lt;/script&gt;")
 	assert.NotContains(t, md, "\u202e")
 	// No line of the page is a table delimiter except the table's own.
@@ -165,7 +168,10 @@ func TestVerdict(t *testing.T) {
 	md := buf.String()
 	assert.Contains(t, md, "**✅ PASS**: the suite run passed\n")
 	assert.Contains(t, md, "## server suite of `cp` `v2`")
-	assert.Contains(t, md, "against `127.0.0.1:18000`: 6 scenario runs, 1 failure below the fail-on level, 1 known failing; fail-on MUST")
+	// The implementation is named: its test build's loopback address is
+	// not what a published page credits.
+	assert.Contains(t, md, "**✅ PASS**: 6 scenario runs, 1 failure below the fail-on level, 1 known failing; fail-on MUST")
+	assert.NotContains(t, md, "127.0.0.1")
 	assert.Contains(t, md, "| level | pass | fail | below fail-on | known failing | MAY unsupported | skipped |")
 	assert.Contains(t, md, "| MUST | 1 | 0 | 0 | 1 | 0 | 2 |")
 	assert.Contains(t, md, "### Below the fail-on level (1)\n\n- `server/b[sotw-ads]` `SHOULD` broke `ACK-5`: `ACK-5 (SHOULD): late`\n")
@@ -179,6 +185,55 @@ func TestVerdict(t *testing.T) {
 	require.NoError(t, Write(&buf, []results.Run{run}, Options{}))
 	assert.Contains(t, buf.String(), "**❌ FAIL**: 1 of 1 suite run failed")
 	assert.Contains(t, buf.String(), "### Failures (1)")
+
+	// A run that names no implementation has only its address to go by.
+	run.Implementation = nil
+	buf.Reset()
+	require.NoError(t, Write(&buf, []results.Run{run}, Options{}))
+	assert.Contains(t, buf.String(), "**❌ FAIL** against `127.0.0.1:18000`: 6 scenario runs")
+}
+
+// TestBlockedAndInconclusive checks how the page shows the outcomes the
+// engine added: a blocked pair among the failures with the rule that
+// blocked it, counted in a blocked column; an inconclusive pair in a list
+// of its own with its figures, not failing the run; what did not pass
+// grouped by root cause, the known failures apart.
+func TestBlockedAndInconclusive(t *testing.T) {
+	blocked := func(variant, known string) results.Result {
+		return results.Result{ID: "client/ack/every-response", Variant: variant, Level: results.Must, Outcome: results.Blocked,
+			RulesBroken: []string{"RES-1"}, BrokenLevel: results.Must, BlockedBy: "RES-1", KnownFailing: known,
+			Message: "blocked by RES-1 (MUST): a precondition failed: no CDS response\nmore"}
+	}
+	incon := results.Result{ID: "client/ack/prompt", Variant: "sotw-ads", Level: results.Should, Outcome: results.Inconclusive, Message: "lag",
+		Timing: &results.Timing{Reruns: 2, Checks: []results.TimingCheck{{Rule: "UPD-2", What: "the ACK", Kind: results.TimingWithin,
+			Measured: 1200 * time.Millisecond, Limit: time.Second, Lag: 400 * time.Millisecond, LagMax: 300 * time.Millisecond, Verdict: results.TimingDoubt}}}}
+	run := results.Run{Role: "client", Target: "builtin:grpc-go", Results: []results.Result{
+		blocked("sotw-ads", ""), blocked("delta-ads", ""), blocked("sotw-pertype", "RES-1: the peer's bug"), incon,
+		{ID: "client/ack/nack", Variant: "sotw-ads", Level: results.Must, Outcome: results.Pass},
+	}}
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, []results.Run{run}, Options{}))
+	md := buf.String()
+	assert.Contains(t, md, "**❌ FAIL** against `builtin:grpc-go`: 5 scenario runs, 2 blocked, 1 known failing, 1 inconclusive; fail-on SHOULD")
+	assert.Contains(t, md, "| level | pass | fail | blocked | known failing | MAY unsupported | inconclusive | skipped |\n"+
+		"|---|---:|---:|---:|---:|---:|---:|---:|\n"+
+		"| MUST | 1 | 0 | 2 | 1 | 0 | 0 | 0 |\n"+
+		"| SHOULD | 0 | 0 | 0 | 0 | 0 | 1 | 0 |\n")
+	assert.Contains(t, md, "\n3 pairs did not pass: 2 causes, `RES-1 (MUST)` in 2 pairs (2 blocked), first seen in `client/ack/every-response[delta-ads]`; 1 other cause listed above.\n")
+	assert.Contains(t, md, "### By root cause (2)\n\n"+
+		"- `RES-1` `MUST` in 2 pairs (2 blocked), first seen in `client/ack/every-response[delta-ads]`: `blocked by RES-1 (MUST): a precondition failed: no CDS response`\n"+
+		"- `RES-1` `MUST` in 1 pair (1 blocked; excused as known failing), first seen in `client/ack/every-response[sotw-pertype]`: `blocked by RES-1 (MUST): a precondition failed: no CDS response`\n")
+	assert.Contains(t, md, "### Failures (2)\n\n"+
+		"- `client/ack/every-response[delta-ads]` `MUST` blocked by `RES-1`: `blocked by RES-1 (MUST): a precondition failed: no CDS response`\n"+
+		"- `client/ack/every-response[sotw-ads]` `MUST` blocked by `RES-1`: `blocked by RES-1 (MUST): a precondition failed: no CDS response`\n")
+	assert.Contains(t, md, "### Inconclusive (1)\n\nTiming verdicts the harness's own lag could explain either way, even run again alone: not counted against the run.\n\n"+
+		"- `client/ack/prompt[sotw-ads]` `SHOULD`: `UPD-2: the ACK took 1.2s, limit 1s, harness stalled 400ms (longest 300ms); still in doubt after running again alone 2 times`\n")
+
+	// Inconclusive alone does not fail the run.
+	run.Results = []results.Result{incon}
+	buf.Reset()
+	require.NoError(t, Write(&buf, []results.Run{run}, Options{}))
+	assert.Contains(t, buf.String(), "**✅ PASS**: the suite run passed")
 }
 
 // TestInline checks the prose escaping the compatibility matrix uses:

@@ -100,10 +100,11 @@ func peerOf(r results.Run) (name, version string) {
 
 // steady shows every pair the peer's known-failing list marks timing-
 // dependent as the failure it is in most runs, whichever way this run
-// went, with the rules its entry names: the same peers must give the same
-// file, and CI checks that they do. Every peer of the e2e suite ships a
-// list; a report of an implementation without one (from the CLI) is
-// shown as it ran.
+// went (passed, failed, or inconclusive for the harness's own lag), with
+// the rules its entry names: the same peers must give the same file, and
+// CI checks that they do. Every peer of the e2e suite ships a list; a
+// report of an implementation without one (from the CLI) is shown as it
+// ran.
 func steady(r *results.Run) error {
 	peer, _ := verdict.Implementation(*r)
 	kf, err := knownfailing.Named(peer + ".txt")
@@ -116,10 +117,11 @@ func steady(r *results.Run) error {
 	for i := range r.Results {
 		res := &r.Results[i]
 		reason := kf.ReasonFor(res.ID, res.Variant)
-		if !strings.Contains(reason, engine.TimingDependent) || (res.Outcome != results.Pass && res.Outcome != results.Fail) {
+		if !strings.Contains(reason, engine.TimingDependent) ||
+			(res.Outcome != results.Pass && res.Outcome != results.Fail && res.Outcome != results.Inconclusive) {
 			continue
 		}
-		res.Outcome, res.KnownFailing, res.Message = results.Fail, reason, ""
+		res.Outcome, res.KnownFailing, res.Message, res.Timing = results.Fail, reason, "", nil
 		res.RulesBroken, res.BrokenLevel = engine.ReasonRules(reason), ""
 		for _, id := range res.RulesBroken {
 			res.BrokenLevel = results.Strongest(res.BrokenLevel, engine.LevelOf(id, res.Level))
@@ -152,7 +154,18 @@ func Render(runs []results.Run) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n", role.title)
-		b.WriteString("| peer | version | patched | pass | fail | MAY not supported | skipped |\n|---|---|---|---|---|---|---|\n")
+		// Inconclusive pairs (the harness's own lag could explain a timing
+		// verdict) are neither a pass nor a failure: a column of their own,
+		// there only when some peer has one, so that the file of peers that
+		// have none stays what it was.
+		incon := slices.ContainsFunc(rs, func(r results.Run) bool {
+			return slices.ContainsFunc(r.Results, func(res results.Result) bool { return res.Outcome == results.Inconclusive })
+		})
+		if incon {
+			b.WriteString("| peer | version | patched | pass | fail | MAY not supported | inconclusive | skipped |\n|---|---|---|---|---|---|---|---|\n")
+		} else {
+			b.WriteString("| peer | version | patched | pass | fail | MAY not supported | skipped |\n|---|---|---|---|---|---|---|\n")
+		}
 		for _, r := range rs {
 			s := results.Summarize(r.Results)
 			patched := markdown.Inline(r.Options["patched"])
@@ -160,8 +173,13 @@ func Render(runs []results.Run) string {
 				patched = "no"
 			}
 			name, version := peerOf(r)
-			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d |\n", name, version, patched,
-				s.Pass, s.Fail+s.KnownFailing+s.Tolerated+s.Error, s.Unsupported, s.Skip)
+			// A blocked pair fails the rule its precondition rests on.
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d |", name, version, patched,
+				s.Pass, s.Fail+s.Blocked+s.KnownFailing+s.Tolerated+s.Error, s.Unsupported)
+			if incon {
+				fmt.Fprintf(&b, " %d |", s.Inconclusive)
+			}
+			fmt.Fprintf(&b, " %d |\n", s.Skip)
 		}
 		var notes []string
 		for _, r := range rs {
@@ -192,11 +210,15 @@ func Render(runs []results.Run) string {
 			}
 			b.WriteString("\n")
 		}
+		if incon {
+			b.WriteString("\n? marks the variants in which the harness's own scheduling lag could explain a timing verdict either way, even\n")
+			b.WriteString("with the pair run again alone (inconclusive): neither a pass nor a failure.\n")
+		}
 		b.WriteString("\n### Failures explained\n")
 		for _, r := range rs {
 			var lines []string
 			for _, res := range r.Results {
-				if res.Outcome == results.Fail || res.Outcome == results.Error {
+				if res.Failed() || res.Outcome == results.Error {
 					why := markdown.Inline(res.KnownFailing)
 					switch {
 					case why != "":
@@ -208,7 +230,12 @@ func Render(runs []results.Run) string {
 						why = "not in the known-failing list: " + firstLine(res.Message)
 					}
 					broke := ""
-					if len(res.RulesBroken) > 0 {
+					switch {
+					case res.Outcome == results.Blocked:
+						// A failure of the rule its precondition rests on,
+						// not of the rules the scenario checks.
+						broke = fmt.Sprintf(" [blocked by %s, %s]", markdown.Inline(res.BlockedBy), res.FailureLevel())
+					case len(res.RulesBroken) > 0:
 						broke = fmt.Sprintf(" [broke %s, %s]", strings.Join(res.RulesBroken, ", "), res.FailureLevel())
 					}
 					lines = append(lines, fmt.Sprintf("- %s%s: %s", markdown.Code(res.FullName()), broke, why))
@@ -260,7 +287,7 @@ func families(rs []results.Run) string {
 	for _, f := range newerFamilies {
 		b.WriteString("| " + f.title + " |")
 		for _, r := range rs {
-			var pass, fail, unsup, skip int
+			var pass, fail, unsup, incon, skip int
 			reasons := map[string]bool{}
 			for _, res := range r.Results {
 				if !slices.ContainsFunc(res.Requirements, func(id string) bool { return strings.HasPrefix(id, f.prefix) }) {
@@ -274,6 +301,8 @@ func families(rs []results.Run) string {
 					reasons[capability(firstLine(res.Message))] = true
 				case results.Unsupported:
 					unsup++
+				case results.Inconclusive:
+					incon++
 				default:
 					fail++
 				}
@@ -282,12 +311,12 @@ func families(rs []results.Run) string {
 			for _, p := range []struct {
 				mark string
 				n    int
-			}{{"✓", pass}, {"✗", fail}, {"○", unsup}, {"–", skip}} {
+			}{{"✓", pass}, {"✗", fail}, {"○", unsup}, {"?", incon}, {"–", skip}} {
 				if p.n > 0 {
 					parts = append(parts, fmt.Sprintf("%s %d", p.mark, p.n))
 				}
 			}
-			if pass+fail+unsup == 0 && len(reasons) > 0 {
+			if pass+fail+unsup+incon == 0 && len(reasons) > 0 {
 				why := slices.Sorted(maps.Keys(reasons))
 				// The variants a peer does not speak are in the peer's
 				// summary; name the capability it lacks when there is one.
@@ -334,7 +363,10 @@ func cell(c verdict.Cell) string {
 	if len(c.Unsupported) > 0 {
 		parts = append(parts, "○ "+markdown.Inline(strings.Join(c.Unsupported, ", ")))
 	}
-	if len(c.Skip) > 0 && len(c.Pass)+len(c.Fail)+len(c.Unsupported) == 0 {
+	if len(c.Inconclusive) > 0 {
+		parts = append(parts, "? "+markdown.Inline(strings.Join(c.Inconclusive, ", ")))
+	}
+	if len(c.Skip) > 0 && len(c.Pass)+len(c.Fail)+len(c.Unsupported)+len(c.Inconclusive) == 0 {
 		parts = append(parts, "–")
 	}
 	return strings.Join(parts, " ")

@@ -91,3 +91,45 @@ func TestCommittedResults(t *testing.T) {
 	assert.Equal(t, []string{"consul", "envoy-gateway"}, names)
 	assert.True(t, strings.HasPrefix(Render(runs), "# Compatibility\n"))
 }
+
+// TestBlockedAndInconclusive checks that a blocked pair shows as failing
+// the rule that blocked it, and an inconclusive one as neither a pass nor
+// a failure, in a column and a mark of its own; and that a pair a peer's
+// list marks timing-dependent shows as its usual failure even when the
+// run found it inconclusive, so that the same peers give the same file.
+func TestBlockedAndInconclusive(t *testing.T) {
+	run := cliRun("my-cp", "v1.2")
+	run.Results = append(run.Results,
+		results.Result{ID: "server/ack/z", Variant: "sotw-ads", Level: results.May, Outcome: results.Blocked, Requirements: []string{"ACK-8"},
+			RulesBroken: []string{"RES-1"}, BrokenLevel: results.Must, BlockedBy: "RES-1", Message: "blocked by RES-1 (MUST): a precondition failed: no CDS response"},
+		results.Result{ID: "server/ack/w", Variant: "delta-ads", Level: results.Should, Outcome: results.Inconclusive, Requirements: []string{"UPD-2"},
+			Message: "the harness's own lag could explain a timing verdict either way"},
+	)
+	dir := t.TempDir()
+	writeReport(t, filepath.Join(dir, "mine", "run.json"), run)
+	runs, err := Load(dir)
+	require.NoError(t, err)
+	page := Render(runs)
+	assert.Contains(t, page, "| peer | version | patched | pass | fail | MAY not supported | inconclusive | skipped |\n")
+	assert.Contains(t, page, "| my-cp | v1.2 | no | 1 | 2 | 0 | 1 | 0 |\n", "the blocked pair counts as a failure")
+	assert.Contains(t, page, "| `server/ack/z` | ✗ sotw-ads |")
+	assert.Contains(t, page, "| `server/ack/w` | ? delta-ads |")
+	assert.Contains(t, page, "\n? marks the variants in which the harness's own scheduling lag")
+	assert.Contains(t, page, "- `server/ack/z[sotw-ads]` [blocked by RES-1, MUST]: not in the known-failing list: blocked by RES-1 (MUST): a precondition failed: no CDS response")
+	assert.NotContains(t, page, "server/ack/w[delta-ads]` [", "an inconclusive pair is no failure to explain")
+	assert.NotContains(t, strings.SplitN(page, "## xDS clients", 2)[1], "inconclusive |", "the client suite has none: its table is as before")
+
+	// consul's list marks server/nack/no-resend-loop[delta-ads] timing-dependent.
+	e2e := results.Run{Role: "server", Target: "127.0.0.1:18000", Options: map[string]string{"peer": "consul", "version": "v1"},
+		Results: []results.Result{{ID: "server/nack/no-resend-loop", Variant: "delta-ads", Level: results.Should, Outcome: results.Inconclusive,
+			Requirements: []string{"ACK-5"}, Message: "lag", Timing: &results.Timing{Reruns: 1}}}}
+	dir = t.TempDir()
+	writeReport(t, filepath.Join(dir, "consul", "nack.json"), e2e)
+	runs, err = Load(dir)
+	require.NoError(t, err)
+	got := runs[0].Results[0]
+	assert.Equal(t, results.Fail, got.Outcome)
+	assert.Equal(t, []string{"ACK-5", "UPD-1"}, got.RulesBroken)
+	assert.Nil(t, got.Timing)
+	assert.NotContains(t, Render(runs), "inconclusive")
+}

@@ -1,14 +1,17 @@
 // Package schema holds the schemas the report files are written to — the
-// JSON Schema of the JSON report (report.schema.json), that of the load
-// report (load.schema.json) and the common JUnit XSD (junit.xsd, see
-// README.md for where it comes from) — and checks a report against them. The tests of every package that writes a report
-// use it, so a report that strays from its documented layout fails a test,
-// and tools that read reports can use it too.
+// JSON Schema of the JSON report (report.schema.json, and that of its
+// previous layout, report.v2.schema.json), that of the load report
+// (load.schema.json) and the common JUnit XSD (junit.xsd, see README.md
+// for where it comes from) — and checks a report against them. The tests
+// of every package that writes a report use it, so a report that strays
+// from its documented layout fails a test, and tools that read reports
+// can use it too.
 package schema
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,10 +26,17 @@ import (
 )
 
 // JSONReport is report.schema.json: the JSON Schema (draft 2020-12) of the
-// JSON report, schema_version "2".
+// JSON report, schema_version "3".
 //
 //go:embed report.schema.json
 var JSONReport []byte
+
+// JSONReportV2 is report.v2.schema.json: the JSON Schema of the layout
+// before it, schema_version "2", which reports.ReadJSON still reads; it
+// is kept as it was, so that the reports written then still validate.
+//
+//go:embed report.v2.schema.json
+var JSONReportV2 []byte
 
 // LoadReport is load.schema.json: the JSON Schema (draft 2020-12) of the
 // load report (xdsconform load --json, xdsconform report merge --json),
@@ -43,12 +53,16 @@ var JUnitXSD []byte
 
 // What the compiler knows report.schema.json and load.schema.json as.
 const (
-	jsonReportURL = "urn:xdsconform:report:2"
-	loadReportURL = "urn:xdsconform:load:1"
+	jsonReportURL   = "urn:xdsconform:report:3"
+	jsonReportV2URL = "urn:xdsconform:report:2"
+	loadReportURL   = "urn:xdsconform:load:1"
 )
 
 var (
-	compiled     = sync.OnceValues(func() (*jsonschema.Schema, error) { return compile("report.schema.json", jsonReportURL, JSONReport) })
+	compiled   = sync.OnceValues(func() (*jsonschema.Schema, error) { return compile("report.schema.json", jsonReportURL, JSONReport) })
+	compiledV2 = sync.OnceValues(func() (*jsonschema.Schema, error) {
+		return compile("report.v2.schema.json", jsonReportV2URL, JSONReportV2)
+	})
 	compiledLoad = sync.OnceValues(func() (*jsonschema.Schema, error) { return compile("load.schema.json", loadReportURL, LoadReport) })
 )
 
@@ -70,9 +84,18 @@ func compile(name, url string, schema []byte) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// ValidateJSONReport checks a JSON report against report.schema.json; the
-// error lists every place it strays, with the schema's reason.
+// ValidateJSONReport checks a JSON report against the schema of the
+// layout it declares: report.v2.schema.json for schema_version "2",
+// report.schema.json for any other (which accepts only the current
+// version, "3"). The error lists every place it strays, with the schema's
+// reason.
 func ValidateJSONReport(report []byte) error {
+	var head struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if json.Unmarshal(report, &head) == nil && head.SchemaVersion == "2" {
+		return validate(compiledV2, "report.v2.schema.json", report)
+	}
 	return validate(compiled, "report.schema.json", report)
 }
 

@@ -17,10 +17,32 @@ import (
 )
 
 // minimal is the smallest valid report, to change one thing at a time.
-const minimal = `{"schema_version":"2","harness_version":"dev","role":"server","target":"t","options":{},
+const minimal = `{"schema_version":"3","harness_version":"dev","role":"server","target":"t","options":{},
 "started":"2026-01-02T03:04:05Z","duration_ns":1,"results":[
  {"id":"server/a/b","variant":"sotw-ads","title":"t","requirements":["NONCE-1"],"level":"MUST","outcome":"pass","duration_ns":1,
   "transcript":[{"at_ns":0,"stream":"ads#1","direction":"sent","kind":"DiscoveryRequest","message":{}}]}],
+"summary":{"pass":1,"fail":0,"blocked":0,"warn":0,"unsupported":0,"inconclusive":0,"known_failing":0,"stale":0,"skipped":0,"error":0,"ok":true,
+ "by_level":{"MUST":{"pass":1,"fail":0,"blocked":0,"known_failing":0,"unsupported":0,"inconclusive":0,"skipped":0,"error":0}}},
+"causes":[]}`
+
+// Parts of minimal, and what stands in for them in the tests of what
+// version 3 added: a blocked or inconclusive result, a timing record, a
+// cause of each kind.
+const (
+	passResult      = `"outcome":"pass","duration_ns":1,`
+	blockedResult   = `"outcome":"blocked","message":"blocked by RES-1 (MUST): x","rules_broken":["RES-1"],"broken_level":"MUST","blocked_by":"RES-1","duration_ns":1,`
+	timing          = `"timing":{"checks":[{"rule":"UPD-2","what":"the ACK","kind":"within","measured_ns":2,"limit_ns":1,"harness_lag_ns":1,"harness_lag_max_ns":1,"verdict":"doubt"}],"reruns":2},`
+	noCauses        = `"causes":[]`
+	ruleCause       = `"causes":[{"kind":"rule","rule":"RES-1","level":"MUST","pairs":1,"failed":0,"blocked":1,"errored":0,"below_fail_on":0,"known_failing":false,"fails_run":true,"first":"server/a/b[sotw-ads]","example":"x"}]`
+	errorCause      = `"causes":[{"kind":"error","error":"dial tcp: refused","pairs":1,"failed":0,"blocked":0,"errored":1,"below_fail_on":0,"known_failing":false,"fails_run":true,"first":"server/a/b[sotw-ads]","example":"x"}]`
+	inconclusiveRes = `"outcome":"inconclusive","message":"lag",` + timing + `"duration_ns":1,`
+)
+
+// minimalV2 is minimal as version 2 wrote it: a report of then still
+// validates, against the schema of then.
+const minimalV2 = `{"schema_version":"2","harness_version":"dev","role":"server","target":"t","options":{},
+"started":"2026-01-02T03:04:05Z","duration_ns":1,"results":[
+ {"id":"server/a/b","variant":"sotw-ads","title":"t","requirements":["NONCE-1"],"level":"MUST","outcome":"pass","duration_ns":1}],
 "summary":{"pass":1,"fail":0,"warn":0,"unsupported":0,"known_failing":0,"stale":0,"skipped":0,"error":0,"ok":true,
  "by_level":{"MUST":{"pass":1,"fail":0,"unsupported":0,"skipped":0,"error":0}}}}`
 
@@ -28,7 +50,7 @@ func TestJSONSchemaAcceptsAndRejects(t *testing.T) {
 	require.NoError(t, ValidateJSONReport([]byte(minimal)))
 	for _, tc := range []struct{ name, from, to string }{
 		{"role outside its values", `"role":"server"`, `"role":"server+client"`},
-		{"another schema version", `"schema_version":"2"`, `"schema_version":"3"`},
+		{"another schema version", `"schema_version":"3"`, `"schema_version":"99"`},
 		{"unknown outcome", `"outcome":"pass"`, `"outcome":"passed"`},
 		{"unknown variant", `"variant":"sotw-ads"`, `"variant":"sotw"`},
 		{"not a rule ID", `["NONCE-1"]`, `["nonce one"]`},
@@ -38,6 +60,15 @@ func TestJSONSchemaAcceptsAndRejects(t *testing.T) {
 		{"fold fields on a message", `"message":{}}`, `"message":{},"folded":3,"cycle":1}`},
 		{"fold without its count", `"direction":"sent","kind":"DiscoveryRequest","message":{}`, `"direction":"folded","kind":"folded","note":"n"`},
 		{"empty transcript (omitted instead)", `"transcript":[{"at_ns":0,"stream":"ads#1","direction":"sent","kind":"DiscoveryRequest","message":{}}]`, `"transcript":[]`},
+		{"no causes", `,` + "\n" + noCauses, ``},
+		{"no blocked count", `"blocked":0,"warn"`, `"warn"`},
+		{"no known_failing by level", `"blocked":0,"known_failing":0,"unsupported"`, `"blocked":0,"unsupported"`},
+		{"blocked without blocked_by", passResult, strings.Replace(blockedResult, `"blocked_by":"RES-1",`, ``, 1)},
+		{"blocked_by on a pass", passResult, `"blocked_by":"RES-1",` + passResult},
+		{"empty timing (omitted instead)", passResult, `"timing":{},` + passResult},
+		{"timing verdict outside its values", passResult, strings.Replace(timing, `"doubt"`, `"maybe"`, 1) + passResult},
+		{"rule cause without its rule", noCauses, strings.Replace(ruleCause, `"rule":"RES-1",`, ``, 1)},
+		{"error cause naming a rule", noCauses, strings.Replace(errorCause, `"kind":"error",`, `"kind":"error","rule":"RES-1",`, 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := strings.Replace(minimal, tc.from, tc.to, 1)
@@ -48,6 +79,24 @@ func TestJSONSchemaAcceptsAndRejects(t *testing.T) {
 	fold := strings.Replace(minimal, `"direction":"sent","kind":"DiscoveryRequest","message":{}`,
 		`"direction":"folded","kind":"folded","until_ns":5,"folded":4,"cycle":2,"note":"4 entries folded"`, 1)
 	assert.NoError(t, ValidateJSONReport([]byte(fold)))
+	for name, good := range map[string]string{
+		"blocked":      strings.Replace(strings.Replace(minimal, passResult, blockedResult, 1), noCauses, ruleCause, 1),
+		"inconclusive": strings.Replace(minimal, passResult, inconclusiveRes, 1),
+		"timed pass":   strings.Replace(minimal, passResult, strings.Replace(timing, `"doubt"`, `"pass"`, 1)+passResult, 1),
+		"error cause":  strings.Replace(minimal, noCauses, errorCause, 1),
+	} {
+		assert.NoError(t, ValidateJSONReport([]byte(good)), name)
+	}
+}
+
+// A report of version 2 validates against the schema of version 2, and
+// only what version 2 had.
+func TestJSONSchemaV2(t *testing.T) {
+	require.NoError(t, ValidateJSONReport([]byte(minimalV2)))
+	assert.Error(t, ValidateJSONReport([]byte(strings.Replace(minimalV2, `"outcome":"pass"`, `"outcome":"blocked"`, 1))),
+		"version 2 had no blocked outcome")
+	assert.Error(t, ValidateJSONReport([]byte(strings.Replace(minimalV2, `"schema_version":"2"`, `"schema_version":"3"`, 1))),
+		"a version 2 layout that says it is version 3")
 }
 
 // The schema's closed lists are the code's: variants, outcomes, levels,
@@ -78,8 +127,7 @@ func TestJSONSchemaListsMatchTheCode(t *testing.T) {
 		variants = append(variants, v.String())
 	}
 	assert.ElementsMatch(t, variants, doc.Defs.Result.Properties.Variant.Enum)
-	assert.ElementsMatch(t, []results.Outcome{results.Pass, results.Fail, results.Unsupported, results.Skip, results.Error},
-		toOutcomes(doc.Defs.Result.Properties.Outcome.Enum))
+	assert.ElementsMatch(t, results.Outcomes, toOutcomes(doc.Defs.Result.Properties.Outcome.Enum))
 	var levels []string
 	for _, l := range results.Levels {
 		levels = append(levels, string(l))

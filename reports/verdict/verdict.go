@@ -11,6 +11,7 @@ package verdict
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 
@@ -71,26 +72,82 @@ func Implementation(run results.Run) (name, version string) {
 	return run.Options["peer"], run.Options["version"]
 }
 
+// PrivateTarget reports whether target names the target by an address
+// that means nothing outside the machine or network the run was made on:
+// a loopback, private, link-local or unspecified IP address, localhost,
+// or a Unix socket, anywhere in it ("127.0.0.1:18000", "client-wait on
+// [::1]:19000", "server: 10.0.0.7:18000; client: builtin:grpc-go").
+// Built-in and container targets ("builtin:go-control-plane",
+// "container:envoyproxy/envoy:v1.33") and public addresses are not.
+func PrivateTarget(target string) bool {
+	for _, tok := range strings.FieldsFunc(target, func(r rune) bool { return strings.ContainsRune(" \t;,()\"'", r) }) {
+		if strings.HasPrefix(tok, "unix:") || strings.HasPrefix(tok, "unix-abstract:") {
+			return true
+		}
+		if _, rest, ok := strings.Cut(tok, "://"); ok {
+			tok = strings.TrimPrefix(rest, "/")
+			tok, _, _ = strings.Cut(tok, "/")
+		}
+		host := tok
+		if h, _, err := net.SplitHostPort(tok); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.Trim(host, "[]"))
+		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+			return true
+		}
+		if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()) {
+			return true
+		}
+	}
+	return false
+}
+
+// PublishedTarget is what a report meant to be published (a
+// certification report, a Markdown summary, an HTML page) names run's
+// target by: the target as recorded, unless the run names its
+// implementation (see Implementation) and the target is a private address
+// (PrivateTarget). Then it is "": the implementation's name and version
+// credit the verdicts, and "127.0.0.1:18000" would tell a reader nothing
+// but where the vendor's test build listened. The JSON report, the
+// evidence, keeps the address.
+func PublishedTarget(run results.Run) string {
+	if name, _ := Implementation(run); name != "" && PrivateTarget(run.Target) {
+		return ""
+	}
+	return run.Target
+}
+
 // Class is what one result counts as in a run's verdict, with the run's
 // fail-on level. Each result has exactly one class; results.SummarizeFor
-// counts the same classes.
+// counts the same classes. docs/outcomes.md says what each means and how
+// every report shows it.
 type Class int
 
 // The classes, in the order reports list them.
 const (
 	// ClassFail is a failure that fails the run.
 	ClassFail Class = iota
+	// ClassBlocked is a blocked pair that fails the run: a failure of the
+	// rule its failed precondition rests on (Result.BlockedBy).
+	ClassBlocked
 	// ClassError is a pair the harness or the target could not run.
 	ClassError
 	// ClassStale is a known-failing entry whose pair did not fail: the
 	// list is out of date, which fails the run.
 	ClassStale
-	// ClassWarn is a failure of a rule weaker than the fail-on level.
+	// ClassWarn is a failure (or a blocked pair) of a rule weaker than
+	// the fail-on level.
 	ClassWarn
-	// ClassKnownFailing is a failure excused by the known-failing file.
+	// ClassKnownFailing is a failure (or a blocked pair) excused by the
+	// known-failing file.
 	ClassKnownFailing
 	// ClassUnsupported is a MAY behaviour the target does not implement.
 	ClassUnsupported
+	// ClassInconclusive is a pair whose timing verdict the harness's own
+	// lag could explain either way, even when it ran again alone: the
+	// harness could not judge it, which fails neither a rule nor the run.
+	ClassInconclusive
 	// ClassSkip is a pair that did not run.
 	ClassSkip
 	// ClassPass is a pair that passed.
@@ -111,14 +168,18 @@ func Classify(r results.Result, failOn results.Level) Class {
 			return ClassPass
 		}
 		return ClassUnsupported
-	case results.Fail:
+	case results.Fail, results.Blocked:
 		switch {
 		case r.KnownFailing != "":
 			return ClassKnownFailing
 		case !r.FailureLevel().AtLeast(failOn):
 			return ClassWarn
+		case r.Outcome == results.Blocked:
+			return ClassBlocked
 		}
 		return ClassFail
+	case results.Inconclusive:
+		return ClassInconclusive
 	case results.Skip:
 		return ClassSkip
 	}
@@ -126,10 +187,12 @@ func Classify(r results.Result, failOn results.Level) Class {
 }
 
 // Cell is one scenario's pairs grouped by outcome: the variants that
-// passed, failed (a failure or an error), did not implement a MAY
-// behaviour, and were skipped, each sorted by name.
+// passed, failed (a failure, a blocked pair, which fails the rule its
+// precondition rests on, or an error), did not implement a MAY behaviour,
+// were inconclusive (a timing verdict the harness's own lag could
+// explain) and were skipped, each sorted by name.
 type Cell struct {
-	Pass, Fail, Unsupported, Skip []string
+	Pass, Fail, Unsupported, Inconclusive, Skip []string
 }
 
 // Scenarios groups rs by scenario: the scenario IDs, sorted, and each
@@ -145,13 +208,15 @@ func Scenarios(rs []results.Result) ([]string, map[string]Cell) {
 			c.Skip = append(c.Skip, r.Variant)
 		case results.Unsupported:
 			c.Unsupported = append(c.Unsupported, r.Variant)
+		case results.Inconclusive:
+			c.Inconclusive = append(c.Inconclusive, r.Variant)
 		default:
 			c.Fail = append(c.Fail, r.Variant)
 		}
 		cells[r.ID] = c
 	}
 	for _, c := range cells {
-		for _, vs := range [][]string{c.Pass, c.Fail, c.Unsupported, c.Skip} {
+		for _, vs := range [][]string{c.Pass, c.Fail, c.Unsupported, c.Inconclusive, c.Skip} {
 			slices.Sort(vs)
 		}
 	}
@@ -215,15 +280,21 @@ type Status string
 // The statuses of a rule, from the worst. A rule passes only when every
 // pair that cites it and ran passed: one pair failing on another rule, or
 // one the harness could not run, leaves it inconclusive, never passed.
+// How each pair outcome reaches a rule's status is in docs/outcomes.md.
 const (
 	// Failed: some pair broke the rule (a failure naming it, or naming
-	// no rule at all).
+	// no rule at all), or was blocked by it (a precondition resting on
+	// it failed).
 	Failed Status = "failed"
 	// Unsupported: a MAY rule some pair showed the target does not
 	// implement, and no pair broke.
 	Unsupported Status = "unsupported"
 	// Inconclusive: no pair broke the rule, but some pair citing it did
-	// not pass (it failed on another rule, or errored).
+	// not pass. The rule-level status is not the pair outcome of the same
+	// name: a pair that is blocked (by another rule), errored, or
+	// inconclusive (a timing verdict the harness's lag could explain)
+	// leaves every rule it cites inconclusive, and so does a pair that
+	// failed on another rule.
 	Inconclusive Status = "inconclusive"
 	// Passed: at least one pair citing the rule ran, and every one that
 	// ran passed.
@@ -344,7 +415,7 @@ func compareIDs(a, b string) int {
 
 // LevelCount is the pairs of one scenario level by class.
 type LevelCount struct {
-	Pass, Fail, Warn, KnownFailing, Stale, Unsupported, Skip, Error int
+	Pass, Fail, Blocked, Warn, KnownFailing, Stale, Unsupported, Inconclusive, Skip, Error int
 }
 
 // ByLevel counts rs by scenario level and class in a run failing on
@@ -361,6 +432,10 @@ func ByLevel(rs []results.Result, failOn results.Level) map[results.Level]LevelC
 			c.Pass++
 		case ClassFail:
 			c.Fail++
+		case ClassBlocked:
+			c.Blocked++
+		case ClassInconclusive:
+			c.Inconclusive++
 		case ClassWarn:
 			c.Warn++
 		case ClassKnownFailing:

@@ -38,6 +38,16 @@ func TestRules(t *testing.T) {
 			r.KnownFailing = "RES-4: listed"
 			return r
 		}(),
+		// A blocked pair fails the rule its precondition rests on and
+		// leaves the rules it cites inconclusive.
+		func() results.Result {
+			r := res("server/g", "sotw-ads", results.May, results.Blocked, []string{"GRP-2"}, "RES-1")
+			r.BlockedBy, r.BrokenLevel = "RES-1", results.Must
+			return r
+		}(),
+		// An inconclusive pair fails nothing and leaves its rules
+		// inconclusive.
+		res("server/h", "sotw-ads", results.Should, results.Inconclusive, []string{"UPD-2"}),
 	}
 	got := map[string]Rule{}
 	for _, r := range Rules(rs) {
@@ -46,6 +56,7 @@ func TestRules(t *testing.T) {
 	want := map[string]Status{
 		"ACK-1": Passed, "NONCE-7": Failed, "ACK-2": Inconclusive, "ACK-3": Failed,
 		"ACK-4": Inconclusive, "ACK-5": Skipped, "RES-4": Failed, "ACK-6": Inconclusive,
+		"RES-1": Failed, "GRP-2": Inconclusive, "UPD-2": Inconclusive,
 	}
 	require.Len(t, got, len(want))
 	for id, s := range want {
@@ -71,7 +82,7 @@ func TestRulesCatalogueOrder(t *testing.T) {
 // results.SummarizeFor counts, for every outcome, listing and level.
 func TestClassifyAgreesWithSummarize(t *testing.T) {
 	var rs []results.Result
-	for _, o := range []results.Outcome{results.Pass, results.Fail, results.Skip, results.Error, results.Unsupported} {
+	for _, o := range results.Outcomes {
 		for _, known := range []string{"", "ACK-1: listed"} {
 			for _, l := range results.Levels {
 				r := res("server/x", "sotw-ads", results.Must, o, []string{"ACK-1"})
@@ -86,8 +97,17 @@ func TestClassifyAgreesWithSummarize(t *testing.T) {
 		for _, r := range rs {
 			count[Classify(r, failOn)]++
 		}
-		assert.Equal(t, map[Class]int{ClassPass: s.Pass, ClassFail: s.Fail, ClassWarn: s.Tolerated, ClassKnownFailing: s.KnownFailing,
-			ClassStale: s.StalePasses, ClassUnsupported: s.Unsupported, ClassSkip: s.Skip, ClassError: s.Error}, count, failOn)
+		assert.Equal(t, map[Class]int{ClassPass: s.Pass, ClassFail: s.Fail, ClassBlocked: s.Blocked, ClassWarn: s.Tolerated,
+			ClassKnownFailing: s.KnownFailing, ClassStale: s.StalePasses, ClassUnsupported: s.Unsupported,
+			ClassInconclusive: s.Inconclusive, ClassSkip: s.Skip, ClassError: s.Error}, count, failOn)
+		// The per-level counts agree too: what ByLevel calls known failing
+		// is what results.LevelCount does.
+		for l, lc := range s.ByLevel {
+			c := ByLevel(rs, failOn)[l]
+			assert.Equal(t, lc.KnownFailing, c.KnownFailing, "%s %s", failOn, l)
+			assert.Equal(t, lc.Fail+lc.Blocked, c.Fail+c.Blocked+c.Warn+c.KnownFailing, "%s %s", failOn, l)
+			assert.Equal(t, lc.Inconclusive, c.Inconclusive, "%s %s", failOn, l)
+		}
 	}
 }
 
@@ -118,13 +138,17 @@ func TestScenariosAndSkips(t *testing.T) {
 		res("server/a", "sotw-ads", results.Must, results.Error, nil),
 		res("server/a", "rest", results.Must, results.Skip, nil),
 		res("server/b", "rest", results.Must, results.Skip, nil),
+		res("server/a", "delta-pertype", results.Must, results.Blocked, nil, "RES-1"),
+		res("server/b", "delta-ads", results.Must, results.Inconclusive, nil),
 	}
 	rs[3].Message, rs[4].Message = "no REST", "no REST"
 	ids, cells := Scenarios(rs)
 	assert.Equal(t, []string{"server/a", "server/b"}, ids)
-	assert.Equal(t, Cell{Fail: []string{"delta-ads", "sotw-ads"}, Skip: []string{"rest"}}, cells["server/a"])
+	assert.Equal(t, Cell{Fail: []string{"delta-ads", "delta-pertype", "sotw-ads"}, Skip: []string{"rest"}}, cells["server/a"],
+		"a blocked pair shows as failing")
+	assert.Equal(t, Cell{Pass: []string{"sotw-ads"}, Inconclusive: []string{"delta-ads"}, Skip: []string{"rest"}}, cells["server/b"])
 	assert.Equal(t, []Reason{{"no REST", 2}}, SkipReasons(rs))
-	assert.Equal(t, []string{"sotw-ads", "delta-ads", "rest"}, Variants(rs))
+	assert.Equal(t, []string{"sotw-ads", "delta-ads", "delta-pertype", "rest"}, Variants(rs))
 }
 
 // TestImplementation checks the name a run is credited to: its metadata,
@@ -134,6 +158,39 @@ func TestImplementation(t *testing.T) {
 	assert.Equal(t, []string{"grpc-go", "v1"}, []string{n, v})
 	n, v = Implementation(results.Run{Options: map[string]string{"peer": "grpc-go"}, Implementation: &results.Implementation{Name: "X", Version: "2"}})
 	assert.Equal(t, []string{"X", "2"}, []string{n, v})
+}
+
+// TestPublishedTarget checks which targets a published report leaves
+// out: private addresses, once the implementation is named.
+func TestPublishedTarget(t *testing.T) {
+	for target, private := range map[string]bool{
+		"127.0.0.1:18000":                            true,
+		"[::1]:18000":                                true,
+		"localhost:18000":                            true,
+		"10.1.2.3:18000":                             true,
+		"192.168.0.7":                                true,
+		"fd00::1":                                    true,
+		"client-wait on 127.0.0.1:19000":             true,
+		"server: 172.16.0.2:18000; client: x":        true,
+		"unix:///run/xds.sock":                       true,
+		"dns:///localhost:18000":                     true,
+		"builtin:go-control-plane":                   false,
+		"builtin:reference (faults: ack-duplicates)": false,
+		"container:envoyproxy/envoy:v1.33":           false,
+		"xds.example.com:443":                        false,
+		"8.8.8.8:18000":                              false,
+		"my-client --flag":                           false,
+	} {
+		assert.Equal(t, private, PrivateTarget(target), target)
+	}
+	named := results.Run{Target: "127.0.0.1:18000", Implementation: &results.Implementation{Name: "cp"}}
+	assert.Empty(t, PublishedTarget(named))
+	named.Target = "builtin:go-control-plane"
+	assert.Equal(t, "builtin:go-control-plane", PublishedTarget(named))
+	anon := results.Run{Target: "127.0.0.1:18000"}
+	assert.Equal(t, "127.0.0.1:18000", PublishedTarget(anon), "the address is all there is to name it by")
+	peer := results.Run{Target: "127.0.0.1:18000", Options: map[string]string{"peer": "consul"}}
+	assert.Empty(t, PublishedTarget(peer), "the e2e suite's reports name their peer")
 }
 
 func TestCommonestSkips(t *testing.T) {
