@@ -77,7 +77,8 @@ const DefaultParallel = 256
 
 // Run runs pairs concurrently and returns one result per pair that ran, in
 // the order of pairs (catalogue order when they come from Expand). Pairs
-// of scenarios marked Timed run after the rest, together; pairs of
+// of calibrating scenarios (First) run before all others; pairs of
+// scenarios marked Timed run after the rest, together; pairs of
 // scenarios marked Alone run last, one at a time, with nothing else
 // running (see runOrder). When ctx is cancelled (Ctrl-C), pairs not yet
 // started are dropped, pairs in flight end with an error outcome, and
@@ -138,6 +139,7 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 			defer func() { <-sem }()
 			defer quiet.leave(class)
 			r := runPair(ctx, pairs[i], &cfg)
+			learn(cfg.Env, pairs[i], r)
 			// A pair in doubt is reported once it has run again.
 			if cfg.Progress != nil && (r.Outcome != results.Inconclusive || cfg.Reruns < 0) {
 				cfg.Progress(r)
@@ -220,6 +222,9 @@ const (
 	phaseTimed
 	// phaseAlone holds the pairs of scenarios marked Alone, one at a time.
 	phaseAlone
+	// phaseFirst holds the pairs of calibrating scenarios (First), all
+	// at once, before every other phase.
+	phaseFirst
 )
 
 // phaseOf is the phase a scenario's pairs run in. With fresh targets
@@ -227,6 +232,8 @@ const (
 // only the target of the pair that caused it.
 func phaseOf(s *Scenario, fresh bool) phase {
 	switch {
+	case s.First:
+		return phaseFirst
 	case s.Alone && !fresh:
 		return phaseAlone
 	case s.Timed:
@@ -235,15 +242,17 @@ func phaseOf(s *Scenario, fresh bool) phase {
 	return phaseShared
 }
 
-// runOrder is the order pairs start in: the shared phase, then the timed
-// one, then the alone one, each in the order given. A scenario that may
+// runOrder is the order pairs start in: the calibrating phase, then the
+// shared one, then the timed one, then the alone one, each in the order
+// given. Calibrations come first, so that what they find out of the
+// target is known before any pair resting on it is judged (Calibration). A scenario that may
 // crash or wedge the target runs after the rest, by itself: the rest have
 // their verdicts from a healthy target, and a crash is attributed to the
 // one pair running when it happened. A scenario that measures durations
 // runs once the crowd has finished, so its figures are the target's.
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
-	for _, ph := range []phase{phaseShared, phaseTimed, phaseAlone} {
+	for _, ph := range []phase{phaseFirst, phaseShared, phaseTimed, phaseAlone} {
 		for i, p := range pairs {
 			if phaseOf(p.Scenario, fresh) == ph {
 				order = append(order, i)
@@ -289,6 +298,12 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	// that one cause instead of an echo of it.
 	if msg, died := diedBefore(cfg.Env); died {
 		r.Outcome, r.Message = results.Error, msg
+		return r
+	}
+	// What a calibration found out may already decide the pair.
+	if f := unmet(cfg.Env, p); f != nil {
+		decideUnmet(&r, s, *f)
+		cfg.KnownFailing.judge(&r)
 		return r
 	}
 	// A pair that runs alone is blamed for a death it saw begin (below):

@@ -46,6 +46,10 @@ type Scenario struct {
 	// target's timing. They mostly wait, so running them together costs
 	// about as long as the longest of them.
 	Timed bool
+	// First marks a calibrating scenario: its pairs run before every
+	// other pair of a Run, and what they find out of the target decides
+	// how the pairs resting on it are judged (see Calibration).
+	First bool
 	// Run is the scenario body.
 	Run func(t *T)
 }
