@@ -243,7 +243,7 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 		return suiteRun{}, err
 	}
 	return suiteRun{role: "client", target: clients.Name(), catalogue: catalogue, env: clients, known: known,
-		maxParallel: clients.MaxParallel(), options: map[string]string{
+		maxParallel: clients.MaxParallel(), calibrations: scenarios.ClientCalibrations(), options: map[string]string{
 			"dne_timer": f.opts.DNETimer.String(), "client_profile": clients.Options().Profile,
 		}}, nil
 }
