@@ -27,7 +27,9 @@ type Calibration interface {
 	RestsOn(s, cal *Scenario) bool
 	// Learn is given the result of a pair of a First scenario once it
 	// has finished, before any pair that rests on it starts. It may be
-	// called from several goroutines at once.
+	// called from several goroutines at once. A pair in doubt for the
+	// harness's own lag (inconclusive) is learnt as such: it runs again
+	// only once every other pair has run, too late to decide them.
 	Learn(p Pair, r results.Result)
 	// Unmet says, before a pair of s in v starts, that a precondition
 	// its verdict rests on is known to have failed: nil lets it run. A

@@ -245,10 +245,10 @@ func phaseOf(s *Scenario, fresh bool) phase {
 // runOrder is the order pairs start in: the calibrating phase, then the
 // shared one, then the timed one, then the alone one, each in the order
 // given. Calibrations come first, so that what they find out of the
-// target is known before any pair resting on it is judged (Calibration). A scenario that may
-// crash or wedge the target runs after the rest, by itself: the rest have
-// their verdicts from a healthy target, and a crash is attributed to the
-// one pair running when it happened. A scenario that measures durations
+// target is known before any pair resting on it is judged (Calibration).
+// A scenario that may crash or wedge the target runs after the rest, by
+// itself: the rest have their verdicts from a healthy target, and a crash
+// is attributed to the one pair running when it happened. A scenario that measures durations
 // runs once the crowd has finished, so its figures are the target's.
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
