@@ -81,7 +81,8 @@ const DefaultParallel = 256
 
 // Run runs pairs concurrently and returns one result per pair that ran, in
 // the order of pairs (catalogue order when they come from Expand). Pairs
-// of scenarios marked Alone run last, one at a time, with nothing else
+// of calibrating scenarios (First) run before all others; pairs of
+// scenarios marked Alone run last, one at a time, with nothing else
 // running (see runOrder); pairs whose timing verdict the harness's own lag
 // could explain then run again, each by itself (see rerun). When ctx is
 // cancelled (Ctrl-C), pairs not yet
@@ -137,6 +138,7 @@ func Run(ctx context.Context, pairs []Pair, cfg Config) (rs []results.Result, in
 			defer func() { <-sem }()
 			defer quiet.leave(classShared)
 			r := runPair(ctx, pairs[i], &cfg)
+			learn(cfg.Env, pairs[i], r)
 			// A pair in doubt is reported once it has run again.
 			if cfg.Progress != nil && (r.Outcome != results.Inconclusive || cfg.Reruns < 0) {
 				cfg.Progress(r)
@@ -217,6 +219,9 @@ const (
 	phaseShared phase = iota
 	// phaseAlone holds the pairs of scenarios marked Alone, one at a time.
 	phaseAlone
+	// phaseFirst holds the pairs of calibrating scenarios (First), all
+	// at once, before every other phase.
+	phaseFirst
 )
 
 // phaseOf is the phase a scenario's pairs run in. With fresh targets
@@ -224,21 +229,26 @@ const (
 // only the target of the pair that caused it.
 func phaseOf(s *Scenario, fresh bool) phase {
 	switch {
+	case s.First:
+		return phaseFirst
 	case s.Alone && !fresh:
 		return phaseAlone
 	}
 	return phaseShared
 }
 
-// runOrder is the order pairs start in: the shared phase, then the alone
-// one, each in the order given. A scenario that may crash or wedge the
-// target runs after the rest, by itself: the rest have their verdicts
-// from a healthy target, and a crash is attributed to the one pair
-// running when it happened. A scenario that measures durations runs with
-// the crowd: its verdicts weigh the harness's own lag (T.Within).
+// runOrder is the order pairs start in: the calibrating phase, then the
+// shared one, then the alone one, each in the order given. Calibrations
+// come first, so that what they find out of the target is known before
+// any pair resting on it is judged (Calibration). A scenario that may
+// crash or wedge the target runs after the rest, by itself: the rest have
+// their verdicts from a healthy target, and a crash is attributed to the
+// one pair running when it happened. A scenario that measures durations
+// runs with the crowd: its verdicts weigh the harness's own lag
+// (T.Within).
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
-	for _, ph := range []phase{phaseShared, phaseAlone} {
+	for _, ph := range []phase{phaseFirst, phaseShared, phaseAlone} {
 		for i, p := range pairs {
 			if phaseOf(p.Scenario, fresh) == ph {
 				order = append(order, i)
@@ -284,6 +294,12 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	// that one cause instead of an echo of it.
 	if msg, died := diedBefore(cfg.Env); died {
 		r.Outcome, r.Message = results.Error, msg
+		return r
+	}
+	// What a calibration found out may already decide the pair.
+	if f := unmet(cfg.Env, p); f != nil {
+		decideUnmet(&r, s, *f)
+		cfg.KnownFailing.judge(&r)
 		return r
 	}
 	// A pair that runs alone is blamed for a death it saw begin (below):

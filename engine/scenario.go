@@ -46,6 +46,10 @@ type Scenario struct {
 	// (T.Within, T.Covers), and a pair the lag leaves in doubt runs again
 	// by itself; such pairs run with the rest. The field has no effect.
 	Timed bool
+	// First marks a calibrating scenario: its pairs run before every
+	// other pair of a Run, and what they find out of the target decides
+	// how the pairs resting on it are judged (see Calibration).
+	First bool
 	// Run is the scenario body.
 	Run func(t *T)
 }

@@ -29,6 +29,9 @@ func Server() []*engine.Scenario {
 func Client() []*engine.Scenario {
 	var all []*engine.Scenario
 	for _, area := range [][]*engine.Scenario{
+		// The calibrations first: they run before the rest (see
+		// client_calibration.go), and a report lists them as they ran.
+		clientCalibrationScenarios,
 		clientStreamScenarios, clientProfileScenarios, clientAckScenarios, clientNonceScenarios,
 		clientResourceScenarios, clientWrapperScenarios, clientTTLScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios, clientRobustnessScenarios,

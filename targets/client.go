@@ -207,6 +207,9 @@ type Clients struct {
 	// it never came: the rest of the run then errors with that one cause
 	// at once, instead of each pair waiting out --start-timeout in turn.
 	liveness
+	// calibrations are what the calibration pairs found out of the
+	// client's status view (calibration.go).
+	calibrations calibrations
 }
 
 var _ engine.Liveness = (*Clients)(nil)

@@ -28,7 +28,9 @@ server, serves it a listener → route → cluster → endpoints chain one hop a
 time, and checks the client's requests, ACKs and NACKs. Scenarios about what
 the client accepted, deleted or considers non-existent read its status view:
 the Client Status Discovery Service (CSDS), or Envoy's admin /config_dump
-with --observer admin.
+with --observer admin. The client/status/* scenarios run first and find out
+whether the view shows each state the others rest on; those resting on a
+state it never shows are blocked by OBS-1, unless --status-lacks declares it.
 
 Profiles (--client-profile) say which chain the client follows, and so
 which scenarios apply; the others are skipped, with the reason:
@@ -123,7 +125,7 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.opts.Profile, "client-profile", "", "the client profile your client follows: grpc or envoy (default: envoy for a container target, grpc otherwise; see above)")
 	fs.StringSliceVar(&f.variants, "client-variants", nil, "variants your client speaks (default sotw-ads; the reference client speaks all four and rest)")
 	fs.StringVar(&f.opts.Observer, "observer", "", "how to read the client's status: csds, admin (Envoy /config_dump) or none (default: admin in the envoy profile, csds otherwise)")
-	fs.StringSliceVar(&f.lacks, "status-lacks", nil, "states your client's status view never reports ("+joinNames(targets.StatusStates)+"): scenarios whose verdict rests on one are skipped instead of failing (admin always lacks DOES_NOT_EXIST)")
+	fs.StringSliceVar(&f.lacks, "status-lacks", nil, "states your client's status view never reports ("+joinNames(targets.StatusStates)+"): it is not calibrated, and scenarios whose verdict rests on one are skipped instead of blocked by its calibration (admin always lacks DOES_NOT_EXIST)")
 	fs.StringSliceVar(&f.features, "client-features", nil, "optional protocol features your client implements ("+strings.Join(targets.ClientFeatures, ", ")+"): scenarios about one it does not claim are skipped with that reason (default: a built-in client's own list, none otherwise)")
 	fs.StringVar(&f.bootstrapTemplate, "bootstrap-template", "", "with --client-cmd: a Go text/template FILE rendered into {{.Bootstrap}} instead of the gRPC bootstrap (variables: see above)")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
@@ -243,7 +245,7 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 		return suiteRun{}, err
 	}
 	return suiteRun{role: "client", target: clients.Name(), catalogue: catalogue, env: clients, known: known,
-		maxParallel: clients.MaxParallel(), options: map[string]string{
+		maxParallel: clients.MaxParallel(), calibrations: scenarios.ClientCalibrations(), options: map[string]string{
 			"dne_timer": f.opts.DNETimer.String(), "client_profile": clients.Options().Profile,
 		}}, nil
 }

@@ -193,6 +193,9 @@ type suiteRun struct {
 	known        *engine.KnownFailing
 	// maxParallel caps --parallel for this suite (0: no cap).
 	maxParallel int
+	// calibrations are the calibrating scenarios the selected pairs may
+	// rest on; those they do rest on join the run (engine.WithCalibrations).
+	calibrations []*engine.Scenario
 	// options are the suite's own settings, recorded in the report with
 	// the shared flags.
 	options map[string]string
@@ -229,6 +232,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		if err != nil && !(len(suites) > 1 && errors.Is(err, engine.ErrNothingSelected)) {
 			return usageError("%v", err)
 		}
+		ps = engine.WithCalibrations(ps, s.calibrations, sel, s.env)
 		pairs[i] = ps
 		selected += len(ps)
 		for _, p := range s.known.Unmatched(ps) {

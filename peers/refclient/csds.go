@@ -54,6 +54,9 @@ func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 		}
 		for _, s := range states {
 			use, warm, status := s.shown()
+			if status == statusDoesNotExist && c.fault(FaultStatusOmitsMissing) {
+				continue // OBS-1 broken: what does not exist is not shown at all
+			}
 			g := &statuspb.ClientConfig_GenericXdsConfig{TypeUrl: s.typ, Name: s.name, ClientStatus: status}
 			// The version in use; with none yet (Envoy profile), the one
 			// warming, shown as only REQUESTED.

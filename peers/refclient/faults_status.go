@@ -1,0 +1,24 @@
+package refclient
+
+// The fault switches of the client's status view as a whole: each makes
+// the view fail to show a state the client is in, which the harness's
+// calibration of the view (scenarios/client_calibration.go) must find
+// before it judges anything on that state. They join AllFaults and the
+// descriptions in init, so the older list stays as it is.
+const (
+	// FaultStatusOmitsMissing leaves out of CSDS every resource that does
+	// not exist, as Envoy's /config_dump lists only what it holds, so the
+	// view never shows DOES_NOT_EXIST (OBS-1).
+	FaultStatusOmitsMissing Fault = "status-omits-missing"
+)
+
+var statusFaultDescriptions = map[Fault]string{
+	FaultStatusOmitsMissing: "OBS-1: CSDS leaves out the resources that do not exist, as /config_dump does, so it never shows DOES_NOT_EXIST",
+}
+
+func init() {
+	for _, f := range []Fault{FaultStatusOmitsMissing} {
+		AllFaults = append(AllFaults, f)
+		faultDescriptions[f] = statusFaultDescriptions[f]
+	}
+}
