@@ -27,13 +27,15 @@ test:
 	$(GO) test -race -count=1 -p 1 ./...
 	cd deploy/kubernetes && $(GO) test -count=1 ./...
 
-## bench: suite timings against the built-in targets (figures for the closing note), then the
+## bench: suite timings against the built-in targets (figures for the closing note), `xdsconform
+## run` as a user runs it (its own process, the median of 3), then the
 ## load runs (docs/load.md): 500 clients against each built-in in-process, and 10,000 clients
 ## against examples/fixture-server in a process of its own, on 100 streams a connection and on
 ## one connection a stream (each run is the xdsconform CLI in its own process, so its peak RSS
 ## is its own; a few minutes)
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./scenarios/
+	$(GO) test -run '^$$' -bench DefaultRun -benchtime 3x ./cmd/xdsconform/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/load/
 
 ## soak: both suites against the reference peers SOAK_RUNS times in a row (default 200; the

@@ -10,9 +10,7 @@ import (
 // on, which runs first: against a view that never shows DOES_NOT_EXIST
 // the calibration fails OBS-1 and the pair is blocked; declared with
 // --status-lacks, both are skipped and the run passes; the calibration
-// skipped by name, the pair is judged uncalibrated, as before. (The
-// console is read, not the JSON report: the report's schema does not
-// know the blocked outcome yet.)
+// skipped by name, the pair is judged uncalibrated, as before.
 func TestClientCalibration(t *testing.T) {
 	args := []string{"client", "--target", "builtin:reference", "--fault", "status-omits-missing",
 		"--run", "client/ttl/expires[sotw-ads]", "--timeout", "1s", "-v"}
@@ -21,7 +19,7 @@ func TestClientCalibration(t *testing.T) {
 	assert.Equal(t, exitFailures, code, stderr)
 	assert.Contains(t, out, "client suite, 2 scenario runs against")
 	assert.Contains(t, out, "FAIL  client/status/shows-does-not-exist[sotw-ads]")
-	assert.Contains(t, out, "BLOCKED client/ttl/expires[sotw-ads]")
+	assert.Contains(t, out, "BLOCK client/ttl/expires[sotw-ads]")
 
 	// With a pair that runs: a run of nothing but skips is a usage error.
 	code, out, stderr = run(t, append(args, "--status-lacks", "DOES_NOT_EXIST", "--run", "client/nack/recovery[sotw-ads]")...)

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 )
 
@@ -28,9 +29,10 @@ type monitor struct {
 	wall     time.Duration
 }
 
-// lagTick is how often the monitor looks at the clock: a tick that comes
-// late by more than saturatedLag means the harness could not schedule its
-// own goroutines in time.
+// lagTick is how often the monitor looks at the harness's scheduling lag,
+// which internal/lag samples (the same measure the suites' timing
+// verdicts weigh): a stall longer than saturatedLag means the harness
+// could not schedule its own goroutines in time.
 const (
 	lagTick      = 50 * time.Millisecond
 	saturatedLag = 200 * time.Millisecond
@@ -49,6 +51,7 @@ func startMonitor() *monitor {
 
 func (m *monitor) watch() {
 	defer close(m.stopped)
+	defer lag.Start()()
 	t := time.NewTicker(lagTick)
 	defer t.Stop()
 	last := time.Now()
@@ -60,8 +63,11 @@ func (m *monitor) watch() {
 		case <-m.done:
 			return
 		case now := <-t.C:
-			if lag := now.Sub(last) - lagTick; lag > time.Duration(m.lagMax.Load()) {
-				m.lagMax.Store(int64(lag))
+			// Each look covers the time since the last: the ring of
+			// stalls internal/lag keeps need not reach back over a run of
+			// any length.
+			if st := lag.In(last, now); st.Max > time.Duration(m.lagMax.Load()) {
+				m.lagMax.Store(int64(st.Max))
 			}
 			last = now
 			if n%20 == 0 { // ReadMemStats stops the world: once a second
