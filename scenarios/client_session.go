@@ -260,7 +260,10 @@ func (c *C) fail(format string, args ...any) {
 	if why := cutShort(c.T, err); why != "" {
 		c.Abortf("%s: %s", why, fmt.Sprintf(format, args...))
 	}
-	if fakeclient.RecvLimitExceeded(err) {
+	// The fake server's receive side: a client cannot send a server a
+	// status, so a message refused for its size there was refused by the
+	// harness's own limit.
+	if wire.OwnRecvLimit(err) {
 		c.Abortf("%s", fakeclient.RecvLimitNote(err))
 	}
 	if errors.Is(err, fakeserver.ErrOverflow) {
