@@ -161,8 +161,10 @@ func phaseOf(s *Scenario, fresh bool) phase {
 // runOrder is the order pairs start in: the shared phase, then the timed
 // one, then the alone one, each in the order given. A scenario that may
 // crash or wedge the target runs after the rest, by itself: the rest have
-// their verdicts from a healthy target, and a crash is attributed to the
-// one pair running when it happened. A scenario that measures durations
+// their verdicts from a healthy target, and a crash is charged to the pair
+// that sent the target the last scenario message before it stopped
+// answering, which, with one pair at a time and the target checked alive
+// before each, is the pair running then or none (chargeDeath). A scenario that measures durations
 // runs once the crowd has finished, so its figures are the target's.
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
@@ -273,14 +275,15 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	// break a rule, perhaps by dying of what the scenario sent. A pair
 	// that runs alone (Scenario.Alone) is re-checked whatever its
 	// outcome: it started against a live target (checked above) with
-	// nothing else running, so a death now is its doing, and fails its
-	// headline rule, on top of any failure it already saw.
+	// nothing else running, so a death now is charged to it if it sent
+	// the target the last scenario message before it stopped answering
+	// (chargeDeath).
 	cutShort := timedOut && ctx.Err() == context.Canceled
 	switch {
 	case panicked != "" || parent.Err() != nil:
 	case s.Alone:
 		if msg, died := diedDuring(parent, cfg.Env); died {
-			blameDeath(&r, s, t.failures, msg, cutShort)
+			chargeDeath(&r, s, t, msg, cutShort)
 		}
 	case r.Outcome == results.Error:
 		if msg, died := diedDuring(parent, cfg.Env); died {

@@ -42,6 +42,11 @@ type Options struct {
 	// global invariant is broken, from the receiving goroutine; the engine
 	// uses it to end a pair's trailing window early.
 	OnViolation func()
+	// OnSend, if set, is called after each message the client sent the
+	// target on any stream, from the sending goroutine: the engine
+	// charges a target's death to the pair that last sent it a message
+	// (engine.T.SentToTarget).
+	OnSend func()
 }
 
 // ErrTimeout is returned (wrapped) when an expected response did not arrive
@@ -525,6 +530,9 @@ func (c *Client) send(t wire.Type, m proto.Message) error {
 		// real status comes from the receive side.
 		<-s.done
 		return fmt.Errorf("send on %s: %w", s.name, closedError(s))
+	}
+	if c.opts.OnSend != nil {
+		c.opts.OnSend()
 	}
 	return nil
 }

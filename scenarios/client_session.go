@@ -121,7 +121,7 @@ func NewCWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
 	srv, err := fakeserver.Start(fakeserver.Options{
 		Addr: target.Options().Listen, Variant: t.Variant,
 		Timeout: t.Timeouts.Expect, Quiet: t.Timeouts.Quiet, Transcript: t.Transcript,
-		MaxRecvSize: target.Options().MaxRecvSize,
+		MaxRecvSize: target.Options().MaxRecvSize, OnSend: t.SentToTarget,
 	})
 	if err != nil {
 		t.Abortf("%v", err)

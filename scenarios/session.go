@@ -127,6 +127,13 @@ func (s *S) failAs(def string, err error, format string, args ...any) {
 		if grpcstatus.Code(err) == codes.Unavailable {
 			s.Abortf("the connection to the target was lost mid-step: %s", fmt.Sprintf(format, args...))
 		}
+	} else if grpcstatus.Code(err) == codes.Unavailable {
+		// Not a stream the target ended but one that could not be opened:
+		// gRPC fails a new stream with Unavailable only when it cannot
+		// reach the target (a refused connection, a dead process). The
+		// target broke no rule the step checks; the engine's liveness
+		// check says whether it died.
+		s.Abortf("the target could not be reached: %s", fmt.Sprintf(format, args...))
 	}
 	s.T.Failf(s.ruleOr(def), format, args...)
 	s.FailNow()
@@ -798,6 +805,7 @@ func connectWith(t *engine.T, target *targets.Server, features []string) *fakecl
 		Timeout:        t.Timeouts.Expect,
 		Transcript:     t.Transcript,
 		OnViolation:    t.StopLinger,
+		OnSend:         t.SentToTarget,
 	})
 	t.Cleanup(func() { c.Close(); conn.Close() })
 	t.AfterRun(func(t *engine.T) {
