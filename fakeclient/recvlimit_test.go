@@ -51,15 +51,15 @@ func closeNote(tr *transcript.Transcript) string {
 }
 
 // TestTargetRefusesAMessage: a target that refuses a request the harness
-// sent, as over its own receive limit, ends the stream with the very
-// status grpc-go gives a message over the harness's limit. It is the
-// target's refusal, with the size the harness sent and the target's
-// limit; nothing charges it to the harness's limit or names
-// --max-recv-size.
+// sent, as over its own receive limit (here grpc-go's default of 4 MiB,
+// and a 5 MiB request), ends the stream with the very status grpc-go
+// gives a message over the harness's limit. It is the target's refusal,
+// with the size the harness sent and the target's limit; nothing charges
+// it to the harness's limit or names --max-recv-size.
 func TestTargetRefusesAMessage(t *testing.T) {
-	const serverMax = 64 << 10
-	_, c, tr := sizeLimitPeers(t, serverMax, 4<<20)
-	req := c.SotWRequest(wire.Cluster, []string{strings.Repeat("n", 2*serverMax)})
+	const serverMax = 4 << 20
+	_, c, tr := sizeLimitPeers(t, serverMax, 16<<20)
+	req := c.SotWRequest(wire.Cluster, []string{strings.Repeat("n", 5<<20)})
 	size := proto.Size(req)
 	require.NoError(t, c.SendSotW(wire.Cluster, req))
 	_, err := c.Expect(wire.Cluster)
