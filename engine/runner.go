@@ -164,8 +164,9 @@ func phaseOf(s *Scenario, fresh bool) phase {
 // their verdicts from a healthy target, and a crash is charged to the pair
 // that sent the target the last scenario message before it stopped
 // answering, which, with one pair at a time and the target checked alive
-// before each, is the pair running then or none (chargeDeath). A scenario that measures durations
-// runs once the crowd has finished, so its figures are the target's.
+// before each, is the pair running then or none (chargeDeath). A scenario
+// that measures durations runs once the crowd has finished, so its
+// figures are the target's.
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
 	for _, ph := range []phase{phaseShared, phaseTimed, phaseAlone} {
