@@ -52,8 +52,9 @@ func RecvLimitNote(err error) string {
 // harness sent for its size: the limit is a setting of the target's, and
 // only the target's side can raise it.
 func RefusedNote(r wire.SizeRefusal) string {
-	return refusedBy(r) + "; that limit is a setting of the target's (in grpc-go, its server's grpc.MaxRecvMsgSize, " +
-		"4 MiB unless set), not the harness's: xDS sets no limit, so raise the target's to run this scenario"
+	return refusedBy(r) + "; that limit is a setting of the target's (a gRPC server's maximum receive message size: " +
+		"grpc.MaxRecvMsgSize in grpc-go, maxInboundMessageSize in grpc-java, 4 MiB unless set), not the harness's: " +
+		"xDS sets no limit, so raise the target's to run this scenario"
 }
 
 // refusedBy says what the target refused, with the sizes its status gave.
