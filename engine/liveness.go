@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/xdsconform/xdsconform/results"
 )
 
 // Liveness is an optional interface of an Env whose target can die during
@@ -23,8 +25,9 @@ type Liveness interface {
 	// reached; it returns why not, and from then on Died returns that.
 	// The engine calls it after a pair that errored, since a dead target
 	// shows first as a pair that could not run, and before and after each
-	// pair that runs alone (Scenario.Alone), to blame a death on the one
-	// pair during which the target went from alive to dead.
+	// pair that runs alone (Scenario.Alone), to charge a death to the one
+	// pair during which the target went from alive to dead, if it sent
+	// the target a scenario message (chargeDeath).
 	CheckAlive(ctx context.Context) error
 }
 
@@ -109,4 +112,46 @@ func diedDuring(ctx context.Context, env Env) (string, bool) {
 		return targetDied(err), true
 	}
 	return "", false
+}
+
+// SentToTarget records that the pair has just sent the target a message
+// of the scenario: an xDS request or response on the wire (the fake
+// peers call it on every message they send, through their OnSend hook),
+// not a call on the fixture, which only sets the scene. A target found
+// dead after a pair that ran alone is charged to that pair only if it
+// sent one (chargeDeath). Safe to call from any goroutine.
+func (t *T) SentToTarget() { t.sent.Store(time.Now().UnixNano()) }
+
+// lastSent is when the pair last sent the target a scenario message, and
+// whether it sent one at all.
+func (t *T) lastSent() (time.Time, bool) {
+	n := t.sent.Load()
+	return time.Unix(0, n), n != 0
+}
+
+// chargeDeath settles r, the result of a pair that ran alone during which
+// the target went from alive (checked before the pair started) to dead
+// (msg): the death is charged to the pair that last sent the target a
+// scenario message before it stopped answering. The pair ran alone, so
+// since the target was last known alive only this pair could have sent
+// one: if it did, the death is its (blameDeath, a failure of its
+// headline rule); if it did not — it got no further than fixture calls
+// (a Reset, a Set) or sent nothing at all — no scenario message
+// preceded the death, and the pair is not blamed: a failure it saw
+// stands, with the death noted after it, and any other outcome becomes
+// an error with the death as its cause. t.mu must be held.
+func chargeDeath(r *results.Result, s *Scenario, t *T, msg string, cutShort bool) {
+	if _, sent := t.lastSent(); sent {
+		blameDeath(r, s, t.failures, msg, cutShort)
+		return
+	}
+	const noSend = " (this pair had sent the target no scenario message, so the death is not charged to it)"
+	switch r.Outcome {
+	case results.Fail, results.Unsupported:
+		r.Message += "\nThen " + msg + noSend
+	case results.Error:
+		r.Message = diedMessage(msg+noSend, r.Message, cutShort)
+	default:
+		r.Outcome, r.Message = results.Error, msg+noSend
+	}
 }

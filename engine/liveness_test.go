@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,11 +148,13 @@ func TestRun_FailureSurvivesDeath(t *testing.T) {
 }
 
 // TestRun_DiedAlone checks that a scenario running alone (Scenario.Alone)
-// during which the target dies is the one that killed it: it fails its
-// headline rule, while the pairs after it error with the cause.
+// that sent the target a message, after which the target died, is the one
+// that killed it: it fails its headline rule, while the pairs after it
+// error with the cause.
 func TestRun_DiedAlone(t *testing.T) {
 	env := newMortalEnv()
 	crash := scenario("server/a/malformed", func(t *engine.T) {
+		t.SentToTarget() // the malformed request
 		env.kill()
 		t.Abortf("stream lost: connection refused")
 	})
@@ -201,13 +204,14 @@ func TestRun_UnusableAlone(t *testing.T) {
 }
 
 // TestRun_DiedAloneAfterFailing checks that a pair running alone that
-// fails and kills the target is the one blamed: it keeps its own failure
-// and gets the death as a further failure of its headline rule, while the
-// innocent pair running alone after it errors with the cause, without
-// running and without failing.
+// sends the target a message, fails and kills it is the one blamed: it
+// keeps its own failure and gets the death as a further failure of its
+// headline rule, while the innocent pair running alone after it errors
+// with the cause, without running and without failing.
 func TestRun_DiedAloneAfterFailing(t *testing.T) {
 	env := newMortalEnv()
 	killer := scenario("server/a/fails-and-kills", func(t *engine.T) {
+		t.SentToTarget()
 		env.kill()
 		t.Failf("ACK-1", "the server answered the malformed request with garbage")
 		t.FailNow()
@@ -257,13 +261,13 @@ func TestRun_DiedBeforeAlone(t *testing.T) {
 
 // TestRun_AloneAliveChecked checks that a pair running alone that passes
 // against a target that stays alive keeps its pass, the target checked
-// before and after it, and that one that passes but kills the target
-// fails its headline rule.
+// before and after it, and that one that passes but kills the target with
+// a message it sent fails its headline rule.
 func TestRun_AloneAliveChecked(t *testing.T) {
 	env := newMortalEnv()
-	fine := scenario("server/a/fine", func(*engine.T) {})
+	fine := scenario("server/a/fine", func(t *engine.T) { t.SentToTarget() })
 	fine.Alone = true
-	kills := scenario("server/a/passes-and-kills", func(*engine.T) { env.kill() })
+	kills := scenario("server/a/passes-and-kills", func(t *engine.T) { t.SentToTarget(); env.kill() })
 	kills.Alone = true
 	rs, _ := run(t, t.Context(), pairsOf(t, fine, kills), engine.Config{Env: env, Timeouts: quick})
 	require.Len(t, rs, 2)
@@ -271,4 +275,64 @@ func TestRun_AloneAliveChecked(t *testing.T) {
 	assert.Equal(t, results.Fail, rs[1].Outcome, rs[1].Message)
 	assert.Equal(t, []string{"NONCE-1"}, rs[1].RulesBroken)
 	assert.Equal(t, int32(4), env.checks.Load(), "before and after each pair running alone")
+}
+
+// TestRun_DiedAloneAfterFixtureOnly checks that a crash is charged to the
+// pair that last sent the target a scenario message, not to the pair
+// running when it was seen: a pair running alone that got no further than
+// a fixture call (a Reset) when the target died is not blamed, whether it
+// errored or passed, and errors with the death as its cause and what it
+// saw; a pair running alone that sent the target a message, and after
+// which the target died, is.
+func TestRun_DiedAloneAfterFixtureOnly(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body func(env *mortalEnv) func(*engine.T)
+		saw  string
+	}{
+		{"errored at its fixture Reset", func(env *mortalEnv) func(*engine.T) {
+			return func(t *engine.T) {
+				env.kill()
+				t.Abortf("fixture Reset: connection refused")
+			}
+		}, "fixture Reset: connection refused"},
+		{"passed, having sent nothing", func(env *mortalEnv) func(*engine.T) {
+			return func(*engine.T) { env.kill() }
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newMortalEnv()
+			sender := scenario("server/a/sends-and-passes", func(t *engine.T) { t.SentToTarget() })
+			sender.Alone = true
+			fixtureOnly := scenario("server/a/fixture-only", c.body(env))
+			fixtureOnly.Alone = true
+			rs, _ := run(t, t.Context(), pairsOf(t, sender, fixtureOnly), engine.Config{Env: env, Timeouts: quick})
+			require.Len(t, rs, 2)
+			assert.Equal(t, results.Pass, rs[0].Outcome, "the pair before, checked alive after it, keeps its pass: %s", rs[0].Message)
+
+			r := rs[1]
+			assert.Equal(t, results.Error, r.Outcome, r.Message)
+			assert.Empty(t, r.RulesBroken, "a pair that sent nothing is not blamed")
+			assert.True(t, strings.HasPrefix(r.Message, "the target died during the run: "+errCrashed.Error()), r.Message)
+			assert.Contains(t, r.Message, "sent the target no scenario message")
+			if c.saw != "" {
+				assert.Contains(t, r.Message, "\nwhat this pair saw: "+c.saw)
+			}
+		})
+	}
+
+	t.Run("sent a message, then the target died", func(t *testing.T) {
+		env := newMortalEnv()
+		sender := scenario("server/a/sends-then-dies", func(t *engine.T) {
+			t.SentToTarget()
+			env.kill()
+			t.Abortf("stream lost: connection refused")
+		})
+		sender.Alone = true
+		rs, _ := run(t, t.Context(), pairsOf(t, sender), engine.Config{Env: env, Timeouts: quick})
+		require.Len(t, rs, 1)
+		assert.Equal(t, results.Fail, rs[0].Outcome, rs[0].Message)
+		assert.Equal(t, []string{"NONCE-1"}, rs[0].RulesBroken)
+		assert.Contains(t, rs[0].Message, "the target died while this scenario ran alone against it: "+errCrashed.Error())
+	})
 }

@@ -242,10 +242,12 @@ func phaseOf(s *Scenario, fresh bool) phase {
 // come first, so that what they find out of the target is known before
 // any pair resting on it is judged (Calibration). A scenario that may
 // crash or wedge the target runs after the rest, by itself: the rest have
-// their verdicts from a healthy target, and a crash is attributed to the
-// one pair running when it happened. A scenario that measures durations
-// runs with the crowd: its verdicts weigh the harness's own lag
-// (T.Within).
+// their verdicts from a healthy target, and a crash is charged to the pair
+// that sent the target the last scenario message before it stopped
+// answering, which, with one pair at a time and the target checked alive
+// before each, is the pair running then or none (chargeDeath). A scenario
+// that measures durations runs with the crowd: its verdicts weigh the
+// harness's own lag (T.Within).
 func runOrder(pairs []Pair, fresh bool) []int {
 	order := make([]int, 0, len(pairs))
 	for _, ph := range []phase{phaseFirst, phaseShared, phaseAlone} {
@@ -381,8 +383,9 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 	// break a rule, perhaps by dying of what the scenario sent. A pair
 	// that runs alone (Scenario.Alone) is re-checked whatever its
 	// outcome: it started against a live target (checked above) with
-	// nothing else running, so a death now is its doing, and fails its
-	// headline rule, on top of any failure it already saw.
+	// nothing else running, so a death now is charged to it if it sent
+	// the target the last scenario message before it stopped answering
+	// (chargeDeath).
 	cutShort := timedOut && ctx.Err() == context.Canceled
 	switch {
 	case panicked != "" || parent.Err() != nil:
@@ -396,7 +399,7 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 				r.Message = diedMessage(msg, r.Message, cutShort)
 			}
 		case died:
-			blameDeath(&r, s, t.failures, msg, cutShort)
+			chargeDeath(&r, s, t, msg, cutShort)
 		}
 	case r.Outcome == results.Error:
 		if msg, died := diedDuring(parent, cfg.Env); died {

@@ -36,8 +36,11 @@ type Scenario struct {
 	// Alone marks a scenario that may crash or wedge the target (the
 	// robustness scenarios): its pairs run after every other pair, one
 	// at a time, so a target that dies or stops answering is seen by the
-	// pair that caused it and by no other. Against an Env that starts a
-	// fresh target for every pair (FreshTargets) they run with the rest.
+	// pair that caused it and by no other. The death is charged to that
+	// pair only if it sent the target a scenario message (T.SentToTarget):
+	// one that got no further than a fixture call errors with the death
+	// as its cause. Against an Env that starts a fresh target for every
+	// pair (FreshTargets) they run with the rest.
 	Alone bool
 	// Timed once marked a scenario whose verdict rests on durations it
 	// measures, to run it apart from the crowd.

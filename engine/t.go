@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -116,6 +117,10 @@ type T struct {
 	stopLinger chan struct{}
 	checks     []func(*T)
 	cleanups   []func()
+
+	// sent is when the pair last sent the target a scenario message
+	// (SentToTarget), in Unix nanoseconds; 0 while it has sent none.
+	sent atomic.Int64
 }
 
 // Failure is one failed expectation: the rule its step checks and what

@@ -43,6 +43,11 @@ type Options struct {
 	// global invariant is broken, from the receiving goroutine; the engine
 	// uses it to end a pair's trailing window early.
 	OnViolation func()
+	// OnSend, if set, is called after each message the client sent the
+	// target on any stream, from the sending goroutine: the engine
+	// charges a target's death to the pair that last sent it a message
+	// (engine.T.SentToTarget).
+	OnSend func()
 }
 
 // ErrTimeout is returned (wrapped) when an expected response did not arrive
@@ -101,6 +106,12 @@ type stream struct {
 	located  bool                         // a request on the stream carried resource_locators: it takes Resource wrappers (DYN-1)
 	held     map[string]map[string]string // type URL -> name -> version last received
 	sendMu   sync.Mutex
+	// sizes are the sizes of the last messages sent, the evidence that a
+	// size refusal is the target's (wire.ClassifySizeRefusal).
+	sizes wire.SentSizes
+	// refusal, set with err, says the stream ended because a message was
+	// refused for its size, and by whom.
+	refusal *wire.SizeRefusal
 }
 
 // New returns a client for variant v over conn. Nothing is sent until the
@@ -434,16 +445,22 @@ func (c *Client) ended(s *stream, err error) {
 	c.mu.Lock()
 	byHarness := s.closing || c.ctx.Err() != nil
 	c.mu.Unlock()
+	var refusal *wire.SizeRefusal
+	if r, ok := wire.ClassifySizeRefusal(err, &s.sizes); ok {
+		refusal = &r
+	}
 	note := "closed by target: " + transcript.StatusNote(err)
 	switch {
-	case RecvLimitExceeded(err):
+	case refusal != nil && refusal.Ours:
 		note = "closed by harness: " + RecvLimitNote(err)
+	case refusal != nil:
+		note += " (" + refusedBy(*refusal) + ")"
 	case byHarness:
 		note = "closed by harness"
 	}
 	c.opts.Transcript.Event(s.name, note)
 	c.mu.Lock()
-	s.err = err
+	s.err, s.refusal = err, refusal
 	c.wake()
 	c.mu.Unlock()
 }
@@ -455,11 +472,19 @@ type ClosedError struct {
 	Stream string
 	// Err is what the stream's receive returned (a gRPC status or io.EOF).
 	Err error
+	// Refusal, when set, says the stream ended because a message was
+	// refused for its size: by the harness's own receive limit
+	// (Refusal.Ours; then the harness, not the target, ended it) or by
+	// the target, which refused a message the harness sent.
+	Refusal *wire.SizeRefusal
 }
 
 func (e *ClosedError) Error() string {
-	if RecvLimitExceeded(e.Err) {
+	switch {
+	case e.Refusal != nil && e.Refusal.Ours:
 		return fmt.Sprintf("stream %s closed by harness: %s", e.Stream, RecvLimitNote(e.Err))
+	case e.Refusal != nil:
+		return fmt.Sprintf("stream %s closed by target: %s (%s)", e.Stream, transcript.StatusNote(e.Err), refusedBy(*e.Refusal))
 	}
 	return fmt.Sprintf("stream %s closed by target: %s", e.Stream, transcript.StatusNote(e.Err))
 }
@@ -467,7 +492,9 @@ func (e *ClosedError) Error() string {
 // Unwrap returns the stream's own error.
 func (e *ClosedError) Unwrap() error { return e.Err }
 
-func closedError(s *stream) error { return &ClosedError{Stream: s.name, Err: s.err} }
+func closedError(s *stream) error {
+	return &ClosedError{Stream: s.name, Err: s.err, Refusal: s.refusal}
+}
 
 // wake tells waiters something arrived; c.mu must be held.
 func (c *Client) wake() {
@@ -484,6 +511,9 @@ func (c *Client) send(t wire.Type, m proto.Message) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	c.opts.Transcript.Record(s.name, transcript.Sent, m)
+	// The size on the wire: the proto codec's length prefix is
+	// proto.Size, which a target that refuses the message quotes.
+	s.sizes.Add(proto.Size(m))
 	c.mu.Lock()
 	s.sentAny = true
 	if locates(m) {
@@ -501,6 +531,9 @@ func (c *Client) send(t wire.Type, m proto.Message) error {
 		// real status comes from the receive side.
 		<-s.done
 		return fmt.Errorf("send on %s: %w", s.name, closedError(s))
+	}
+	if c.opts.OnSend != nil {
+		c.opts.OnSend()
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -30,6 +31,7 @@ type RESTClient struct {
 	node    *core.Node
 	maxBody int64
 	tr      *transcript.Transcript
+	onSend  func()
 }
 
 // RESTOptions configure a RESTClient.
@@ -44,6 +46,10 @@ type RESTOptions struct {
 	MaxBody int64
 	// Transcript records every poll; nil records nothing.
 	Transcript *transcript.Transcript
+	// OnSend, if set, is called once each poll was written to the
+	// target, answered or not (a poll that kills the target gets no
+	// answer): see Options.OnSend.
+	OnSend func()
 }
 
 // NewREST returns a client for the REST endpoint at base ("http://host:port").
@@ -54,7 +60,7 @@ func NewREST(base string, opts RESTOptions) *RESTClient {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = int64(wire.MaxRecvSize(0))
 	}
-	return &RESTClient{base: strings.TrimSuffix(base, "/"), http: opts.HTTP, node: opts.Node, maxBody: opts.MaxBody, tr: opts.Transcript}
+	return &RESTClient{base: strings.TrimSuffix(base, "/"), http: opts.HTTP, node: opts.Node, maxBody: opts.MaxBody, tr: opts.Transcript, onSend: opts.OnSend}
 }
 
 // restStream is the transcript stream name of REST polls.
@@ -112,6 +118,15 @@ func (c *RESTClient) PostRaw(ctx context.Context, path string, body []byte) (*Po
 		return nil, fmt.Errorf("REST poll to %s: %w", path, err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
+	if c.onSend != nil {
+		hreq = hreq.WithContext(httptrace.WithClientTrace(hreq.Context(), &httptrace.ClientTrace{
+			WroteRequest: func(w httptrace.WroteRequestInfo) {
+				if w.Err == nil {
+					c.onSend()
+				}
+			},
+		}))
+	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		c.tr.Event(restStream, fmt.Sprintf("POST %s failed: %v", path, err))

@@ -146,6 +146,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 		}
 		if err == nil {
 			st.srv.opts.Transcript.Record(st.Name, transcript.Sent, op.msg)
+			st.srv.sent()
 		}
 		op.done <- err
 	case <-r.Context().Done():

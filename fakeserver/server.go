@@ -42,6 +42,11 @@ type Options struct {
 	// MaxRecvSize is the largest request, in bytes, accepted from the
 	// client (0: wire.DefaultMaxRecvSize).
 	MaxRecvSize int
+	// OnSend, if set, is called after each message the server sent the
+	// client (a response, or the status a stream is ended with), from
+	// the goroutine that sent it: the engine charges a target's death to
+	// the pair that last sent it a message (engine.T.SentToTarget).
+	OnSend func()
 }
 
 // ErrTimeout is returned (wrapped) when an expected stream or request did
@@ -375,4 +380,11 @@ func (s *Server) addStream(st *Stream) bool {
 		s.violate(st, "variant", "the client opened %s, but the variant under test is %s (does the client speak it?)", st.method(), want)
 	}
 	return true
+}
+
+// sent tells OnSend, if set, that a message went out to the client.
+func (s *Server) sent() {
+	if s.opts.OnSend != nil {
+		s.opts.OnSend()
+	}
 }

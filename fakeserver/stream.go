@@ -272,9 +272,12 @@ func (st *Stream) serve(ctx context.Context, recv func() (proto.Message, error),
 			err := send(op.msg)
 			if err == nil {
 				st.srv.opts.Transcript.Record(st.Name, transcript.Sent, op.msg)
+				st.srv.sent()
 			}
 			op.done <- err
 		case err := <-st.end:
+			// Returned, the status goes to the client: a message too.
+			st.srv.sent()
 			return err
 		case err := <-recvDone:
 			if errors.Is(err, io.EOF) {

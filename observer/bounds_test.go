@@ -3,12 +3,15 @@ package observer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	status "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,7 +73,7 @@ func TestReadWaitsForRoom(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		b, err := readBounded(t.Context(), strings.NewReader(strings.Repeat("x", 1000)))
+		b, err := readBounded(t.Context(), strings.NewReader(strings.Repeat("x", 1000)), StatusViewBytes)
 		done <- result{b, err}
 	}()
 	require.Equal(t, "small", <-waits)
@@ -90,7 +93,7 @@ func TestLargeReadsTakeTurns(t *testing.T) {
 	var got []byte
 	go func() {
 		var err error
-		got, err = readBounded(t.Context(), strings.NewReader(strings.Repeat("y", 3*smallReadBytes)))
+		got, err = readBounded(t.Context(), strings.NewReader(strings.Repeat("y", 3*smallReadBytes)), StatusViewBytes)
 		done <- err
 	}()
 	require.Equal(t, "large", <-waits)
@@ -113,7 +116,7 @@ func TestReadWaitBoundedByContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := readBounded(ctx, strings.NewReader("z"))
+		_, err := readBounded(ctx, strings.NewReader("z"), StatusViewBytes)
 		done <- err
 	}()
 	<-waits
@@ -145,4 +148,61 @@ func TestCSDSReadsTakeTurns(t *testing.T) {
 	require.Error(t, err, "nothing listens there")
 	assert.NotContains(t, err.Error(), "waiting for another read", "the turn is free again")
 	assert.Empty(t, c.turn, "a read gives its turn back")
+}
+
+// TestConfigDumpMaxBytes: a dump over the default cap is refused with
+// ErrTooLarge, naming the cap; with the cap raised (MaxBytes) the same
+// dump is read, and the read still gives back what it held.
+func TestConfigDumpMaxBytes(t *testing.T) {
+	body := `{"configs": [{"@type": "` + clustersDumpURL + `", "dynamic_active_clusters": [{"version_info": "1", "cluster": {"name": "c"}}]}]}` +
+		strings.Repeat(" ", StatusViewBytes)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) }))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+
+	o := NewConfigDump(addr)
+	t.Cleanup(func() { _ = o.Close() })
+	_, err := o.Observe(t.Context())
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Contains(t, err.Error(), fmt.Sprintf("over %d bytes", StatusViewBytes))
+
+	raised := NewConfigDump(addr, MaxBytes(2*StatusViewBytes))
+	t.Cleanup(func() { _ = raised.Close() })
+	rs, err := raised.Observe(t.Context())
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	assert.Equal(t, "c", rs[0].Name)
+	assert.Zero(t, reading.Load())
+}
+
+// TestCSDSMaxBytes: a CSDS response over the observer's cap is refused by
+// the harness's own receive limit, reported as ErrTooLarge naming the
+// cap, on the unary method and the streaming one alike; under a cap
+// raised past it, it is read.
+func TestCSDSMaxBytes(t *testing.T) {
+	const capBytes = 1 << 20
+	resp := sampleStatus(t)
+	resp.Config[0].GenericXdsConfigs[0].ErrorState = &admin.UpdateFailureState{Details: strings.Repeat("d", 2*capBytes)}
+	for name, impl := range map[string]status.ClientStatusDiscoveryServiceServer{
+		"fetch": &fullCSDS{resp: resp}, "stream-only": &streamOnlyCSDS{resp: resp},
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr := serveCSDS(t, impl)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			o, err := DialCSDS(addr, MaxBytes(capBytes))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = o.Close() })
+			_, err = o.Observe(ctx)
+			require.ErrorIs(t, err, ErrTooLarge)
+			assert.Contains(t, err.Error(), fmt.Sprintf("over %d bytes", capBytes))
+
+			raised, err := DialCSDS(addr, MaxBytes(4*capBytes))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = raised.Close() })
+			rs, err := raised.Observe(ctx)
+			require.NoError(t, err)
+			assert.NotEmpty(t, rs)
+		})
+	}
 }

@@ -23,22 +23,54 @@ import (
 // few fields naming resources and their status are read, so Config is
 // left nil.
 type ConfigDump struct {
-	url    string
-	client *http.Client
+	url      string
+	client   *http.Client
+	maxBytes int64
 }
 
 var _ Observer = (*ConfigDump)(nil)
 
 // NewConfigDump returns an observer for the Envoy admin interface at
 // adminAddr (host:port). Nothing is contacted until Observe.
-func NewConfigDump(adminAddr string) *ConfigDump {
+func NewConfigDump(adminAddr string, opts ...Option) *ConfigDump {
 	// A private transport, so Close can drop our idle connections without
 	// touching anyone else's.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	return &ConfigDump{
 		// include_eds: EDS resources are left out of the dump by default.
-		url:    "http://" + adminAddr + "/config_dump?include_eds",
-		client: &http.Client{Transport: tr},
+		url:      "http://" + adminAddr + "/config_dump?include_eds",
+		client:   &http.Client{Transport: tr},
+		maxBytes: configure(opts).maxBytes,
+	}
+}
+
+// Option adjusts an observer.
+type Option func(*config)
+
+// config is what the Options set.
+type config struct {
+	maxBytes int64
+}
+
+// configure applies opts to the defaults.
+func configure(opts []Option) config {
+	c := config{maxBytes: StatusViewBytes}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// MaxBytes sets the largest status view, in bytes, a read accepts: one
+// /config_dump body, one CSDS response. n <= 0 keeps StatusViewBytes. A
+// larger view is an error wrapping ErrTooLarge, which says the harness's
+// cap was hit, not that the client did anything wrong: the CLI's
+// --max-status-size raises it.
+func MaxBytes(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxBytes = int64(n)
+		}
 	}
 }
 
@@ -53,7 +85,7 @@ func (c *ConfigDump) Observe(ctx context.Context) ([]Resource, error) {
 		return nil, fmt.Errorf("GET %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()
-	body, err := readBounded(ctx, resp.Body)
+	body, err := readBounded(ctx, resp.Body, c.maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", c.url, err)
 	}
@@ -71,8 +103,10 @@ func (c *ConfigDump) Observe(ctx context.Context) ([]Resource, error) {
 // what it costs: a client whose admin endpoint answers with an endless or
 // huge body must cost a bounded read and a clear error, not gigabytes.
 const (
-	// StatusViewBytes bounds one /config_dump body and one CSDS response.
-	// Envoy's dump of every scenario's resources is a few kilobytes.
+	// StatusViewBytes bounds one /config_dump body and one CSDS response
+	// unless an observer is given another cap (MaxBytes). Envoy's dump of
+	// every scenario's resources is a few kilobytes; one of a client that
+	// also holds a large configuration of its own can be more.
 	StatusViewBytes = 8 << 20
 	// smallReadBytes is what a dump read reserves before reading: a dump
 	// no larger is read on that reservation alone. readingSmall bounds
@@ -80,15 +114,20 @@ const (
 	smallReadBytes = 64 << 10
 	readingSmall   = 8 << 20
 	// largeReads is how many dumps larger than smallReadBytes are read at
-	// once in the process; each may grow to StatusViewBytes.
+	// once in the process; each may grow to its observer's cap
+	// (StatusViewBytes unless MaxBytes raised it).
 	largeReads = 2
 	// readingBytes bounds the dump bytes held by all reads of the process
-	// at once: pairs observe their clients concurrently, and each read
-	// must not be allowed its StatusViewBytes times the pairs running.
+	// at once, at the default cap: pairs observe their clients
+	// concurrently, and each read must not be allowed its cap times the
+	// pairs running. A raised cap raises it to readingSmall + largeReads
+	// times that cap.
 	readingBytes = readingSmall + largeReads*StatusViewBytes
 )
 
-// ErrTooLarge is returned (wrapped) for a status view over StatusViewBytes.
+// ErrTooLarge is returned (wrapped) for a status view over its observer's
+// cap (StatusViewBytes, or MaxBytes): the harness's own bound, so the
+// view was not read and nothing in it can be judged.
 var ErrTooLarge = errors.New("status view too large")
 
 // A read waits for room rather than failing when others hold it, so that
@@ -124,11 +163,11 @@ func acquire(ctx context.Context, sem *semaphore.Weighted, n int64, tier string)
 	return nil
 }
 
-// readBounded reads a dump body of at most StatusViewBytes, waiting for
-// room among the reads of the process (see small, large) and holding it
-// until it returns (the parse that follows is bounded by the same
-// figure, so the room read is a fair stand-in for it).
-func readBounded(ctx context.Context, r io.Reader) ([]byte, error) {
+// readBounded reads a dump body of at most maxBytes, waiting for room
+// among the reads of the process (see small, large) and holding it until
+// it returns (the parse that follows is bounded by the same figure, so the
+// room read is a fair stand-in for it).
+func readBounded(ctx context.Context, r io.Reader, maxBytes int64) ([]byte, error) {
 	if err := acquire(ctx, small, smallReadBytes, "small"); err != nil {
 		return nil, err
 	}
@@ -146,16 +185,16 @@ func readBounded(ctx context.Context, r io.Reader) ([]byte, error) {
 	for {
 		n, err := r.Read(chunk)
 		if n > 0 {
-			if int64(buf.Len()+n) > StatusViewBytes {
-				return nil, fmt.Errorf("the body is over %d bytes (the harness reads at most that): %w", StatusViewBytes, ErrTooLarge)
+			if int64(buf.Len()+n) > maxBytes {
+				return nil, fmt.Errorf("the body is over %d bytes (the harness reads at most that): %w", maxBytes, ErrTooLarge)
 			}
 			if int64(buf.Len()+n) > limit {
 				// Larger than a small read: wait for a large turn, which
-				// is room for StatusViewBytes.
+				// is room for maxBytes.
 				if err := acquire(ctx, large, 1, "large"); err != nil {
 					return nil, err
 				}
-				limit, turn = StatusViewBytes, true
+				limit, turn = maxBytes, true
 			}
 			reading.Add(int64(n))
 			held += int64(n)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	admin "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	status "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
@@ -21,16 +22,17 @@ import (
 // size is not known until it has been paid for, and reserving the most it
 // could cost (StatusViewBytes) would let only a few pairs read at once.
 // Instead each response is bounded by the connection's receive limit
-// (StatusViewBytes, enforced by grpc-go before decoding), and an observer
+// (StatusViewBytes or MaxBytes, enforced by grpc-go before decoding), and an observer
 // reads one response at a time (turn): a pair's status view costs at most
-// StatusViewBytes in flight, however many of its checks poll it, so the
+// that cap in flight, however many of its checks poll it, so the
 // whole run costs at most that times the pairs running at once, the same
 // bound --max-recv-size puts on the xDS connections.
 type CSDS struct {
-	addr   string
-	conn   *grpc.ClientConn
-	client status.ClientStatusDiscoveryServiceClient
-	turn   chan struct{} // holds a token while a read is in flight
+	addr     string
+	conn     *grpc.ClientConn
+	client   status.ClientStatusDiscoveryServiceClient
+	turn     chan struct{} // holds a token while a read is in flight
+	maxBytes int64
 }
 
 var _ Observer = (*CSDS)(nil)
@@ -38,14 +40,16 @@ var _ Observer = (*CSDS)(nil)
 // DialCSDS prepares a plaintext connection to the CSDS endpoint at addr
 // (host:port). The connection is lazy: nothing is dialled until the first
 // Observe, so a client that is still starting up is not an error here.
-func DialCSDS(addr string) (*CSDS, error) {
+func DialCSDS(addr string, opts ...Option) (*CSDS, error) {
+	cfg := configure(opts)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// A status view is bounded like a config dump.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(StatusViewBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(int(cfg.maxBytes))))
 	if err != nil {
 		return nil, fmt.Errorf("csds client for %s: %w", addr, err)
 	}
-	return &CSDS{addr: addr, conn: conn, client: status.NewClientStatusDiscoveryServiceClient(conn), turn: make(chan struct{}, 1)}, nil
+	return &CSDS{addr: addr, conn: conn, client: status.NewClientStatusDiscoveryServiceClient(conn), turn: make(chan struct{}, 1),
+		maxBytes: cfg.maxBytes}, nil
 }
 
 // Observe fetches the client's status once. It uses the unary
@@ -64,10 +68,28 @@ func (c *CSDS) Observe(ctx context.Context) ([]Resource, error) {
 	if grpcstatus.Code(err) == codes.Unimplemented {
 		resp, err = c.stream(ctx)
 	}
+	if overCap(err) {
+		return nil, fmt.Errorf("csds %s: the response is over %d bytes (the harness reads at most that): %v: %w", c.addr, c.maxBytes, err, ErrTooLarge)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("csds %s: %w", c.addr, err)
 	}
 	return FlattenClientStatus(resp), nil
+}
+
+// overCap reports whether err is grpc-go refusing, on the harness's side,
+// a CSDS response over the connection's receive limit, the observer's cap.
+// The request is an empty ClientStatusRequest, which no client refuses for
+// its size, so these words here are always the harness's own; a client
+// that could not send its view for a send limit of its own says "trying to
+// send", which stays the client's.
+func overCap(err error) bool {
+	st, ok := grpcstatus.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted {
+		return false
+	}
+	m := st.Message()
+	return strings.Contains(m, "grpc: received message larger than max") || strings.Contains(m, "message after decompression larger than max")
 }
 
 // stream performs one request/response exchange on StreamClientStatus.

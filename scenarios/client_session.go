@@ -122,7 +122,7 @@ func NewCWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
 	srv, err := fakeserver.Start(fakeserver.Options{
 		Addr: target.Options().Listen, Variant: t.Variant,
 		Timeout: t.Timeouts.Expect, Quiet: t.Timeouts.Quiet, Transcript: t.Transcript,
-		MaxRecvSize: target.Options().MaxRecvSize,
+		MaxRecvSize: target.Options().MaxRecvSize, OnSend: t.SentToTarget,
 	})
 	if err != nil {
 		t.Abortf("%v", err)
@@ -269,7 +269,10 @@ func (c *C) fail(format string, args ...any) {
 	if why := cutShort(c.T, err); why != "" {
 		c.Abortf("%s: %s", why, fmt.Sprintf(format, args...))
 	}
-	if fakeclient.RecvLimitExceeded(err) {
+	// The fake server's receive side: a client cannot send a server a
+	// status, so a message refused for its size there was refused by the
+	// harness's own limit.
+	if wire.OwnRecvLimit(err) {
 		c.Abortf("%s", fakeclient.RecvLimitNote(err))
 	}
 	if errors.Is(err, fakeserver.ErrOverflow) {
@@ -696,11 +699,25 @@ func (c *C) observer() observer.Observer {
 }
 
 // observe reads the status view once, within d: a status endpoint that
-// accepts the call and never answers cannot hold the scenario.
+// accepts the call and never answers cannot hold the scenario. A view over
+// the harness's cap ends the pair (overStatusCap).
 func (c *C) observe(ctx context.Context, d time.Duration) ([]observer.Resource, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	return c.observer().Observe(ctx)
+	rs, err := c.observer().Observe(ctx)
+	if errors.Is(err, observer.ErrTooLarge) {
+		c.Abortf("%s", statusCapNote(err))
+	}
+	return rs, err
+}
+
+// statusCapNote is the error of a pair whose read of the client's status
+// view found it larger than the harness reads (--max-status-size): the
+// harness's own cap was hit, so it never saw what the client holds and
+// nothing was judged; reading again would only hit it again. A failure
+// the pair saw before stands (the engine adds this after it).
+func statusCapNote(err error) string {
+	return fmt.Sprintf("the client's status view is larger than the harness reads (%v): the harness's cap was hit, so nothing was judged; raise it with --max-status-size", err)
 }
 
 // pollEvery is how often the client's status view is read while waiting
@@ -808,6 +825,12 @@ func (c *C) Never(t wire.Type, name, what string, bad func(observer.Resource) bo
 			rctx, cancel := context.WithTimeout(ctx, c.Timeouts.Expect)
 			rs, err := o.Observe(rctx)
 			cancel()
+			// A view over the cap is not a failed read but one the
+			// harness will never manage: the watch cannot hold. A pair
+			// that has its verdict already keeps it.
+			if errors.Is(err, observer.ErrTooLarge) && !c.Decided() {
+				c.Abortf("%s", statusCapNote(err))
+			}
 			switch {
 			case err == nil:
 				read++

@@ -92,7 +92,7 @@ func federated(t *engine.T, s fedSetup) *F {
 			// Started before the client, so closed after it.
 			srv, err := fakeserver.Start(fakeserver.Options{Variant: t.Variant,
 				Timeout: t.Timeouts.Expect, Quiet: t.Timeouts.Quiet, Transcript: t.Transcript,
-				MaxRecvSize: target.Options().MaxRecvSize})
+				MaxRecvSize: target.Options().MaxRecvSize, OnSend: t.SentToTarget})
 			if err != nil {
 				t.Abortf("starting the server of authority %s: %v", a, err)
 			}

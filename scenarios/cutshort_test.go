@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,37 @@ func TestRecvLimit(t *testing.T) {
 			}), dump)
 		}
 	})
+}
+
+// TestTargetRefusesAMessage: a target whose own receive limit is below a
+// message the scenario sends (here the 8 KB NACK of any-error-code, over
+// a server limit of 4 KiB) refuses it with the status grpc-go gives a
+// message over the harness's own limit. The pair errors, charged to the
+// target: the message says the target refused a message of so many bytes
+// against its own limit, and never names the harness's limit or
+// --max-recv-size; the transcript says the target closed the stream.
+func TestTargetRefusesAMessage(t *testing.T) {
+	const targetMax = 4 << 10
+	srv, err := targets.ServeInProcess(context.Background(), "reference with a 4 KiB receive limit", refserver.New(), grpc.MaxRecvMsgSize(targetMax))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	rs := runOn(t, srv, engine.Config{Timeouts: testTimeouts}, engine.Selection{Run: []string{"server/nack/any-error-code[sotw-ads]", "server/nack/any-error-code[delta-ads]"}})
+	require.Len(t, rs, 2)
+	for _, r := range rs {
+		dump := r.FullName() + ": " + r.Message + "\n" + transcript.Format(r.Transcript)
+		require.Equal(t, results.Error, r.Outcome, dump)
+		assert.Empty(t, r.RulesBroken, dump)
+		assert.Contains(t, r.Message, "the target refused a message of ", dump)
+		assert.Contains(t, r.Message, fmt.Sprintf("over its own receive limit of %d bytes", targetMax), dump)
+		assert.NotContains(t, r.Message, "--max-recv-size", dump)
+		assert.NotContains(t, r.Message, "harness's receive limit", dump)
+		assert.True(t, containsEntry(r.Transcript, func(e transcript.Entry) bool {
+			return strings.HasPrefix(e.Note, "closed by target: ResourceExhausted")
+		}), "the transcript says the target closed the stream: %s", dump)
+		assert.False(t, containsEntry(r.Transcript, func(e transcript.Entry) bool {
+			return strings.Contains(e.Note, "closed by harness")
+		}), dump)
+	}
 }
 
 // lostOn ends the stream with Unavailable, as a lost connection shows,

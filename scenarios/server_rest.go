@@ -25,6 +25,7 @@ func (s *S) REST() *fakeclient.RESTClient {
 	}
 	return fakeclient.NewREST(s.target.REST.URL, fakeclient.RESTOptions{
 		HTTP: s.target.REST.HTTP, Node: s.C.Node(), MaxBody: int64(s.target.MaxRecvSize), Transcript: s.Transcript,
+		OnSend: s.SentToTarget,
 	})
 }
 

@@ -98,9 +98,20 @@ func (s *S) Fatalf(format string, args ...any) {
 // harness cut short (its receive limit, its queue bound, the scenario's
 // deadline) or that lost its connection, with no closing rule in force, ends the pair with
 // an error instead: the target broke no rule the step checks.
+//
+// A stream the target ended because it refused a message the harness
+// sent, as too large for its own limit, ends the pair with an error
+// charged to the target, closing rule or not: xDS bounds no message, and
+// a server may end a stream it cannot serve with a status (ROB-1, ROB-2),
+// so the refusal breaks no rule, but the scenario could not go on. The
+// error names the target's limit, not the harness's (--max-recv-size),
+// which had no part in it.
 func (s *S) failAs(def string, err error, format string, args ...any) {
 	if fakeclient.RecvLimitExceeded(err) {
 		s.Abortf("%s", fakeclient.RecvLimitNote(err))
+	}
+	if r, ok := fakeclient.TargetRefused(err); ok {
+		s.Abortf("%s: %s", fakeclient.RefusedNote(r), fmt.Sprintf(format, args...))
 	}
 	if errors.Is(err, fakeclient.ErrOverflow) {
 		s.Abortf("%s: %s", queueBoundNote, fmt.Sprintf(format, args...))
@@ -117,6 +128,13 @@ func (s *S) failAs(def string, err error, format string, args ...any) {
 		if grpcstatus.Code(err) == codes.Unavailable {
 			s.Abortf("the connection to the target was lost mid-step: %s", fmt.Sprintf(format, args...))
 		}
+	} else if grpcstatus.Code(err) == codes.Unavailable {
+		// Not a stream the target ended but one that could not be opened:
+		// gRPC fails a new stream with Unavailable only when it cannot
+		// reach the target (a refused connection, a dead process). The
+		// target broke no rule the step checks; the engine's liveness
+		// check says whether it died.
+		s.Abortf("the target could not be reached: %s", fmt.Sprintf(format, args...))
 	}
 	s.T.Failf(s.ruleOr(def), format, args...)
 	s.FailNow()
@@ -794,6 +812,7 @@ func connectWith(t *engine.T, target *targets.Server, features []string) *fakecl
 		Timeout:        t.Timeouts.Expect,
 		Transcript:     t.Transcript,
 		OnViolation:    t.StopLinger,
+		OnSend:         t.SentToTarget,
 	})
 	t.Cleanup(func() { c.Close(); conn.Close() })
 	t.AfterRun(func(t *engine.T) {

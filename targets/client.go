@@ -188,6 +188,12 @@ type ClientOptions struct {
 	// MaxRecvSize is the largest request, in bytes, the fake management
 	// server accepts from the client (0: DefaultMaxRecvSize).
 	MaxRecvSize int
+	// MaxStatusSize is the largest status view, in bytes, the harness
+	// reads from the client: one /config_dump body, one CSDS response
+	// (0: DefaultMaxStatusSize). A larger one ends the scenario with an
+	// error naming the cap: the harness could not look, so nothing was
+	// judged.
+	MaxStatusSize int
 	// BootstrapTemplate, with Command, replaces the gRPC bootstrap the
 	// harness writes for {{.Bootstrap}}: a Go text/template over
 	// BootstrapVars, for clients whose bootstrap has another shape.
@@ -600,7 +606,7 @@ func OutputNote(run Running) string {
 func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) {
 	switch {
 	case c.builtin != nil:
-		return c.builtin.Launch(ctx, BuiltinLaunch{LaunchSpec: spec, Profile: c.opts.Profile, Observer: c.opts.Observer,
+		return c.builtin.Launch(ctx, BuiltinLaunch{LaunchSpec: spec, Profile: c.opts.Profile, Observer: c.opts.Observer, MaxStatusSize: c.opts.MaxStatusSize,
 			DNETimer: c.opts.DNETimer, StartTimeout: c.opts.StartTimeout, Faults: c.faults})
 	case strings.HasPrefix(c.opts.Target, ContainerPrefix):
 		return c.launchContainer(ctx, spec)
@@ -618,16 +624,21 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 func (c *Clients) observerAt(addr string) (observer.Observer, error) {
 	switch c.opts.Observer {
 	case ObserveCSDS:
-		o, err := observer.DialCSDS(addr)
+		o, err := observer.DialCSDS(addr, observer.MaxBytes(c.opts.MaxStatusSize))
 		if err != nil {
 			return nil, fmt.Errorf("connecting to the client's CSDS at %s: %w", addr, err)
 		}
 		return o, nil
 	case ObserveAdmin:
-		return observer.NewConfigDump(addr), nil
+		return observer.NewConfigDump(addr, observer.MaxBytes(c.opts.MaxStatusSize)), nil
 	}
 	return nil, nil
 }
+
+// DefaultMaxStatusSize is the largest status view the harness reads from
+// a client unless configured (ClientOptions.MaxStatusSize,
+// --max-status-size).
+const DefaultMaxStatusSize = observer.StatusViewBytes
 
 // builtinRunning adapts a container and the waited-for client.
 type builtinRunning struct {

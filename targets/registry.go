@@ -116,6 +116,9 @@ type BuiltinLaunch struct {
 	StartTimeout time.Duration
 	// Faults are the faults to switch on, by their Name.
 	Faults []string
+	// MaxStatusSize caps each read of the client's status view, in bytes
+	// (0: DefaultMaxStatusSize); see ClientOptions.MaxStatusSize.
+	MaxStatusSize int
 }
 
 // ContainerRuntime runs container:IMAGE targets. Package docker registers

@@ -63,3 +63,7 @@ const maxByteSize = 1 << 30
 func maxRecvSizeHelp(from string) string {
 	return "largest message accepted from " + from + " (e.g. 64MiB); xDS sets no limit, so a bigger one ends the scenario with an error saying so, not a failure"
 }
+
+// maxStatusSizeHelp documents --max-status-size.
+const maxStatusSizeHelp = "largest status view read from the client, one /config_dump body or CSDS response (e.g. 32MiB); " +
+	"a bigger one ends the scenario with an error saying so, not a failure, since the harness could not look"

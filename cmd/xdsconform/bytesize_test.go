@@ -3,8 +3,12 @@ package main
 import (
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/targets"
 )
 
 func TestByteSize(t *testing.T) {
@@ -39,4 +43,28 @@ func TestMaxRecvSizeFlag(t *testing.T) {
 		assert.Contains(t, f.Usage, "xDS sets no limit", role)
 		assert.Error(t, cmd.Flags().Set("max-recv-size", "0"), role)
 	}
+}
+
+// TestMaxStatusSizeFlag checks --max-status-size on the client role: its
+// default is the observer's default cap, a bad size is a usage error, and
+// the size given is the cap the client suite reads its status views with.
+func TestMaxStatusSizeFlag(t *testing.T) {
+	cmd := newClientCmd(nil)
+	f := cmd.Flags().Lookup("max-status-size")
+	require.NotNil(t, f)
+	assert.Equal(t, "8MiB", f.DefValue)
+	assert.Contains(t, f.Usage, "not a failure")
+	assert.Error(t, cmd.Flags().Set("max-status-size", "0"))
+
+	// The client command's flags, as newClientCmd registers them.
+	c := &cobra.Command{}
+	cf := &clientFlags{}
+	cf.suite.register(c)
+	cf.files.register(c)
+	cf.register(c)
+	require.NoError(t, c.ParseFlags([]string{"--target", targets.BuiltinReference, "--max-status-size", "32MiB"}))
+	_, err := cf.clientSuite(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 32<<20, cf.opts.MaxStatusSize)
+	assert.Equal(t, observer.StatusViewBytes, targets.DefaultMaxStatusSize)
 }

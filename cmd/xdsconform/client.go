@@ -89,6 +89,9 @@ type clientFlags struct {
 	features []string
 	faults   []string
 	maxRecv  byteSize
+	// maxStatus is --max-status-size, the cap on one read of the
+	// client's status view.
+	maxStatus byteSize
 	// bootstrapTemplate is the --bootstrap-template file.
 	bootstrapTemplate string
 	// redactHeaders are header names whose values are secrets.
@@ -135,6 +138,8 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
 	f.maxRecv = targets.DefaultMaxRecvSize
 	fs.Var(&f.maxRecv, "max-recv-size", maxRecvSizeHelp("the client"))
+	f.maxStatus = targets.DefaultMaxStatusSize
+	fs.Var(&f.maxStatus, "max-status-size", maxStatusSizeHelp)
 	fs.StringArrayVar(&f.redactHeaders, "redact-header", nil, "a header NAME whose values are secrets, redacted in every report wherever resources or status views carry it (repeatable; authorization, cookies and names with token, secret, password, api-key or credential always are)")
 }
 
@@ -189,6 +194,7 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	}
 	f.opts.Faults = f.faults
 	f.opts.MaxRecvSize = int(f.maxRecv)
+	f.opts.MaxStatusSize = int(f.maxStatus)
 	if f.bootstrapTemplate != "" {
 		text, err := os.ReadFile(f.bootstrapTemplate)
 		if err != nil {

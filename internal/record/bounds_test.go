@@ -2,6 +2,7 @@ package record_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/internal/record"
@@ -73,6 +75,45 @@ func TestHugeRequestEndsTheStream(t *testing.T) {
 	assert.Error(t, <-upstreamEnd, "the server never gets the message, and its stream ends")
 	r.waitFor(t, "the close", hasNote(record.NoteClosedByProxy))
 	assert.Contains(t, note(r.Transcript().Entries(), "ads#1", record.NoteClosedByProxy), "the client sent a message over")
+}
+
+// TestServerRefusalPassesThrough: a server that refuses a client message
+// as over its own receive limit ends the stream with the very status
+// grpc-go gives a message over the proxy's limit. The client gets the
+// server's status as the server sent it, not one the proxy makes up
+// about its own limit, and the recording says the server ended the
+// stream, refusing a message of the size the client sent.
+func TestServerRefusalPassesThrough(t *testing.T) {
+	const serverMax = 1 << 10
+	up, s := startScripted(t, grpc.MaxRecvMsgSize(serverMax))
+	r := startProxy(t, up, record.Options{MaxMessageSize: 1 << 20})
+	refused := make(chan error, 1)
+	s.script <- func(ss wire.SotWServerStream) error {
+		_, err := ss.Recv() // grpc-go refuses the message here
+		refused <- err
+		return err
+	}
+	cs := openADS(t, context.Background(), dial(t, r.Addr()))
+	req := &discovery.DiscoveryRequest{ResourceNames: []string{strings.Repeat("x", 2*serverMax)}}
+	_ = cs.SendMsg(req)
+	err := cs.RecvMsg(&discovery.DiscoveryResponse{})
+	var serverErr error
+	select {
+	case serverErr = <-refused:
+	case <-time.After(wait):
+		require.FailNow(t, "the server's stream did not end within the wait bound", "%v", wait)
+	}
+	require.Equal(t, codes.ResourceExhausted, status.Code(serverErr), "the server refused the message: %v", serverErr)
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.Equal(t, status.Convert(serverErr).Message(), status.Convert(err).Message(), "the server's own status reaches the client")
+	assert.NotContains(t, status.Convert(err).Message(), "--max-message-size")
+	assert.NotContains(t, status.Convert(err).Message(), "xdsconform record")
+
+	r.waitFor(t, "the close", hasNote(record.NoteClosedByServer))
+	entries := r.Transcript().Entries()
+	assert.Empty(t, note(entries, "ads#1", record.NoteClosedByProxy), "the proxy did not end the stream")
+	assert.Contains(t, note(entries, "ads#1", record.NoteClosedByServer),
+		fmt.Sprintf("the server refused a message of %d bytes the client sent, over the server's own receive limit of %d bytes", proto.Size(req), serverMax))
 }
 
 // TestSilentServerStopsBounded: a server that never answers keeps the

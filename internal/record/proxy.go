@@ -15,7 +15,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -353,6 +352,12 @@ type pstream struct {
 	// pumped is closed when the client → server pump returns.
 	pumped chan struct{}
 
+	// sent are the sizes of the last messages forwarded to the server:
+	// a server that refuses one for its size says so in the words grpc-go
+	// uses for the proxy's own limit, and only these tell the two apart
+	// (wire.ClassifySizeRefusal).
+	sent wire.SentSizes
+
 	mu        sync.Mutex
 	clientErr error // how the client side ended (not io.EOF), set before the upstream call is cancelled
 }
@@ -454,7 +459,9 @@ func (p *Proxy) ended(s *pstream, err error, byClient bool, clientCtx context.Co
 	case stopping && (clientCtx.Err() != nil || cerr != nil || status.Code(err) == codes.Canceled):
 		p.event(s.name, NoteClosedByProxy+"the recording stopped")
 		return status.Error(codes.Unavailable, "xdsconform record: the recording stopped")
-	case cerr != nil && overLimit(cerr):
+	case cerr != nil && wire.OwnRecvLimit(cerr):
+		// The client's side is the proxy's server side, whose receive
+		// cannot carry a status from the client: the proxy's own limit.
 		p.event(s.name, NoteClosedByProxy+fmt.Sprintf("the client sent a message over the recorder's limit of %d bytes (--max-message-size): %s", p.opts.MaxMessageSize, status.Convert(cerr).Message()))
 		return cerr
 	case cerr != nil || byClient || clientCtx.Err() != nil:
@@ -470,13 +477,37 @@ func (p *Proxy) ended(s *pstream, err error, byClient bool, clientCtx context.Co
 	case errors.Is(err, io.EOF):
 		p.event(s.name, NoteClosedByServer+transcript.StatusNote(err)+trailerNote(s.cs))
 		return nil
-	case overLimit(err):
+	}
+	refusal, sized := wire.ClassifySizeRefusal(err, &s.sent)
+	switch {
+	case sized && refusal.Ours:
+		// The proxy's own limit ended the stream: its status says so,
+		// since it is the proxy, not the server, that ended it.
 		p.event(s.name, NoteClosedByProxy+fmt.Sprintf("the server sent a message over the recorder's limit of %d bytes (--max-message-size): %s", p.opts.MaxMessageSize, status.Convert(err).Message()))
 		return status.Errorf(codes.ResourceExhausted, "xdsconform record: the server sent a message over the recorder's limit of %d bytes (--max-message-size)", p.opts.MaxMessageSize)
+	case sized:
+		// The server refused a message the client sent, for its size:
+		// its own status goes to the client as it was, and the recording
+		// says whose limit it was.
+		p.event(s.name, NoteClosedByServer+transcript.StatusNote(err)+trailerNote(s.cs)+"; "+serverRefused(refusal))
+		return err
 	default:
 		p.event(s.name, NoteClosedByServer+transcript.StatusNote(err)+trailerNote(s.cs))
 		return err
 	}
+}
+
+// serverRefused says, for the recording, that the server refused a
+// message the client sent as too large for the server's own limit.
+func serverRefused(r wire.SizeRefusal) string {
+	msg := "the server refused a message the client sent, as too large for it"
+	if r.Size > 0 {
+		msg = fmt.Sprintf("the server refused a message of %d bytes the client sent", r.Size)
+		if r.Limit > 0 {
+			msg += fmt.Sprintf(", over the server's own receive limit of %d bytes", r.Limit)
+		}
+	}
+	return msg + " (not the recorder's --max-message-size)"
 }
 
 // trailerNote quotes the server's trailer metadata, if any.
@@ -485,13 +516,6 @@ func trailerNote(cs grpc.ClientStream) string {
 		return "; trailer: " + d
 	}
 	return ""
-}
-
-// overLimit reports whether err is grpc-go refusing a message over the
-// limit the proxy set.
-func overLimit(err error) bool {
-	st, ok := status.FromError(err)
-	return ok && st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max")
 }
 
 // toServer forwards the client's messages until the client half-closes
@@ -507,6 +531,7 @@ func (p *Proxy) toServer(s *pstream) error {
 			return err
 		}
 		p.record(s, transcript.Sent, f)
+		s.sent.Add(len(f.data))
 		if err := s.cs.SendMsg(f); err != nil {
 			// The server ended the stream: toClient reads how.
 			return nil

@@ -31,7 +31,7 @@ type scripted struct {
 	script chan func(wire.SotWServerStream) error
 }
 
-func startScripted(t *testing.T) (string, *scripted) {
+func startScripted(t *testing.T, opts ...grpc.ServerOption) (string, *scripted) {
 	t.Helper()
 	s := &scripted{script: make(chan func(wire.SotWServerStream) error, 1)}
 	addr := recordtest.Serve(t, func(g grpc.ServiceRegistrar) {
@@ -48,7 +48,7 @@ func startScripted(t *testing.T) (string, *scripted) {
 				return status.Error(codes.Unimplemented, "delta is not scripted")
 			},
 		})
-	})
+	}, opts...)
 	return addr, s
 }
 

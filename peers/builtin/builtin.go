@@ -134,8 +134,8 @@ func launchReferenceClient(ctx context.Context, l targets.BuiltinLaunch) (target
 	var obs observer.Observer
 	if l.Observer == targets.ObserveAdmin {
 		// The Envoy profile: observed as an Envoy is, through /config_dump.
-		obs = observer.NewConfigDump(rc.AdminAddr())
-	} else if obs, err = observer.DialCSDS(rc.CSDSAddr()); err != nil {
+		obs = observer.NewConfigDump(rc.AdminAddr(), observer.MaxBytes(l.MaxStatusSize))
+	} else if obs, err = observer.DialCSDS(rc.CSDSAddr(), observer.MaxBytes(l.MaxStatusSize)); err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("connecting to the reference client's CSDS: %w", err)
 	}
@@ -159,7 +159,7 @@ func launchGRPCGo(ctx context.Context, l targets.BuiltinLaunch) (targets.Running
 		}
 		return nil, fmt.Errorf("starting grpc-go's xDS client: %w", err)
 	}
-	obs, err := observer.DialCSDS(gc.CSDSAddr())
+	obs, err := observer.DialCSDS(gc.CSDSAddr(), observer.MaxBytes(l.MaxStatusSize))
 	if err != nil {
 		gc.Stop()
 		return nil, fmt.Errorf("connecting to grpc-go's CSDS: %w", err)
