@@ -47,8 +47,13 @@ func locating(body func(c *C)) func(*engine.T) {
 // client that asks for name by resource_names instead was not configured
 // with dynamic parameters: the pair errors, since the rules here are only
 // about clients that send them.
+//
+// The subscription is a precondition of the scenarios about what the
+// client does with the variants: a client that never asks for name (the
+// listener it was pointed at, say) blocks the pair by RES-1.
 func (c *C) Located(t wire.Type, name string) (*fakeserver.Request, *discovery.ResourceLocator) {
 	deadline := time.Now().Add(c.Timeouts.Expect)
+	c = c.precondition("RES-1")
 	for {
 		r := c.Expect(t)
 		for _, l := range r.Locators() {

@@ -133,15 +133,11 @@ var clientEnvoyScenarios = []*engine.Scenario{
 // EnvoyChain serves what an Envoy-profile client asks for, clusters first
 // as Envoy initialises: by wildcard the cluster CL, then by name its
 // endpoints, by wildcard the listener L, then by name its route R; each at
-// version "1" and revision 1, each ACKed.
+// version "1" and revision 1, each ACKed. Like Chain, it is a
+// precondition (serveHop).
 func (c *C) EnvoyChain() {
 	for _, hop := range c.envoyHops(1) {
-		if hop.t.Wildcard {
-			c.ExpectWildcard(hop.t)
-		} else {
-			c.AwaitSubscribed(hop.t, hop.name)
-		}
-		c.ExpectAck(hop.t, c.Respond(hop.t, "1", hop.res), "1")
+		c.serveHop(hop, hop.t.Wildcard)
 	}
 }
 
