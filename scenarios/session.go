@@ -453,6 +453,14 @@ func (s *S) NackWith(t wire.Type, r *fakeclient.Response, detail *status.Status)
 	s.must(t, s.C.NackWith(t, r, detail))
 }
 
+// EndingBreaks says that, from now on, the target ending the stream that
+// carries t breaks rule, whichever step notices: the request just sent is
+// one the server must take in its stride (a delta unsubscribe of a name
+// never subscribed, UNSUB-4), as a NACK is (ACK-9, which Nack sets). It is
+// a check: a later precondition (a barrier) that finds the stream gone
+// fails rule rather than blocking on its own.
+func (s *S) EndingBreaks(t wire.Type, rule string) { s.closing[t.URL] = rule }
+
 // must stops the scenario on a request that could not be sent: the
 // target closed the stream, which breaks the closing rule in force.
 func (s *S) must(t wire.Type, err error) {
@@ -871,7 +879,7 @@ func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(
 // that rests on another (another type on ADS, a fresh name), or say why
 // it may rest on its own.
 func (s *S) Barrier(t wire.Type, bar string) {
-	if slices.Contains(s.C.Names(t), bar) {
+	if s.C.Started(t) && slices.Contains(s.C.Names(t), bar) {
 		s.Abortf("scenario bug: the barrier %s %q is already subscribed on the stream, so a correct server owes no response to it", t.Short, bar)
 	}
 	p := s.precondition(s.subscribeRule(t, []string{bar}))
