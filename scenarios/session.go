@@ -21,6 +21,7 @@ import (
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -526,6 +527,7 @@ func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Resp
 		r, err := s.C.ExpectWithin(t, max(time.Until(deadline), 0))
 		if err != nil {
 			why := waitEnded(err, t.Short+" response", start, passed)
+			s = s.unansweredMay(t, err, passed)
 			if lastMiss != nil && lastMiss() != "" {
 				s.failAs(s.awaitRule(t), err, "expected %s: %s (the last one was not: %s)", what, why, lastMiss())
 			}
@@ -538,6 +540,22 @@ func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Resp
 		s.Logf("response %q is not yet %s; ACKing it and waiting on", r.Nonce, what)
 		s.Ack(t, r)
 	}
+}
+
+// unansweredMay is s for the failure of a wait that read passed responses
+// of t and ended with err. A check of a MAY rule judges what the server
+// sent: a server that sent nothing of t at all was not seen leaving the
+// optional behaviour out, it left the request or change that provoked the
+// wait unanswered. That is a precondition of the check, resting on the
+// rule of that request or change (RES-2 for a first subscription, ...),
+// so the pair is blocked by it rather than reported unsupported.
+func (s *S) unansweredMay(t wire.Type, err error, passed int) *S {
+	provoked := s.awaitRule(t)
+	if passed > 0 || !errors.Is(err, fakeclient.ErrTimeout) || s.rule == "" || provoked == "" || s.pre != "" ||
+		engine.LevelOf(s.rule, "") != results.May {
+		return s
+	}
+	return s.precondition(provoked)
 }
 
 // waitEnded says why a wait that began at start, reading responses (kind:
