@@ -85,7 +85,9 @@ func verdictOf(r results.Result, failOn results.Level) Verdict {
 		}
 		return Verdict{Kind: Passed, Headline: "unsupported: an optional (MAY) behaviour the target does not implement: " + strings.Join(r.RulesBroken, ", "),
 			Details: details(r, msg)}
-	case results.Fail:
+	case results.Fail, results.Blocked:
+		// A blocked pair is a failure of the rule it was blocked by,
+		// excused and tolerated as a failure is; its message says so.
 		rules := strings.Join(r.RulesBroken, ", ")
 		level := r.FailureLevel()
 		switch {

@@ -528,12 +528,16 @@ func label(r results.Result, failOn results.Level) string {
 			return "XPASS"
 		}
 		return "UNSUP"
-	case results.Fail:
+	case results.Fail, results.Blocked:
+		// A blocked pair is a failure of the rule it was blocked by,
+		// excused and tolerated as a failure is.
 		switch {
 		case r.KnownFailing != "":
 			return "XFAIL"
 		case !r.FailureLevel().AtLeast(failOn):
 			return "WARN"
+		case r.Outcome == results.Blocked:
+			return "BLOCKED"
 		}
 		return "FAIL"
 	case results.Skip:
