@@ -83,7 +83,8 @@ func stopStep(t *engine.T, h *pending, rule string, block bool, format string, a
 // (see FailNow on S and C); anything else makes it a failure, recorded at
 // the next step that stops, the next assertion of the same step value, or
 // when the body ends. One pending is shared by every copy of a scenario's S
-// or C (Checking makes copies).
+// or C (Checking makes copies). A nil pending (an S or C a test made by
+// hand) holds nothing: every assertion failure is recorded at once.
 type pending struct {
 	mu sync.Mutex
 	fs []pendingFailure
@@ -108,6 +109,10 @@ func newPending(t *engine.T) *pending {
 // hold keeps a failure of rule reported through owner; a failure owner
 // held before was then not fatal, so it is recorded first.
 func (h *pending) hold(t *engine.T, owner any, rule, msg string) {
+	if h == nil {
+		t.Failf(rule, "%s", msg)
+		return
+	}
 	h.flush(t, func(f pendingFailure) bool { return f.owner == owner })
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -116,6 +121,9 @@ func (h *pending) hold(t *engine.T, owner any, rule, msg string) {
 
 // take removes and returns the failure owner holds, if any.
 func (h *pending) take(owner any) (pendingFailure, bool) {
+	if h == nil {
+		return pendingFailure{}, false
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i, f := range h.fs {
@@ -130,6 +138,9 @@ func (h *pending) take(owner any) (pendingFailure, bool) {
 // flush records as failures the held failures that which selects (nil:
 // all of them).
 func (h *pending) flush(t *engine.T, which func(pendingFailure) bool) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	var out []pendingFailure
 	kept := h.fs[:0]
