@@ -374,7 +374,14 @@ func (t *T) Block(rule, format string, args ...any) {
 		t.Failf(rule, format, args...)
 		t.FailNow()
 	}
-	msg := clipMessage(fmt.Sprintf(format, args...), FailureBytes, 0)
+	// A precondition checked with a testify assertion reports through
+	// Block too: its source-file trace goes, as in Failf.
+	raw, cut := fmt.Sprintf(format, args...), 0
+	if len(raw) > 2*FailureBytes {
+		cut = len(raw) - 2*FailureBytes
+		raw = raw[:2*FailureBytes]
+	}
+	msg := clipMessage(cleanTestify(raw), FailureBytes, cut)
 	if _, ok := requirements.Lookup(rule); !ok {
 		msg = fmt.Sprintf("(step names unknown rule %q) %s", transcript.Clip(rule, 100), msg)
 		rule = t.Headline()

@@ -672,6 +672,8 @@ func label(r results.Result, failOn results.Level) string {
 		}
 		return "UNSUP"
 	case results.Fail, results.Blocked:
+		// A blocked pair is a failure of the rule it was blocked by,
+		// excused and tolerated as a failure is.
 		switch {
 		case r.KnownFailing != "":
 			return "XFAIL"

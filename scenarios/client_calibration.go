@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -114,9 +115,7 @@ func ClientCalibrations() []*engine.Scenario {
 func (c *C) showsAfter(t wire.Type, name string, state observer.State, after, path string, kept func(observer.Resource) bool) {
 	ctx, cancel := c.untilExit()
 	defer cancel()
-	end := time.Now().Add(c.Timeouts.Expect)
-	deadline := time.NewTimer(c.Timeouts.Expect)
-	defer deadline.Stop()
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	var last observer.Resource
@@ -124,7 +123,7 @@ func (c *C) showsAfter(t wire.Type, name string, state observer.State, after, pa
 	var lastErr error
 	for {
 		// No read outlasts the wait.
-		rs, err := c.observe(ctx, max(time.Until(end), time.Millisecond))
+		rs, err := c.observe(ctx, max(deadline.Left(), time.Millisecond))
 		if err == nil {
 			read = true
 			if last, listed = observer.Find(rs, t.URL, name); listed && last.State == state {
@@ -133,13 +132,14 @@ func (c *C) showsAfter(t wire.Type, name string, state observer.State, after, pa
 		} else {
 			lastErr = err
 		}
-		select {
-		case <-tick.C:
-			continue
-		case <-ctx.Done():
-			c.abortIfExited()
-			c.fail("waiting for %s %s to be shown %s: %v", t.Short, name, state, ctx.Err())
-		case <-deadline.C:
+		if !deadline.Passed() {
+			select {
+			case <-tick.C:
+				continue
+			case <-ctx.Done():
+				c.abortIfExited()
+				c.fail("waiting for %s %s to be shown %s: %v", t.Short, name, state, ctx.Err())
+			}
 		}
 		switch {
 		case !read:

@@ -90,22 +90,27 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 
 // twoClusters serves the chain up to a route using the chain's cluster and
 // a second one, and both clusters at version 2 in one response; it returns
-// the second cluster's name.
+// the second cluster's name. Like the chain, it is a precondition: valid
+// resources the client must take, each failure blocking the pair by the
+// rule its step rests on (serveHop).
 func (c *C) twoClusters() string {
 	other := c.routeToTwoClusters()
-	c.ExpectAck(CDS, c.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(other, 2)), "2")
+	ack := c.precondition(chainAckRule)
+	ack.ExpectAck(CDS, ack.Respond(CDS, "2", c.Hop(CDS, 2), wire.ClientCluster(other, 2)), "2")
 	return other
 }
 
 // routeToTwoClusters serves the chain's listener, then a route using the
 // chain's cluster and a second one, and waits for the client to ask for
-// both clusters; it returns the second cluster's name.
+// both clusters; it returns the second cluster's name. A precondition, as
+// twoClusters.
 func (c *C) routeToTwoClusters() string {
 	c.Chain(LDS)
 	other := c.Extra("cluster-2")
-	c.ExpectSubscribed(RDS, c.R)
-	c.ExpectAck(RDS, c.Respond(RDS, "1", wire.ClientRoutes(c.R, 1, c.CL, other)), "1")
-	c.AwaitSubscribed(CDS, c.CL, other)
+	ask, ack := c.precondition("RES-1"), c.precondition(chainAckRule)
+	ask.ExpectSubscribed(RDS, c.R)
+	ack.ExpectAck(RDS, ack.Respond(RDS, "1", wire.ClientRoutes(c.R, 1, c.CL, other)), "1")
+	ask.AwaitSubscribed(CDS, c.CL, other)
 	return other
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -47,8 +47,13 @@ func locating(body func(c *C)) func(*engine.T) {
 // client that asks for name by resource_names instead was not configured
 // with dynamic parameters: the pair errors, since the rules here are only
 // about clients that send them.
+//
+// The subscription is a precondition of the scenarios about what the
+// client does with the variants: a client that never asks for name (the
+// listener it was pointed at, say) blocks the pair by RES-1.
 func (c *C) Located(t wire.Type, name string) (*fakeserver.Request, *discovery.ResourceLocator) {
-	deadline := time.Now().Add(c.Timeouts.Expect)
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
+	c = c.precondition("RES-1")
 	for {
 		r := c.Expect(t)
 		for _, l := range r.Locators() {
@@ -59,7 +64,7 @@ func (c *C) Located(t wire.Type, name string) (*fakeserver.Request, *discovery.R
 		if slices.Contains(r.Names(), name) {
 			c.Abortf("%s asks for %s %q by resource_names, not resource_locators: the client claims dynamic parameters but was not configured to send any", r, t.Short, name)
 		}
-		if time.Now().After(deadline) {
+		if deadline.Passed() {
 			c.Fatalf("the client should subscribe %s %q through resource_locators; its last %s request, %s, does not", t.Short, name, t.Short, r)
 		}
 	}

@@ -2,13 +2,13 @@ package scenarios
 
 import (
 	"slices"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -133,15 +133,11 @@ var clientEnvoyScenarios = []*engine.Scenario{
 // EnvoyChain serves what an Envoy-profile client asks for, clusters first
 // as Envoy initialises: by wildcard the cluster CL, then by name its
 // endpoints, by wildcard the listener L, then by name its route R; each at
-// version "1" and revision 1, each ACKed.
+// version "1" and revision 1, each ACKed. Like Chain, it is a
+// precondition (serveHop).
 func (c *C) EnvoyChain() {
 	for _, hop := range c.envoyHops(1) {
-		if hop.t.Wildcard {
-			c.ExpectWildcard(hop.t)
-		} else {
-			c.AwaitSubscribed(hop.t, hop.name)
-		}
-		c.ExpectAck(hop.t, c.Respond(hop.t, "1", hop.res), "1")
+		c.serveHop(hop, hop.t.Wildcard)
 	}
 }
 
@@ -195,10 +191,10 @@ func (c *C) ExpectWildcard(t wire.Type) *fakeserver.Request {
 // endpoints of an updated cluster with the nonce it last answered): it
 // passes over them, within the expect timeout, and says how many it did.
 func (c *C) ExpectAckPast(t wire.Type, nonce, version string) (*fakeserver.Request, int) {
-	deadline := time.Now().Add(c.Timeouts.Expect)
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
 	for passed := 0; ; passed++ {
 		r := c.expectReply(t, nonce)
-		if r.Nonce() == nonce || time.Now().After(deadline) {
+		if r.Nonce() == nonce || deadline.Passed() {
 			return c.checkAck(r, nonce, version), passed
 		}
 	}

@@ -2,12 +2,12 @@ package scenarios
 
 import (
 	"slices"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -42,14 +42,14 @@ var clientNonceScenarios = []*engine.Scenario{
 			c.ExpectAck(RDS, n, "2")
 			// The client may first drop the old cluster: every CDS request
 			// up to the one naming the new cluster answers CDS.
-			deadline := time.Now().Add(c.Timeouts.Expect)
+			deadline := lag.NewDeadline(c.Timeouts.Expect)
 			for {
 				r := c.Expect(CDS)
 				require.Equal(c, nonces[CDS.URL], r.Nonce(), "%s should carry the latest CDS nonce", r)
 				if slices.Contains(r.Names(), other) {
 					return
 				}
-				if time.Now().After(deadline) {
+				if deadline.Passed() {
 					c.Fatalf("the client should come to ask for %q; its last CDS request, %s, asks for %v", other, r, r.Names())
 				}
 			}

@@ -24,7 +24,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 			c.Chain(EDS)
 			c.Restart(codes.Unavailable)
 			for _, hop := range c.hops(1) {
-				c.ExpectSubscribed(hop.t, hop.name)
+				c.Checking("RECONN-3").ExpectSubscribed(hop.t, hop.name)
 			}
 		}),
 	},

@@ -179,7 +179,9 @@ var clientWrapperScenarios = []*engine.Scenario{
 			// wrapper names the resource at its version, without a body.
 			ttl := durationpb.New(time.Minute)
 			c.ExpectAck(CDS, c.RespondAnys(CDS, "2", mustAny(c, &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl, Resource: mustAny(c, c.Hop(CDS, 2))})), "2")
-			c.ExpectAck(CDS, c.RespondAnys(CDS, "3", mustAny(c, &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl})), "3")
+			// The heartbeat is what is checked: a client that dies of it
+			// breaks TTL-6, not only ACK-1.
+			c.Checking("TTL-6").ExpectAck(CDS, c.RespondAnys(CDS, "3", mustAny(c, &discovery.Resource{Name: c.CL, Version: "2", Ttl: ttl})), "3")
 			c.Never(CDS, c.CL, "deleted by a heartbeat", func(r observer.Resource) bool { return r.State == observer.DoesNotExist })
 			c.RequireConfig(c.AwaitState(CDS, c.CL, observer.Acked), c.Hop(CDS, 2))
 		}),

@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"time"
-
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -56,13 +54,13 @@ func checkPoll(c *C, r *fakeserver.Request) {
 // same poll again, after one ended unanswered) are passed over, within
 // the expect timeout.
 func (c *C) PollAfter(t wire.Type, n int) *fakeserver.Request {
-	deadline := time.Now().Add(c.Timeouts.Expect)
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
 	for {
 		r := c.Poll(t)
 		if r.Answered >= n {
 			return r
 		}
-		if time.Now().After(deadline) {
+		if deadline.Passed() {
 			c.Fatalf("no %s poll came after the harness's response #%d within %v; the last, %s, came before it", t.Short, n, c.Timeouts.Expect, r)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
+	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -145,14 +146,14 @@ func (c *C) GoesOn(t wire.Type, version string, rev int) {
 	c.Checking(c.Headline()).Alive("a response the client cannot use must not stop it")
 	v := c.Checking(c.ruleOr(""))
 	n := v.Respond(t, version, v.Hop(t, rev))
-	deadline := time.Now().Add(c.Timeouts.Expect)
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
 	for {
 		r := v.Expect(t)
 		if r.Nonce() == n {
 			v.checkAck(r, n, version)
 			return
 		}
-		if time.Now().After(deadline) {
+		if deadline.Passed() {
 			v.Fatalf("the client should ACK the valid %s response with nonce %q; its last request, %s, does not", t.Short, n, r)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -47,6 +46,14 @@ type C struct {
 	// current steps wait for its answer (LeavingBreaks); empty, such a
 	// wait breaks ACK-1 as any unanswered response does.
 	onLeave string
+	// def is the current step's own default rule, when it is not a check
+	// (see defaulting); pre is, inside a precondition helper (see
+	// precondition), the rule its steps rest on when they have none of
+	// their own. Either makes a failure a block (precondition.go).
+	def, pre string
+	// held keeps the failures of testify assertions on precondition
+	// steps until FailNow says whether they were fatal (precondition.go).
+	held *pending
 }
 
 // LeavingBreaks returns c for steps during which a client that cancels
@@ -68,6 +75,29 @@ func (c *C) Checking(rule string) *C {
 	return &cp
 }
 
+// defaulting returns c for a step whose own rule is rule: unless the step
+// is a check (Checking) or runs in a precondition helper, its failure is
+// a failure of rule when the scenario cites it, else a block by it.
+func (c *C) defaulting(rule string) *C {
+	cp := *c
+	cp.def = rule
+	return &cp
+}
+
+// precondition returns c for the steps of a precondition helper (the
+// chain's hops, say) resting on rule: every failure of theirs blocks the
+// pair by the step's own rule, else by rule, never a failure of the rule
+// a Checking around the helper's call names (see precondition.go).
+func (c *C) precondition(rule string) *C {
+	cp := *c
+	cp.pre, cp.rule, cp.def = rule, "", ""
+	return &cp
+}
+
+// judged is the rule a failure of the current step is filed under, and
+// whether it blocks the pair (judgeStep).
+func (c *C) judged() (string, bool) { return judgeStep(c.T, c.pre, c.rule, c.def) }
+
 // ruleOr is the rule a failing step breaks: the one named by Checking,
 // else def, else the scenario's headline rule.
 func (c *C) ruleOr(def string) string {
@@ -81,8 +111,17 @@ func (c *C) ruleOr(def string) string {
 }
 
 // Errorf records a failure of the current step's rule; testify's
-// assertions report through it.
-func (c *C) Errorf(format string, args ...any) { c.T.Failf(c.ruleOr(""), format, args...) }
+// assertions report through it. On a precondition step the failure is
+// held until FailNow says whether the assertion was fatal (a block) or
+// not (a failure of the rule): see precondition.go.
+func (c *C) Errorf(format string, args ...any) {
+	rule, block := c.judged()
+	c.held.errorf(c.T, c, rule, block, format, args...)
+}
+
+// FailNow stops the body: a precondition step whose assertion just failed
+// blocks the pair, any other fails it with the failures recorded.
+func (c *C) FailNow() { c.held.failNow(c.T, c) }
 
 // Fatalf records a failure of the current step's rule and stops the body.
 func (c *C) Fatalf(format string, args ...any) {
@@ -100,10 +139,11 @@ func (c *C) either(sotwRule, deltaRule string) string {
 }
 
 // fixedf records a failure of rule, whatever the step checks, and stops:
-// for the checks that are about one rule only.
+// for the checks that are about one rule only. They are checks wherever
+// they run, the target seen breaking the rule, except in a precondition
+// helper, where the pair is blocked by rule (precondition.go).
 func (c *C) fixedf(rule, format string, args ...any) {
-	c.T.Failf(rule, format, args...)
-	c.FailNow()
+	stopStep(c.T, c.held, rule, c.pre != "", format, args...)
 }
 
 // NewC starts a client-role scenario: a fake management server for this
@@ -129,7 +169,7 @@ func NewCWith(t *engine.T, prepare func(*targets.LaunchSpec)) *C {
 	}
 	t.Cleanup(srv.Close)
 	c := &C{T: t, Srv: srv, target: target, after: map[string]int{},
-		L: t.Name("listener"), R: t.Name("route"), CL: t.Name("cluster")}
+		L: t.Name("listener"), R: t.Name("route"), CL: t.Name("cluster"), held: newPending(t)}
 	if l := target.Options().Listener; l != "" {
 		// A client started elsewhere keeps what it learnt in earlier
 		// scenarios and asks for it again on reconnecting: the chain's
@@ -261,8 +301,14 @@ func (c *C) abortIfExited() {
 }
 
 // fail reports err from a step and stops: a client that stopped is named
-// as the cause.
+// as the cause. The failure is filed, or the pair blocked, as judged says.
 func (c *C) fail(format string, args ...any) {
+	rule, block := c.judged()
+	c.failJudged(rule, block, format, args...)
+}
+
+// failJudged is fail for a failure of rule, or a block by it.
+func (c *C) failJudged(rule string, block bool, format string, args ...any) {
 	// A step the scenario's deadline (or the run's end) cut short is no
 	// rule's to judge: the pair errors, saying so.
 	err := errIn(args)
@@ -283,14 +329,12 @@ func (c *C) fail(format string, args ...any) {
 	// crash rather than the stream.
 	grace := time.NewTimer(exitGrace)
 	defer grace.Stop()
-	rule := c.ruleOr("")
 	select {
 	case <-c.Client.Exited():
-		c.T.Failf(rule, format+" (the client stopped: %v)", append(args, c.Client.Err())...)
+		stopStep(c.T, c.held, rule, block, format+" (the client stopped: %v)", append(args, c.Client.Err())...)
 	case <-grace.C:
-		c.T.Failf(rule, format, args...)
+		stopStep(c.T, c.held, rule, block, format, args...)
 	}
-	c.FailNow()
 }
 
 // errIn is the first error among a step's report arguments, the one the
@@ -405,13 +449,19 @@ func (c *C) watch(check func(ctx context.Context) bool) {
 // Expect returns the next request of type t; none within the expect
 // timeout, or the stream ending, fails the scenario.
 func (c *C) Expect(t wire.Type) *fakeserver.Request {
-	ctx, cancel := c.untilExit()
-	defer cancel()
-	r, err := c.Stream(t).Next(ctx, t)
+	r, err := c.next(t)
 	if err != nil {
 		c.fail("expected %s request: %v", wording.A(t.Short), err)
 	}
 	return r
+}
+
+// next is the next request of type t, or why none came within the expect
+// timeout.
+func (c *C) next(t wire.Type) (*fakeserver.Request, error) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	return c.Stream(t).Next(ctx, t)
 }
 
 // First returns the first request of the live stream carrying t, waiting
@@ -429,26 +479,46 @@ func (c *C) First(t wire.Type) *fakeserver.Request {
 
 // ExpectSubscribed returns the next request of t, which must ask for
 // exactly names (SotW: its resource_names; delta: its subscriptions);
-// asking for others breaks RES-1 unless the step names its rule.
+// asking for others, or sending none, breaks RES-1 unless the step names
+// its rule.
 func (c *C) ExpectSubscribed(t wire.Type, names ...string) *fakeserver.Request {
-	r := c.Expect(t)
-	require.ElementsMatch(c.Checking(c.ruleOr("RES-1")), names, r.Names(), "%s should ask for exactly %v", r, names)
+	v := c.defaulting("RES-1")
+	r := v.Expect(t)
+	v.requireAsks(r, names)
 	return r
+}
+
+// requireAsks fails the step unless r asks for exactly names, duplicates
+// counted.
+func (c *C) requireAsks(r *fakeserver.Request, names []string) {
+	if !sameSet(names, r.Names()) {
+		c.Fatalf("the client should ask for exactly %q; %s asks for %q", names, r, r.Names())
+	}
 }
 
 // AwaitSubscribed reads requests of t until one asks for exactly names,
 // within the expect timeout: a client may add names one request at a time.
+// Asking for others, or no request asking for them in time, breaks RES-1
+// unless the step names its rule.
 func (c *C) AwaitSubscribed(t wire.Type, names ...string) *fakeserver.Request {
 	deadline := lag.NewDeadline(c.Timeouts.Expect)
-	v := c.Checking(c.ruleOr("RES-1"))
+	v := c.defaulting("RES-1")
+	var last *fakeserver.Request
 	for {
-		r := c.Expect(t)
+		r, err := v.next(t)
+		if err != nil && last != nil {
+			v.fail("the client should come to ask for exactly %q; its last %s request, %s, asks for %q, and no other came: %v", names, t.Short, last, last.Names(), err)
+		}
+		if err != nil {
+			v.fail("the client should ask for exactly %q: expected %s request: %v", names, wording.A(t.Short), err)
+		}
 		if r.SotW == nil || sameSet(names, r.Names()) {
-			require.ElementsMatch(v, names, r.Names(), "%s should ask for exactly %v", r, names)
+			v.requireAsks(r, names)
 			return r
 		}
+		last = r
 		if deadline.Passed() {
-			v.Fatalf("the client should come to ask for exactly %v; its last %s request, %s, asks for %v", names, t.Short, r, r.Names())
+			v.Fatalf("the client should come to ask for exactly %q; its last %s request, %s, asks for %q", names, t.Short, r, r.Names())
 		}
 	}
 }
@@ -524,21 +594,24 @@ func (c *C) Send(t wire.Type, m proto.Message) {
 
 // expectReply returns the next request of t, the client's answer to the
 // response with nonce: none within the expect timeout breaks ACK-1 (every
-// response is answered), whatever the step checks. A client that died of
-// the response instead breaks the rule the step names (Checking), when it
-// names one: what the response held is what the step is about.
+// response is answered), whatever the step checks; the scenario then never
+// saw what it waited for, so unless it cites ACK-1 the pair is blocked by
+// it. A client that died of the response instead breaks the rule the step
+// names (Checking), when it names one: what the response held is what the
+// step is about.
 func (c *C) expectReply(t wire.Type, nonce string) *fakeserver.Request {
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	r, err := c.Stream(t).Next(ctx, t)
 	if err != nil {
-		if c.onLeave != "" && fakeserver.EndedByClient(err) {
+		// In a precondition helper the reply is all the step rests on.
+		if c.pre == "" && c.onLeave != "" && fakeserver.EndedByClient(err) {
 			c.Checking(c.onLeave).fail("expected an answer (ACK or NACK) to the %s response with nonce %q: the client left the stream instead: %v", t.Short, nonce, err)
 		}
-		if c.rule != "" && c.exited() {
+		if c.pre == "" && c.rule != "" && c.exited() {
 			c.fail("expected an answer (ACK or NACK) to the %s response with nonce %q: %v", t.Short, nonce, err)
 		}
-		c.Checking("ACK-1").fail("expected an answer (ACK or NACK) to the %s response with nonce %q: %v", t.Short, nonce, err)
+		c.failJudged("ACK-1", true, "expected an answer (ACK or NACK) to the %s response with nonce %q: %v", t.Short, nonce, err)
 	}
 	return r
 }
@@ -603,20 +676,49 @@ func (c *C) ExpectNack(t wire.Type, nonce string) *fakeserver.Request {
 // Chain serves the chain from the listener down to upTo (LDS, RDS, CDS or
 // EDS) at version "1" and revision 1, checking that the client asks for
 // each hop and ACKs it. It returns the nonces by type URL.
+//
+// The chain is a precondition of the scenarios that serve it: a client
+// that does not get through it blocks the pair by the rule the failed
+// hop rests on (see serveHop), whatever Checking the call is made under.
 func (c *C) Chain(upTo wire.Type) map[string]string {
 	nonces := map[string]string{}
 	for _, hop := range c.hops(1) {
-		// A client may reach the name in steps (or, started elsewhere,
-		// first ask again for what it knew).
-		c.AwaitSubscribed(hop.t, hop.name)
-		n := c.Respond(hop.t, "1", hop.res)
-		c.ExpectAck(hop.t, n, "1")
-		nonces[hop.t.URL] = n
+		nonces[hop.t.URL] = c.serveHop(hop, false)
 		if hop.t.URL == upTo.URL {
 			break
 		}
 	}
 	return nonces
+}
+
+// chainAckRule is the rule a client NACKing a hop of the chain blocks the
+// pair by. The chain's resources are valid for the client's profile, yet
+// no rule of the catalogue says a client accepts what is valid: VALID-1
+// even says clients may reject resources for reasons of their own. What
+// the hop waits for is the ACK of an accepted response, whose shape ACK-2
+// gives (its version, its nonce, no error_detail); a NACK is not that
+// reply, so it is ACK-2 the pair is blocked by, and the message quotes the
+// client's error_detail, which says why it rejected the resource.
+const chainAckRule = "ACK-2"
+
+// serveHop serves one hop of a chain as a precondition: the client comes
+// to ask for exactly its name, or by wildcard for a hop an Envoy asks for
+// so (RES-1: what a client asks for), gets it at version "1", and ACKs it (an answer at all: ACK-1; its nonce NONCE-3 or
+// DELTA-1; an ACK, not a NACK, of version "1": chainAckRule). It returns
+// the response's nonce.
+func (c *C) serveHop(h hop, wildcard bool) string {
+	ask := c.precondition("RES-1")
+	if wildcard {
+		ask.ExpectWildcard(h.t)
+	} else {
+		// A client may reach the name in steps (or, started elsewhere,
+		// first ask again for what it knew).
+		ask.AwaitSubscribed(h.t, h.name)
+	}
+	ack := c.precondition(chainAckRule)
+	n := ack.Respond(h.t, "1", h.res)
+	ack.ExpectAck(h.t, n, "1")
+	return n
 }
 
 type hop struct {

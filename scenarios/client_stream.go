@@ -21,9 +21,11 @@ var clientStreamScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     allVariants,
 		Run: ClientScript(func(c *C) {
-			c.ExpectSubscribed(LDS, c.L)
+			// A request comes unprompted (STREAM-1); what it asks for is
+			// RES-1's.
+			c.defaulting("RES-1").requireAsks(c.Checking("STREAM-1").Expect(LDS), []string{c.L})
 			c.Restart(codes.Unavailable)
-			c.ExpectSubscribed(LDS, c.L)
+			c.defaulting("RES-1").requireAsks(c.Checking("STREAM-1").Expect(LDS), []string{c.L})
 		}),
 	},
 	{

@@ -272,8 +272,11 @@ var clientXdstpScenarios = []*engine.Scenario{
 		}}, func(f *F) {
 			// The listener names the route: the unknown authority is an
 			// error of that watch (gRFC A47), so a client that dies of it
-			// before answering the listener breaks this rule.
-			f.Checking("XDSTP-13").Chain(LDS)
+			// before answering the listener breaks this rule. The listener
+			// is what is checked, not a precondition: it is served here,
+			// not by Chain, whose failures would block the pair.
+			f.defaulting("RES-1").AwaitSubscribed(LDS, f.L)
+			f.Checking("XDSTP-13").ExpectAck(LDS, f.Respond(LDS, "1", f.Hop(LDS, 1)), "1")
 			ctx, cancel := f.untilExit()
 			defer cancel()
 			r, err := f.Stream(RDS).None(ctx, RDS)

@@ -91,6 +91,7 @@ var mustCatch = map[string][]serverCatch{
 	"server/resources/requested-supplied": {
 		{fault: refserver.FaultFirstNameOnly, rule: "RES-2"},
 		{fault: refserver.FaultRoutesFirstNameOnly, rule: "RES-2", regression: true},
+		{fault: refserver.FaultIgnoreFirstRequest, rule: "RES-2"},
 	},
 	"server/resources/new-names-sent":                {{fault: refserver.FaultFirstRequestWins, rule: "RES-4"}},
 	"server/resources/resubscribe-resends":           {{fault: refserver.FaultNoResendOnResubscribe, rule: "RES-5"}},

@@ -255,6 +255,7 @@ var unsubscribeScenarios = []*engine.Scenario{
 			s.ExpectAcked(EDS)
 			v := s.Checking("UNSUB-4")
 			v.Unsubscribe(EDS, s.Name("never-subscribed"))
+			s.EndingBreaks(EDS, "UNSUB-4")
 			v.Barrier(EDS, bar)
 			v.Set(EDS, "a", 2)
 			// The stream stays open: the new revision arrives on it.

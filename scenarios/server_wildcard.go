@@ -151,6 +151,10 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 			s.Subscribe(CDS, "*", a)
 			s.wildcardSet(CDS, a, b, bar)
 			s.Unsubscribe(CDS, "*")
+			// In delta the client holds bar from the wildcard, so the
+			// barrier rests on DELTA-3 (a subscribe is answered even with
+			// what the client holds), not on WILD-4: a server that breaks
+			// it blocks the pair by DELTA-3.
 			s.Barrier(CDS, bar)
 			s.Set(CDS, "b", 2)
 			s.NeverCarrying("b is no longer covered by a wildcard", CDS, b)
@@ -194,6 +198,10 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 			s.Set(CDS, "w", 2)
 			s.Ack(CDS, s.Checking("WILD-6").AwaitRevision(CDS, w, 2))
 			s.Unsubscribe(CDS, "*") // step 3: a only
+			// The client holds bar from the wildcard, so the barrier rests
+			// on DELTA-3 (a subscribe is answered even with what the client
+			// holds), which this scenario does not check: a server that
+			// breaks it blocks the pair by DELTA-3, never fails WILD-6.
 			s.Barrier(CDS, bar)
 			s.Set(CDS, "w", 3)
 			s.NeverCarrying("after unsubscribing \"*\" only a and the barrier are subscribed", CDS, w)
@@ -238,6 +246,9 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 			s.Subscribe(CDS, "*", a)
 			s.wildcardSet(CDS, a, bar)
 			s.Unsubscribe(CDS, a)
+			// In delta the client holds bar from the wildcard, so the
+			// barrier rests on DELTA-3, not on WILD-9: a server that breaks
+			// it blocks the pair by DELTA-3.
 			s.Barrier(CDS, bar)
 			s.Set(CDS, "a", 2)
 			s.Checking("WILD-9").AwaitRevision(CDS, a, 2)

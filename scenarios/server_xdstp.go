@@ -212,7 +212,9 @@ var xdstpScenarios = []*engine.Scenario{
 			wrong := s.XName(LDS, "svc").String()
 			s.Subscribe(CDS, wrong, bar)
 			v := s.Checking("XDSTP-2")
-			r := v.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
+			// The barrier is delivered in the answer to the first request
+			// (RES-2), a precondition: only what comes with it is checked.
+			r := s.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
 				if !v.checkDelivered(r) {
 					v.FailNow()
 				}
@@ -280,7 +282,9 @@ var xdstpScenarios = []*engine.Scenario{
 				}
 				return false
 			}
-			r := v.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
+			// The barrier is delivered in the answer to the first request
+			// (RES-2), a precondition: only what comes with it is checked.
+			r := s.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
 				if exact(r) {
 					v.FailNow()
 				}

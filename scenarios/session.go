@@ -22,6 +22,7 @@ import (
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
@@ -58,6 +59,13 @@ type S struct {
 	// closing holds, per type URL, the rule a target breaks by closing
 	// the stream from then on (ACK-9 after a NACK).
 	closing map[string]string
+	// pre is, inside a precondition helper (see precondition), the rule
+	// its steps rest on when they have none of their own; every failure
+	// there blocks the pair.
+	pre string
+	// held keeps the failures of testify assertions on precondition
+	// steps until FailNow says whether they were fatal (precondition.go).
+	held *pending
 }
 
 // Checking returns s for a step that checks rule: every failure of the
@@ -66,6 +74,16 @@ type S struct {
 func (s *S) Checking(rule string) *S {
 	c := *s
 	c.rule = rule
+	return &c
+}
+
+// precondition returns s for the steps of a precondition helper (Barrier,
+// say) resting on rule: every failure of theirs blocks the pair by the
+// step's own rule, else by rule, never a failure of the rule a Checking
+// around the helper's call names (see precondition.go).
+func (s *S) precondition(rule string) *S {
+	c := *s
+	c.pre, c.rule = rule, ""
 	return &c
 }
 
@@ -82,8 +100,17 @@ func (s *S) ruleOr(def string) string {
 }
 
 // Errorf records a failure of the current step's rule; testify's
-// assertions report through it.
-func (s *S) Errorf(format string, args ...any) { s.T.Failf(s.ruleOr(""), format, args...) }
+// assertions report through it. On a precondition step the failure is
+// held until FailNow says whether the assertion was fatal (a block) or
+// not (a failure of the rule): see precondition.go.
+func (s *S) Errorf(format string, args ...any) {
+	rule, block := judgeStep(s.T, s.pre, s.rule, "")
+	s.held.errorf(s.T, s, rule, block, format, args...)
+}
+
+// FailNow stops the body: a precondition step whose assertion just failed
+// blocks the pair, any other fails it with the failures recorded.
+func (s *S) FailNow() { s.held.failNow(s.T, s) }
 
 // Fatalf records a failure of the current step's rule and stops the body.
 func (s *S) Fatalf(format string, args ...any) {
@@ -93,8 +120,12 @@ func (s *S) Fatalf(format string, args ...any) {
 
 // failAs records a failure and stops the body. It is filed under the
 // closing rule in force when err says the stream ended (after a NACK,
-// closing it breaks ACK-9 whichever step noticed, and so does losing it),
-// else under the step's rule (Checking), else under def. A step the
+// closing it breaks ACK-9 whichever step noticed, and so does losing it:
+// a check, wherever it is seen), else as judgeStep says: inside a
+// precondition helper, or outside one on a step that is no check and whose
+// def the scenario does not cite, it blocks the pair by def (or the
+// helper's rule); otherwise it fails the step's rule (Checking), else def,
+// else the headline. A step the
 // harness cut short (its receive limit, its queue bound, the scenario's
 // deadline) or that lost its connection, with no closing rule in force, ends the pair with
 // an error instead: the target broke no rule the step checks.
@@ -136,8 +167,8 @@ func (s *S) failAs(def string, err error, format string, args ...any) {
 		// check says whether it died.
 		s.Abortf("the target could not be reached: %s", fmt.Sprintf(format, args...))
 	}
-	s.T.Failf(s.ruleOr(def), format, args...)
-	s.FailNow()
+	rule, block := judgeStep(s.T, s.pre, s.rule, def)
+	stopStep(s.T, s.held, rule, block, format, args...)
 }
 
 // queueBoundNote heads the error of a step whose wait found the harness's
@@ -215,7 +246,7 @@ func NewS(t *engine.T) *S {
 	}
 	c := connect(t, target)
 	s := &S{T: t, C: c, target: target, served: map[string]bool{}, revisions: map[revisionKey][]*fixturepb.RevisionField{},
-		next: map[string]string{}, closing: map[string]string{}}
+		next: map[string]string{}, closing: map[string]string{}, held: newPending(t)}
 	return s
 }
 
@@ -442,6 +473,14 @@ func (s *S) NackWith(t wire.Type, r *fakeclient.Response, detail *status.Status)
 	s.must(t, s.C.NackWith(t, r, detail))
 }
 
+// EndingBreaks says that, from now on, the target ending the stream that
+// carries t breaks rule, whichever step notices: the request just sent is
+// one the server must take in its stride (a delta unsubscribe of a name
+// never subscribed, UNSUB-4), as a NACK is (ACK-9, which Nack sets). It is
+// a check: a later precondition (a barrier) that finds the stream gone
+// fails rule rather than blocking on its own.
+func (s *S) EndingBreaks(t wire.Type, rule string) { s.closing[t.URL] = rule }
+
 // must stops the scenario on a request that could not be sent: the
 // target closed the stream, which breaks the closing rule in force.
 func (s *S) must(t wire.Type, err error) {
@@ -509,6 +548,7 @@ func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Resp
 		r, err := s.C.ExpectWithin(t, max(deadline.Left(), 0))
 		if err != nil {
 			why := waitEnded(err, t.Short+" response", start, passed)
+			s = s.unansweredMay(t, err, passed)
 			if lastMiss != nil && lastMiss() != "" {
 				s.failAs(s.awaitRule(t), err, "expected %s: %s (the last one was not: %s)", what, why, lastMiss())
 			}
@@ -521,6 +561,22 @@ func (s *S) awaitExplaining(t wire.Type, what string, done func(*fakeclient.Resp
 		s.Logf("response %q is not yet %s; ACKing it and waiting on", r.Nonce, what)
 		s.Ack(t, r)
 	}
+}
+
+// unansweredMay is s for the failure of a wait that read passed responses
+// of t and ended with err. A check of a MAY rule judges what the server
+// sent: a server that sent nothing of t at all was not seen leaving the
+// optional behaviour out, it left the request or change that provoked the
+// wait unanswered. That is a precondition of the check, resting on the
+// rule of that request or change (RES-2 for a first subscription, ...),
+// so the pair is blocked by it rather than reported unsupported.
+func (s *S) unansweredMay(t wire.Type, err error, passed int) *S {
+	provoked := s.awaitRule(t)
+	if passed > 0 || !errors.Is(err, fakeclient.ErrTimeout) || s.rule == "" || provoked == "" || s.pre != "" ||
+		engine.LevelOf(s.rule, "") != results.May {
+		return s
+	}
+	return s.precondition(provoked)
 }
 
 // waitEnded says why a wait that began at start, reading responses (kind:
@@ -853,9 +909,24 @@ func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(
 // the stream carrying t before the scenario changes server state. A pure
 // unsubscribe has no reply, so without it a fixture change could overtake
 // the request and be pushed legitimately. bar must exist (create it at the
-// start); subscribing to it always produces a response (RES-4, DELTA-3),
-// and a server handles the requests of one stream in order.
+// start) and must not be subscribed on the stream yet: subscribing to it
+// then always produces a response (RES-2 on a type's first request, RES-4
+// in SotW, DELTA-3 in delta), and a server handles the requests of one
+// stream in order. A name already subscribed would owe no SotW response
+// (the subscription does not change), and in delta would rest on
+// DELTA-3's resend of what the client holds, a behaviour scenarios check.
+//
+// The barrier is a precondition: the server not delivering it blocks the
+// pair by the rule its answer rests on, never a failure of the rule the
+// scenario checks, whatever Checking the call is made under. A scenario
+// whose own rule is the barrier's (a DELTA-3 scenario, say) must use one
+// that rests on another (another type on ADS, a fresh name), or say why
+// it may rest on its own.
 func (s *S) Barrier(t wire.Type, bar string) {
-	s.Subscribe(t, bar)
-	s.Ack(t, s.AwaitResource(t, bar))
+	if s.C.Started(t) && slices.Contains(s.C.Names(t), bar) {
+		s.Abortf("scenario bug: the barrier %s %q is already subscribed on the stream, so a correct server owes no response to it", t.Short, bar)
+	}
+	p := s.precondition(s.subscribeRule(t, []string{bar}))
+	p.Subscribe(t, bar)
+	p.Ack(t, p.AwaitResource(t, bar))
 }

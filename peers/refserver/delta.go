@@ -60,6 +60,10 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		return nil // breaks STREAM-9 (Runtime) or STREAM-10 (VirtualHost)
 	}
 	ts := c.typeState(t)
+	if c.s.has(FaultIgnoreFirstRequest) && !ts.ignoredFirst {
+		ts.ignoredFirst = true
+		return nil // breaks RES-2: the type's first request is never answered
+	}
 	if c.s.has(FaultWedgeOnUnusualRequest) && unusualDelta(req) {
 		return c.wedge() // breaks ROB-2
 	}

@@ -212,6 +212,18 @@ const (
 	// both subscribed and unsubscribed, a SotW nonce or ACKed version the
 	// stream never sent, an error_detail over 64 KiB (ROB-2).
 	FaultWedgeOnUnusualRequest Fault = "wedge-on-unusual-request"
+
+	// The fault below breaks the precondition nearly every server scenario
+	// rests on, the answer to a type's first request, so that the suite's
+	// attribution can be checked: against it the pairs are blocked by
+	// the rule the ignored request's answer rests on, not failed under
+	// each scenario's own rule (scenarios/precondition_test.go).
+
+	// FaultIgnoreFirstRequest ignores the first request of each type on a
+	// stream: it is never answered (RES-2; WILD-1, WILD-2 for a wildcard)
+	// and its names never apply, so what it named is not pushed later
+	// either (DELTA-4, VER-1); later requests are served as usual.
+	FaultIgnoreFirstRequest Fault = "ignore-first-request"
 )
 
 // AllFaults lists every fault in a stable order, the order in which they
@@ -284,6 +296,7 @@ var AllFaults = []Fault{
 	FaultFullStateEveryType,
 	FaultCrashOnUnservable,
 	FaultWedgeOnUnusualRequest,
+	FaultIgnoreFirstRequest,
 }
 
 var faultDescriptions = map[Fault]string{
@@ -353,6 +366,7 @@ var faultDescriptions = map[Fault]string{
 	FaultFullStateEveryType:            "GRP-2 (MAY): every SotW push carries every subscribed resource, whatever the type",
 	FaultCrashOnUnservable:             "ROB-1: a request it cannot serve (unknown, missing or foreign type_url, no node) crashes the server",
 	FaultWedgeOnUnusualRequest:         "ROB-2: a request at the edges of the message shapes stops its stream answering",
+	FaultIgnoreFirstRequest:            "RES-2: the first request of each type on a stream is never answered, its names never applied",
 }
 
 // Description returns one line naming the rule the fault breaks.

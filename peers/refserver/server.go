@@ -436,6 +436,7 @@ type typeBase struct {
 	everSubscribed nameSet               // FaultUpdatesAfterUnsubscribe: every name ever subscribed
 	frozen         nameSet               // FaultWildcardFrozen: what existed when the wildcard began
 	stalled        bool                  // FaultStallAfterNack: a NACK came and no request since
+	ignoredFirst   bool                  // FaultIgnoreFirstRequest: the type's first request was ignored
 	sentAny        map[string]*anypb.Any // FaultMergeUpdates: what was last sent per name
 }
 

@@ -78,6 +78,10 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		return nil // breaks STREAM-9: the type is never answered
 	}
 	ts := c.typeState(t)
+	if c.s.has(FaultIgnoreFirstRequest) && !ts.ignoredFirst {
+		ts.ignoredFirst = true
+		return nil // breaks RES-2: the type's first request is never answered
+	}
 	if c.s.has(FaultWedgeOnUnusualRequest) && c.unusualSotW(ts, req) {
 		return c.wedge() // breaks ROB-2
 	}

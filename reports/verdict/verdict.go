@@ -169,6 +169,8 @@ func Classify(r results.Result, failOn results.Level) Class {
 		}
 		return ClassUnsupported
 	case results.Fail, results.Blocked:
+		// A blocked pair is a failure of the rule it was blocked by,
+		// excused and tolerated as a failure is.
 		switch {
 		case r.KnownFailing != "":
 			return ClassKnownFailing

@@ -63,6 +63,14 @@ func TestErrorsPointAtTheLine(t *testing.T) {
 		{"ID twice", head + "steps:\n  - subscribe: {type: EDS, names: [a]}\n  - expect: {type: EDS}\n---\n" + head + "steps:\n  - subscribe: {type: EDS, names: [a]}\n  - expect: {type: EDS}\n", 11, "scenario server/test/errors is defined twice (first in f.yaml:3)"},
 		{"serve version not a string", clientHead + "steps:\n  - chain: {upTo: LDS}\n  - serve: {type: LDS, version: 2}\n", 7, `steps[1].serve.version: got number, want string (quote it: "2")`},
 		{"ack of another type", clientHead + "steps:\n  - serve: {type: LDS, version: \"1\", as: l}\n  - expect: {type: CDS, ack: l}\n", 7, "l labels an LDS response, but the step expects a CDS request"},
+		// A barrier is a precondition: one a correct server may leave
+		// unanswered would block the pair on a rule it did not break.
+		{"barrier on a name never set", head + "steps:\n  - subscribe: {type: EDS, names: [a]}\n  - barrier: {type: EDS, name: bar}\n", 7, `barrier: EDS "bar" is not set at this step`},
+		{"barrier on a deleted name", head + "steps:\n  - set: {type: EDS, name: bar, revision: 1}\n  - delete: {type: EDS, name: bar}\n  - barrier: {type: EDS, name: bar}\n", 8, "a correct server owes no resource that does not exist"},
+		{"barrier on the wildcard", head + "steps:\n  - barrier: {type: CDS, name: \"*\"}\n", 6, `barrier: "*" is the wildcard`},
+		{"SotW barrier on a name subscribed", head + "variants: [sotw-ads]\nsteps:\n  - set: {type: EDS, name: bar, revision: 1}\n  - subscribe: {type: EDS, names: [bar]}\n  - expect: {type: EDS, ack: true}\n  - barrier: {type: EDS, name: bar}\n", 10, "already subscribed on the SotW stream: a request naming it again does not change the subscription, so a correct server owes no response"},
+		{"delta barrier on a name subscribed", head + "variants: [delta-ads]\nsteps:\n  - set: {type: EDS, name: bar, revision: 1}\n  - subscribe: {type: EDS, names: [bar]}\n  - expect: {type: EDS, ack: true}\n  - barrier: {type: EDS, name: bar}\n", 10, "already subscribed on the delta stream: subscribing it again rests on DELTA-3's resend"},
+		{"the same barrier twice", head + "steps:\n  - set: {type: EDS, name: bar, revision: 1}\n  - barrier: {type: EDS, name: bar}\n  - barrier: {type: EDS, name: bar}\n", 8, `EDS "bar" is already subscribed`},
 		{"invalid route", clientHead + "steps:\n  - serve: {type: RDS, version: \"1\", resources: [{name: route, revision: 1, invalid: true}]}\n", 6, "invalid: the catalogue builds invalid listeners and clusters only"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,6 +82,21 @@ func TestErrorsPointAtTheLine(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 			assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("f.yaml:%d: ", fe.Line)), "%v", err)
 			assert.NotContains(t, err.Error(), "\n", "one line")
+		})
+	}
+}
+
+// A barrier on a name the stream no longer subscribes, or on a new stream,
+// is owed its answer: the compiler takes it.
+func TestBarriersOwedAnAnswerCompile(t *testing.T) {
+	for name, steps := range map[string]string{
+		"after an unsubscribe": "  - set: {type: EDS, name: bar, revision: 1}\n  - subscribe: {type: EDS, names: [bar]}\n  - expect: {type: EDS, ack: true}\n  - unsubscribe: {type: EDS, names: [bar]}\n  - barrier: {type: EDS, name: bar}\n",
+		"after a reconnect":    "  - set: {type: EDS, name: bar, revision: 1}\n  - barrier: {type: EDS, name: bar}\n  - reconnect: {type: EDS}\n  - barrier: {type: EDS, name: bar}\n",
+		"on another type":      "  - set: {type: CDS, name: bar, revision: 1}\n  - subscribe: {type: EDS, names: [bar]}\n  - barrier: {type: CDS, name: bar}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(head+"requirements: [RES-4]\nsteps:\n"+steps), "f.yaml")
+			require.NoError(t, err)
 		})
 	}
 }

@@ -66,6 +66,59 @@ type protoState struct {
 	delta   bool
 	started map[string]bool
 	next    map[string]string
+	// names are, per type URL, the base names subscribed on the stream
+	// (SotW: the names its requests restate; delta: those subscribed and
+	// not unsubscribed since), for the barrier steps to check against.
+	names map[string]map[string]bool
+}
+
+func newProtoState(delta bool) *protoState {
+	return &protoState{delta: delta, started: map[string]bool{}, next: map[string]string{}, names: map[string]map[string]bool{}}
+}
+
+// subscribe adds names to what the stream has subscribed of t.
+func (p *protoState) subscribe(t wire.Type, names []string) {
+	if p.names[t.URL] == nil {
+		p.names[t.URL] = map[string]bool{}
+	}
+	for _, n := range names {
+		p.names[t.URL][n] = true
+	}
+}
+
+// unsubscribe drops names from what the stream has subscribed of t.
+func (p *protoState) unsubscribe(t wire.Type, names []string) {
+	for _, n := range names {
+		delete(p.names[t.URL], n)
+	}
+}
+
+// reconnected is a new stream for t: nothing of t is started, and a delta
+// stream starts with no subscription, whereas a SotW client's first
+// request restates every name it had.
+func (p *protoState) reconnected(t wire.Type) {
+	p.started[t.URL] = false
+	if p.delta {
+		delete(p.names, t.URL)
+	}
+}
+
+// barrierOwed says why a correct server may leave a barrier on name of t
+// unanswered in this protocol, "" when it owes the answer: the barrier
+// rests on the answer to a subscription that changes something, not on a
+// behaviour a scenario may be checking.
+func (p *protoState) barrierOwed(t wire.Type, name string) string {
+	switch {
+	case !p.names[t.URL][name]:
+		return ""
+	case p.delta:
+		return fmt.Sprintf("%s %q is already subscribed on the delta stream: subscribing it again rests on DELTA-3's resend of what the client holds, a behaviour of its own, not on the server catching up", t.Short, name)
+	case p.started[t.URL]:
+		return fmt.Sprintf("%s %q is already subscribed on the SotW stream: a request naming it again does not change the subscription, so a correct server owes no response (RES-4 asks for one when the name set changes)", t.Short, name)
+	}
+	// A SotW stream not started yet (a reconnect): the barrier's request
+	// is the type's first on it, answered under RES-2.
+	return ""
 }
 
 func (p *protoState) subscribed(t wire.Type, names []string) {
@@ -99,10 +152,10 @@ func (p *protoState) changed(t wire.Type, deleted bool) {
 func (c *compiler) server() (func(*engine.T), error) {
 	var protos []*protoState
 	if c.sotw {
-		protos = append(protos, &protoState{started: map[string]bool{}, next: map[string]string{}})
+		protos = append(protos, newProtoState(false))
 	}
 	if c.delta {
-		protos = append(protos, &protoState{delta: true, started: map[string]bool{}, next: map[string]string{}})
+		protos = append(protos, newProtoState(true))
 	}
 	each := func(f func(p *protoState)) {
 		for _, p := range protos {
@@ -114,6 +167,10 @@ func (c *compiler) server() (func(*engine.T), error) {
 	// that subscribes first and creates later must know the name the
 	// server will serve (chosen-names).
 	set, asked := map[string]bool{}, map[string]bool{}
+	// exists records, per type and base name, whether the name is set and
+	// not deleted since, for the barrier steps: a correct server owes no
+	// resource that does not exist.
+	exists := map[string]bool{}
 	ask := func(t wire.Type, names []string) {
 		for _, n := range names {
 			if !set[t.URL+"\x00"+n] {
@@ -123,7 +180,7 @@ func (c *compiler) server() (func(*engine.T), error) {
 	}
 	var ops []serverOp
 	for i, st := range c.doc.ServerSteps {
-		op, err := c.serverStep(i, st, each, set, asked, ask)
+		op, err := c.serverStep(i, st, each, set, asked, exists, ask)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +194,7 @@ func (c *compiler) server() (func(*engine.T), error) {
 	}), nil
 }
 
-func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState)), set, asked map[string]bool, ask func(wire.Type, []string)) (serverOp, error) {
+func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState)), set, asked, exists map[string]bool, ask func(wire.Type, []string)) (serverOp, error) {
 	switch {
 	case st.Set != nil:
 		a := st.Set
@@ -165,7 +222,7 @@ func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState))
 		if asked[key] && !set[key] {
 			c.addNeed(targets.NeedChosenNames)
 		}
-		set[key] = true
+		set[key], exists[key] = true, true
 		each(func(p *protoState) { p.changed(t, false) })
 		return func(r *serverRun) {
 			r.served[key] = r.checking(a.Rule).SetWith(t, a.Name, a.Revision, opts)
@@ -181,6 +238,7 @@ func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState))
 			return nil, err
 		}
 		c.usesType(t, true)
+		exists[t.URL+"\x00"+a.Name] = false
 		each(func(p *protoState) { p.changed(t, true) })
 		return func(r *serverRun) { r.checking(a.Rule).Delete(t, r.name(t, a.Name)) }, nil
 
@@ -202,7 +260,7 @@ func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState))
 			c.addNeed(targets.NeedExplicitWildcard)
 		}
 		ask(t, a.Names)
-		each(func(p *protoState) { p.subscribed(t, a.Names) })
+		each(func(p *protoState) { p.subscribed(t, a.Names); p.subscribe(t, a.Names) })
 		return func(r *serverRun) {
 			s := r.checking(a.Rule)
 			names := r.names(t, a.Names)
@@ -226,6 +284,7 @@ func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState))
 			return nil, err
 		}
 		c.usesType(t, false)
+		each(func(p *protoState) { p.unsubscribe(t, a.Names) })
 		return func(r *serverRun) { r.checking(a.Rule).Unsubscribe(t, r.names(t, a.Names)...) }, nil
 
 	case st.Wildcard != nil:
@@ -313,8 +372,25 @@ func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState))
 		if err != nil {
 			return nil, err
 		}
+		// A barrier is a precondition: it must rest on an answer every
+		// correct server owes, never on a behaviour a scenario checks.
+		if a.Name == "*" {
+			return nil, c.errf(stepPtr(i, "barrier", "name"), `barrier: "*" is the wildcard, not a resource: a barrier subscribes to one resource that exists`)
+		}
+		if !exists[t.URL+"\x00"+a.Name] {
+			return nil, c.errf(stepPtr(i, "barrier", "name"), "barrier: %s %q is not set at this step (set it before the barrier, and do not delete it): a correct server owes no resource that does not exist", t.Short, a.Name)
+		}
+		var why string
+		each(func(p *protoState) {
+			if why == "" {
+				why = p.barrierOwed(t, a.Name)
+			}
+		})
+		if why != "" {
+			return nil, c.errf(stepPtr(i, "barrier", "name"), "barrier: %s; use a name no request has subscribed on the stream yet", why)
+		}
 		ask(t, []string{a.Name})
-		each(func(p *protoState) { p.subscribed(t, []string{a.Name}) })
+		each(func(p *protoState) { p.subscribed(t, []string{a.Name}); p.subscribe(t, []string{a.Name}) })
 		return func(r *serverRun) { r.s.Barrier(t, r.name(t, a.Name)) }, nil
 
 	case st.Reconnect != nil:
@@ -322,7 +398,7 @@ func (c *compiler) serverStep(i int, st ServerStep, each func(func(*protoState))
 		if err != nil {
 			return nil, err
 		}
-		each(func(p *protoState) { p.started[t.URL] = false })
+		each(func(p *protoState) { p.reconnected(t) })
 		return func(r *serverRun) { r.s.C.Reconnect(t) }, nil
 	}
 	// The schema lets no other step through.
