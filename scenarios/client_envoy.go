@@ -66,14 +66,14 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			c.ExpectWildcard(CDS)
 			c.ExpectAck(CDS, c.Respond(CDS, "1", c.EnvoyHop(CDS, 1)), "1")
 			c.AwaitSubscribed(EDS, c.CL)
-			v.NeverWithin(c.Timeouts.Quiet, CDS, c.CL, "in use before its endpoints arrived", inUse)
+			v.QuietView(CDS, c.CL, "in use before its endpoints arrived", inUse)
 			c.ExpectAck(EDS, c.Respond(EDS, "1", c.EnvoyHop(EDS, 1)), "1")
 			v.AwaitAcked(CDS, c.CL, "1")
 
 			c.ExpectWildcard(LDS)
 			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
 			c.AwaitSubscribed(RDS, c.R)
-			v.NeverWithin(c.Timeouts.Quiet, LDS, c.L, "in use before its routes arrived", inUse)
+			v.QuietView(LDS, c.L, "in use before its routes arrived", inUse)
 			c.ExpectAck(RDS, c.Respond(RDS, "1", c.EnvoyHop(RDS, 1)), "1")
 			v.AwaitAcked(LDS, c.L, "1")
 		}),
@@ -91,7 +91,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			c.ExpectAck(CDS, c.Respond(CDS, "2", c.EnvoyHop(CDS, 2)), "2")
 			v := c.Checking("WARM-2")
 			v1 := c.V("1", c.CL)
-			v.NeverWithin(c.Timeouts.Quiet, CDS, c.CL, "other than version 1 in use while version 2 waits for fresh endpoints", func(r observer.Resource) bool {
+			v.QuietView(CDS, c.CL, "other than version 1 in use while version 2 waits for fresh endpoints", func(r observer.Resource) bool {
 				return r.State != observer.Acked || r.Version != v1
 			})
 			if _, again := c.ExpectAckPast(EDS, c.Respond(EDS, "2", c.EnvoyHop(EDS, 2)), "2"); again > 0 {
