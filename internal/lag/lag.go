@@ -236,8 +236,12 @@ func Running() bool {
 const Stretch = 3
 
 // Deadline is a wait of d that does not count the time the harness was
-// stalled: it passes once d of wall time plus the time its stalls took
-// (Stats.Lost) has gone by, or Stretch times d in all. A window it bounds covers d of
+// stalled: it passes once d of wall time plus every stall since it began
+// has gone by, or Stretch times d in all. It stretches by the stalls'
+// total, not only by what they took from its watching (Stats.Lost): a
+// target that runs in the harness's process (a built-in peer) is slowed
+// at every one of its steps by the same stalls, and waiting longer costs
+// only time, never a verdict. A window it bounds covers d of
 // time in which the harness could see what happened: a must-happen wait
 // then fails a target only after the target had d of the harness's
 // attention, and a must-not-happen window watches d of it.
@@ -258,7 +262,7 @@ func (dl Deadline) Start() time.Time { return dl.start }
 // more than what is left of the limit, and 0 or less once it passed.
 func (dl Deadline) Left() time.Duration {
 	now := time.Now()
-	return min(dl.d+stallsIn(dl.start, now).Lost(), dl.limit) - now.Sub(dl.start)
+	return min(dl.d+stallsIn(dl.start, now).Total, dl.limit) - now.Sub(dl.start)
 }
 
 // Passed reports whether the deadline has passed.
