@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"slices"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -63,17 +64,22 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		Run: ClientScript(func(c *C) {
 			v := c.Checking("WARM-1")
 			inUse := func(r observer.Resource) bool { return r.State == observer.Acked }
+			// A warming ends anyway when its initial fetch timeout fires,
+			// counted from no earlier than the response's sending.
+			timeout := c.target.Options().DNETimer
 			c.ExpectWildcard(CDS)
+			sent := time.Now()
 			c.ExpectAck(CDS, c.Respond(CDS, "1", c.EnvoyHop(CDS, 1)), "1")
 			c.AwaitSubscribed(EDS, c.CL)
-			v.QuietView(CDS, c.CL, "in use before its endpoints arrived", inUse)
+			v.QuietViewBefore(sent.Add(timeout), CDS, c.CL, "in use before its endpoints arrived", inUse)
 			c.ExpectAck(EDS, c.Respond(EDS, "1", c.EnvoyHop(EDS, 1)), "1")
 			v.AwaitAcked(CDS, c.CL, "1")
 
 			c.ExpectWildcard(LDS)
+			sent = time.Now()
 			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
 			c.AwaitSubscribed(RDS, c.R)
-			v.QuietView(LDS, c.L, "in use before its routes arrived", inUse)
+			v.QuietViewBefore(sent.Add(timeout), LDS, c.L, "in use before its routes arrived", inUse)
 			c.ExpectAck(RDS, c.Respond(RDS, "1", c.EnvoyHop(RDS, 1)), "1")
 			v.AwaitAcked(LDS, c.L, "1")
 		}),
@@ -88,10 +94,13 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		Run: ClientScript(func(c *C) {
 			c.EnvoyChain()
 			c.AwaitAcked(CDS, c.CL, "1")
+			sent := time.Now()
 			c.ExpectAck(CDS, c.Respond(CDS, "2", c.EnvoyHop(CDS, 2)), "2")
 			v := c.Checking("WARM-2")
 			v1 := c.V("1", c.CL)
-			v.QuietView(CDS, c.CL, "other than version 1 in use while version 2 waits for fresh endpoints", func(r observer.Resource) bool {
+			// Until the update's initial fetch timeout, counted from no
+			// earlier than its sending, could have fired.
+			v.QuietViewBefore(sent.Add(c.target.Options().DNETimer), CDS, c.CL, "other than version 1 in use while version 2 waits for fresh endpoints", func(r observer.Resource) bool {
 				return r.State != observer.Acked || r.Version != v1
 			})
 			if _, again := c.ExpectAckPast(EDS, c.Respond(EDS, "2", c.EnvoyHop(EDS, 2)), "2"); again > 0 {

@@ -1012,7 +1012,7 @@ const windowShare = 67
 // must not reach). A harness stalled through much of it watched too
 // little for a pass to stand: the pair is then in doubt (engine.T.Covers).
 func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, bad func(observer.Resource) bool) {
-	c.neverFor(window, false, t, name, what, bad)
+	c.neverFor(window, false, time.Time{}, t, name, what, bad)
 }
 
 // QuietView is Never for the quiet window of the harness's own running
@@ -1021,11 +1021,31 @@ func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, ba
 // endpoints that end a warming, the cluster a SotW response left out).
 // The window stretches over the harness's stalls (lag.Deadline).
 func (c *C) QuietView(t wire.Type, name, what string, bad func(observer.Resource) bool) {
-	c.neverFor(c.Timeouts.Quiet, true, t, name, what, bad)
+	c.neverFor(c.Timeouts.Quiet, true, time.Time{}, t, name, what, bad)
 }
 
-// neverFor is NeverWithin, or with stretch QuietView.
-func (c *C) neverFor(window time.Duration, stretch bool, t wire.Type, name, what string, bad func(observer.Resource) bool) {
+// QuietViewBefore is QuietView for a watch on what the client may rightly
+// do from deadline on (its does-not-exist timer firing, a warming's
+// initial fetch timeout): the window stretches over the harness's stalls
+// but never past deadline, and what the view is seen doing only once
+// deadline passed (the harness read it late) is no verdict but a doubt
+// (engine.T.DoubtNow).
+func (c *C) QuietViewBefore(deadline time.Time, t wire.Type, name, what string, bad func(observer.Resource) bool) {
+	c.neverFor(c.Timeouts.Quiet, true, deadline, t, name, what, func(r observer.Resource) bool {
+		if !bad(r) {
+			return false
+		}
+		if late := time.Now(); !late.Before(deadline) {
+			c.Logf("the harness read the status view only after the client could rightly show %s %s %s: no verdict", t.Short, name, what)
+			c.DoubtNow(c.ruleOr(""), "the harness's read of the status view before the client's own timer", time.Since(deadline), 0, c.LagIn(deadline.Add(-c.Timeouts.Quiet), late))
+		}
+		return true
+	})
+}
+
+// neverFor is NeverWithin, or with stretch QuietView; a window that
+// stretches never goes past until (zero: no bound but its own).
+func (c *C) neverFor(window time.Duration, stretch bool, until time.Time, t wire.Type, name, what string, bad func(observer.Resource) bool) {
 	if window <= 0 {
 		return // an empty window holds nothing to watch
 	}
@@ -1035,10 +1055,13 @@ func (c *C) neverFor(window time.Duration, stretch bool, t wire.Type, name, what
 	start := dl.Start()
 	end := start.Add(window)
 	left := func() time.Duration {
-		if stretch {
-			return dl.Left()
+		switch {
+		case !stretch:
+			return time.Until(end)
+		case !until.IsZero():
+			return min(dl.Left(), time.Until(until))
 		}
-		return time.Until(end)
+		return dl.Left()
 	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
