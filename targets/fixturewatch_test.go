@@ -40,12 +40,12 @@ func (f *stuckFixture) Reset(context.Context, string) error {
 	return nil
 }
 
-// stuckCall calls Delete with a deadline already past: the call then
-// waits for nothing, and is a miss as one that waited out its deadline
-// is, without a test that sleeps.
+// stuckCall calls Delete with a short deadline, which the stuck fixture
+// waits out: a miss. (A call begun with its deadline already past is not
+// one: the fixture never had a chance; see TestFixturePastDeadlineIsNoMiss.)
 func stuckCall(t *testing.T, fx fixture.Fixture) error {
 	t.Helper()
-	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(20*time.Millisecond))
 	defer cancel()
 	return fx.Delete(ctx, "node", wire.Cluster, "c")
 }
@@ -133,4 +133,18 @@ func (p *pastDeadline) Err() error {
 		return context.DeadlineExceeded
 	}
 	return nil
+}
+
+// A call begun when its caller's deadline had already passed (a load run's
+// fan-out issuing calls after its sync deadline) never gave the fixture a
+// chance to answer: no number of them makes the fixture hung.
+func TestFixturePastDeadlineIsNoMiss(t *testing.T) {
+	s := &Server{}
+	fx := s.watchFixture(&stuckFixture{}, "the fixture API at 127.0.0.1:18001")
+	for range 2 * FixtureHangLimit {
+		ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+		require.Error(t, fx.Delete(ctx, "node", wire.Cluster, "c"))
+		cancel()
+	}
+	assert.NoError(t, s.Died())
 }
