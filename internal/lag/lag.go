@@ -19,7 +19,7 @@ package lag
 
 import (
 	"context"
-	"slices"
+	"sort"
 	"sync"
 	"time"
 )
@@ -157,13 +157,8 @@ func (s *sampler) add(st stall) {
 	s.start = (s.start + 1) % keep
 }
 
-// ordered returns the stalls remembered, oldest first; s.mu must be held.
-func (s *sampler) ordered() []stall {
-	if s.start == 0 {
-		return s.stalls
-	}
-	return slices.Concat(s.stalls[s.start:], s.stalls[:s.start])
-}
+// nth is the i-th stall remembered, oldest first; s.mu must be held.
+func (s *sampler) nth(i int) stall { return s.stalls[(s.start+i)%len(s.stalls)] }
 
 // In returns the stalls that overlap [from, to]. A stall still in
 // progress (the sampler is late for its next wake-up as this is asked)
@@ -178,9 +173,11 @@ func (s *sampler) in(from, to, now time.Time) Stats {
 	if s.last.IsZero() || !to.After(from) {
 		return out
 	}
-	all := s.ordered()
-	i, _ := slices.BinarySearchFunc(all, from, func(st stall, t time.Time) int { return st.at.Compare(t) })
-	for _, st := range all[i:] {
+	// The ring is read in place, oldest first: every wait asks, so a copy
+	// of it a time would cost as much as the ring on every wake-up.
+	n := len(s.stalls)
+	for i := sort.Search(n, func(i int) bool { return !s.nth(i).at.Before(from) }); i < n; i++ {
+		st := s.nth(i)
 		if !st.at.Add(-st.over).Before(to) {
 			break
 		}
@@ -209,9 +206,6 @@ func overlap(st stall, from, to time.Time) Stats {
 	return Stats{Total: hi.Sub(lo), Max: st.over, Stalls: 1}
 }
 
-// Since returns the stalls from t until now.
-func Since(t time.Time) Stats { return In(t, time.Now()) }
-
 // stallsIn is In, for Deadline; a variable for Deadline's tests, which
 // need stalls of their choosing at the moment it looks.
 var stallsIn = In
@@ -220,14 +214,6 @@ var stallsIn = In
 func Recent(d time.Duration) Stats {
 	now := time.Now()
 	return In(now.Add(-d), now)
-}
-
-// Running reports whether the sampler runs (some Start is not released),
-// so that a figure of zero means no lag rather than no measurement.
-func Running() bool {
-	global.mu.Lock()
-	defer global.mu.Unlock()
-	return !global.last.IsZero()
 }
 
 // Stretch is how far a Deadline stretches at most: a wait of d lasts at
