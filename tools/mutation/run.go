@@ -371,14 +371,17 @@ func judge(rep report, r *Result) (Status, string) {
 	return Survived, note
 }
 
+// report is what the mutation driver reads of a suite's JSON report.
 type report struct {
 	Role    string `json:"role"`
-	Results []struct {
-		ID          string   `json:"id"`
-		Variant     string   `json:"variant"`
-		Outcome     string   `json:"outcome"`
-		RulesBroken []string `json:"rules_broken"`
-	} `json:"results"`
+	Results []pair `json:"results"`
+}
+
+type pair struct {
+	ID          string   `json:"id"`
+	Variant     string   `json:"variant"`
+	Outcome     string   `json:"outcome"`
+	RulesBroken []string `json:"rules_broken"`
 }
 
 func readReport(path string) (report, error) {
