@@ -100,22 +100,20 @@ func protocolFiles(root, pkgDir string) ([]string, error) {
 // faultConst is how a fault switch is named where it is tested.
 var faultConst = regexp.MustCompile(`^Fault[A-Z]`)
 
-// fileMutants makes every mutant of one file. predicates are the names of
-// functions that only report fault switches (see faultPredicates).
-func fileMutants(root, rel, pkg string, predicates map[string]bool) ([]Mutant, error) {
-	src, err := os.ReadFile(filepath.Join(root, rel))
+// fileMutants makes every mutant of one file of pkg.
+func fileMutants(pkg *peerPackage, rel string) ([]Mutant, error) {
+	src, err := os.ReadFile(filepath.Join(pkg.root, rel))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
-	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", rel, err)
+	f := pkg.files[rel]
+	if f == nil {
+		return nil, fmt.Errorf("%s is not a file of %s", rel, pkg.dir)
 	}
 	sum := sha256.Sum256(src)
 	g := &generator{
-		fset: fset, src: src, rel: rel, pkg: pkg,
-		hash: hex.EncodeToString(sum[:8]), predicates: predicates,
+		fset: pkg.fset, src: src, rel: rel, pkg: pkg.name,
+		hash: hex.EncodeToString(sum[:8]), predicates: pkg.predicates,
 		ordinals: map[string]int{},
 	}
 	for _, d := range f.Decls {
@@ -124,7 +122,10 @@ func fileMutants(root, rel, pkg string, predicates map[string]bool) ([]Mutant, e
 			continue
 		}
 		g.fn = funcName(fd)
-		g.dead = g.deadRanges(fd.Body)
+		g.dead = pkg.dead[fd]
+		if pkg.deadFuncs[fd.Name.Name] {
+			g.dead = []span{{fd.Pos(), fd.End(), "a function only fault-switch code calls"}}
+		}
 		g.walk(fd.Body)
 	}
 	return g.out, nil
@@ -235,6 +236,10 @@ func (g *generator) deadRanges(body *ast.BlockStmt) []span {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.IfStmt:
+			if mentionsHooks(n.Init) || mentionsHooks(n.Cond) {
+				out = append(out, span{n.Pos(), n.End(), "a test hook (set by tests only)"})
+				return false
+			}
 			if g.onlyWithFault(n.Cond) {
 				out = append(out, span{n.Cond.Pos(), n.Body.End(), "a branch taken only with a fault switch on"})
 			} else if g.isNotFault(n.Cond) && n.Else != nil {
@@ -253,6 +258,22 @@ func (g *generator) deadRanges(body *ast.BlockStmt) []span {
 		return true
 	})
 	return out
+}
+
+// mentionsHooks says whether n reads the peer's test hooks (s.hooks.x):
+// callbacks only tests set.
+func mentionsHooks(n ast.Node) bool {
+	found := false
+	if n == nil {
+		return false
+	}
+	ast.Inspect(n, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "hooks" {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 func (g *generator) deadWhy(p token.Pos) string {
@@ -451,6 +472,10 @@ func (g *generator) stmtScope(s ast.Stmt) string {
 		if e, ok := n.(ast.Expr); ok && g.isFaultCall(e) {
 			faulty = true
 		}
+		// The set of switches itself (s.faults[f] = true).
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "faults" {
+			faulty = true
+		}
 		return !faulty
 	})
 	if faulty {
@@ -468,50 +493,6 @@ func isPanic(e ast.Expr) bool {
 	return ok && id.Name == "panic"
 }
 
-// faultPredicates finds the functions of a package that do nothing but
-// report fault switches (func (s *Server) firstNameOnly(t) bool { return
-// s.has(FaultX) || ... }), so a call of one counts as a fault switch's
-// report. It iterates, since one may call another.
-func faultPredicates(root, pkgDir string) (map[string]bool, error) {
-	entries, err := os.ReadDir(filepath.Join(root, pkgDir))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", pkgDir, err)
-	}
-	fset := token.NewFileSet()
-	var funcs []*ast.FuncDecl
-	for _, e := range entries {
-		n := e.Name()
-		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(root, pkgDir, n), nil, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", n, err)
-		}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && len(fd.Body.List) == 1 {
-				funcs = append(funcs, fd)
-			}
-		}
-	}
-	preds := map[string]bool{}
-	g := &generator{predicates: preds}
-	for changed := true; changed; {
-		changed = false
-		for _, fd := range funcs {
-			r, ok := fd.Body.List[0].(*ast.ReturnStmt)
-			if !ok || len(r.Results) != 1 || preds[fd.Name.Name] || fd.Name.Name == "has" || fd.Name.Name == "fault" {
-				continue
-			}
-			if g.onlyWithFault(r.Results[0]) {
-				preds[fd.Name.Name] = true
-				changed = true
-			}
-		}
-	}
-	return preds, nil
-}
-
 // Peers are the packages mutated, with the suite that is their oracle.
 var Peers = []struct {
 	Package, Dir string
@@ -525,7 +506,7 @@ var Peers = []struct {
 func AllMutants(root string) ([]Mutant, error) {
 	var out []Mutant
 	for _, p := range Peers {
-		preds, err := faultPredicates(root, p.Dir)
+		pkg, err := loadPackage(root, p.Dir, p.Package)
 		if err != nil {
 			return nil, err
 		}
@@ -534,7 +515,7 @@ func AllMutants(root string) ([]Mutant, error) {
 			return nil, err
 		}
 		for _, f := range files {
-			ms, err := fileMutants(root, f, p.Package, preds)
+			ms, err := fileMutants(pkg, f)
 			if err != nil {
 				return nil, err
 			}
@@ -542,4 +523,133 @@ func AllMutants(root string) ([]Mutant, error) {
 		}
 	}
 	return out, nil
+}
+
+// peerPackage is a reference peer's package, parsed, with what the scope
+// rules need to know of it as a whole.
+type peerPackage struct {
+	root, dir, name string
+	fset            *token.FileSet
+	files           map[string]*ast.File // every non-test file, by path relative to root
+	// predicates are the functions that do nothing but report fault
+	// switches (func (s *Server) firstNameOnly(t) bool { return
+	// s.has(FaultX) || ... }): a call of one is a fault switch's report.
+	predicates map[string]bool
+	// dead are each function's spans only a fault switch reaches.
+	dead map[*ast.FuncDecl][]span
+	// deadFuncs are the unexported functions only such spans, the
+	// fault switches' own files or other such functions call.
+	deadFuncs map[string]bool
+}
+
+func loadPackage(root, dir, name string) (*peerPackage, error) {
+	entries, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	pkg := &peerPackage{root: root, dir: dir, name: name, fset: token.NewFileSet(),
+		files: map[string]*ast.File{}, predicates: map[string]bool{}, dead: map[*ast.FuncDecl][]span{}, deadFuncs: map[string]bool{}}
+	var funcs []*ast.FuncDecl
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		if ok, err := build.Default.MatchFile(filepath.Join(root, dir), n); err != nil || !ok {
+			continue
+		}
+		rel := filepath.Join(dir, n)
+		f, err := parser.ParseFile(pkg.fset, filepath.Join(root, rel), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", rel, err)
+		}
+		pkg.files[rel] = f
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				funcs = append(funcs, fd)
+			}
+		}
+	}
+	g := &generator{predicates: pkg.predicates}
+	for changed := true; changed; {
+		changed = false
+		for _, fd := range funcs {
+			if len(fd.Body.List) != 1 || pkg.predicates[fd.Name.Name] || fd.Name.Name == "has" || fd.Name.Name == "fault" {
+				continue
+			}
+			if r, ok := fd.Body.List[0].(*ast.ReturnStmt); ok && len(r.Results) == 1 && g.onlyWithFault(r.Results[0]) {
+				pkg.predicates[fd.Name.Name] = true
+				changed = true
+			}
+		}
+	}
+	for _, fd := range funcs {
+		pkg.dead[fd] = g.deadRanges(fd.Body)
+	}
+	pkg.findDeadFuncs(funcs)
+	return pkg, nil
+}
+
+// findDeadFuncs marks the unexported functions every use of which (a
+// call or a function value, by name: two methods of one name count as
+// one) is in code only a fault switch reaches, in a fault switch's own
+// file, or in another such function. Exported ones are other packages'
+// to call.
+func (pkg *peerPackage) findDeadFuncs(funcs []*ast.FuncDecl) {
+	type use struct {
+		in   *ast.FuncDecl // nil: outside any function
+		pos  token.Pos
+		file string
+	}
+	uses := map[string][]use{}
+	for rel, f := range pkg.files {
+		for _, d := range f.Decls {
+			fd, _ := d.(*ast.FuncDecl)
+			var body ast.Node = d
+			if fd != nil {
+				if fd.Body == nil {
+					continue
+				}
+				body = fd.Body
+			}
+			// Every identifier of the name is a use: a call, a method
+			// value, a function passed as a value. A variable of the
+			// same name only makes the function look more alive.
+			ast.Inspect(body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					uses[id.Name] = append(uses[id.Name], use{fd, id.Pos(), rel})
+				}
+				return true
+			})
+		}
+	}
+	inSpan := func(fd *ast.FuncDecl, p token.Pos) bool {
+		for _, s := range pkg.dead[fd] {
+			if p >= s.from && p < s.to {
+				return true
+			}
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fd := range funcs {
+			name := fd.Name.Name
+			if pkg.deadFuncs[name] || ast.IsExported(name) || name == "init" || name == "main" || len(uses[name]) == 0 {
+				continue
+			}
+			dead := true
+			for _, u := range uses[name] {
+				faultFile := strings.HasPrefix(filepath.Base(u.file), "faults")
+				if !faultFile && (u.in == nil || !(inSpan(u.in, u.pos) || pkg.deadFuncs[u.in.Name.Name])) {
+					dead = false
+					break
+				}
+			}
+			if dead {
+				pkg.deadFuncs[name] = true
+				changed = true
+			}
+		}
+	}
 }

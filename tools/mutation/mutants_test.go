@@ -17,7 +17,7 @@ type Fault string
 
 const FaultX Fault = "x"
 
-type S struct{ faults map[Fault]bool; n int; mu interface{ Lock(); Unlock() } }
+type S struct{ faults map[Fault]bool; n int; mu interface{ Lock(); Unlock() }; hooks struct{ seen func() } }
 
 func (s *S) has(f Fault) bool { return s.faults[f] }
 
@@ -43,8 +43,32 @@ func (s *S) step(nack bool, names []string) bool {
 		s.n = 3
 		return true
 	}
+	if h := s.hooks.seen; h != nil {
+		h()
+	}
+	if s.has(FaultX) {
+		s.onlyForX()
+	}
+	s.live(s.n)
 	return stalled
 }
+
+// onlyForX is called only under a fault switch, and alsoOnlyForX only by it.
+func (s *S) onlyForX() {
+	s.n = 9
+	s.alsoOnlyForX()
+}
+
+func (s *S) alsoOnlyForX() {
+	s.n = 10
+}
+
+// live is also passed as a value where no fault is on.
+func (s *S) live(n int) {
+	s.n = n + 1
+}
+
+func (s *S) value() func(int) { return s.live }
 `
 
 func writePeer(t *testing.T, src string) string {
@@ -59,13 +83,14 @@ func writePeer(t *testing.T, src string) string {
 
 func mutantsOf(t *testing.T, root string) []Mutant {
 	t.Helper()
-	preds, err := faultPredicates(root, "peers/refx")
+	pkg, err := loadPackage(root, "peers/refx", "refx")
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"xOnly": true}, preds)
+	assert.Equal(t, map[string]bool{"xOnly": true}, pkg.predicates)
+	assert.Equal(t, map[string]bool{"onlyForX": true, "alsoOnlyForX": true, "xOnly": true}, pkg.deadFuncs, "xOnly is called only in the conditions it makes fault-only")
 	files, err := protocolFiles(root, "peers/refx")
 	require.NoError(t, err)
 	require.Equal(t, []string{"peers/refx/peer.go"}, files, "the fault switches' own file makes no mutants")
-	ms, err := fileMutants(root, files[0], "refx", preds)
+	ms, err := fileMutants(pkg, files[0])
 	require.NoError(t, err)
 	return ms
 }
@@ -111,6 +136,10 @@ func TestScopeLeavesOutFaultOnlyCode(t *testing.T) {
 	assert.Empty(t, out(line("len(names) > 0"), InvertLogical))
 	assert.Empty(t, out(line("len(names) > 0 && !nack"), RemoveNot))
 	assert.Empty(t, out(line("return true"), InvertBool))
+	assert.NotEmpty(t, out(line("if h := s.hooks.seen"), CondNegation), "a test hook")
+	assert.NotEmpty(t, out(line("s.n = 9"), RemoveStatement), "a function only fault code calls")
+	assert.NotEmpty(t, out(line("s.n = 10"), RemoveStatement), "a function only such a function calls")
+	assert.Empty(t, out(line("s.n = n + 1"), ArithmeticBase), "a function also used as a value")
 }
 
 // A key survives edits elsewhere in the file, so triage decisions keep
