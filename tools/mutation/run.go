@@ -241,9 +241,9 @@ func suites(f runFlags, pkg string) [][]string {
 	return [][]string{c, append(append([]string{}, c...), "--client-profile", "envoy")}
 }
 
-func runMutant(ctx context.Context, f runFlags, dir string, m Mutant, reach *reached) Result {
+func runMutant(ctx context.Context, f runFlags, dir string, m Mutant, reach *reached) (r Result) {
 	start := time.Now()
-	r := Result{Mutant: m, Reached: reach.covers(m.File, m.Line, m.Col)}
+	r = Result{Mutant: m, Reached: reach.covers(m.File, m.Line, m.Col)}
 	defer func() { r.Duration = time.Since(start) }()
 	if !r.Reached {
 		r.Status = Survived
