@@ -460,13 +460,15 @@ func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv in
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	g := grpc.NewServer(opts...)
+	guard := &crashGuard{}
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.ChainStreamInterceptor(guard.stream), grpc.ChainUnaryInterceptor(guard.unary)}, opts...)...)
 	impl.Register(g)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		_ = g.Serve(lis)
 	}()
+	guard.stop = g.Stop
 	s := &Server{
 		Name:    name,
 		Addr:    lis.Addr().String(),
@@ -477,6 +479,7 @@ func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv in
 		probe:          newProbe(lis.Addr().String(), nil, nil),
 		connectTimeout: 5 * time.Second,
 	}
+	guard.died = s.markDied
 	s.Fixture = s.watchFixture(fixture.FromServer(impl.FixtureServer()), "the in-process fixture API of "+name)
 	if rs, ok := impl.(RESTServer); ok && rs.RESTHandler() != nil {
 		if err := s.serveREST(rs.RESTHandler()); err != nil {

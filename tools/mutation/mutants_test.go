@@ -197,10 +197,14 @@ func TestJudgeKillsOnlyOnAFailNamingARule(t *testing.T) {
 	rep.Results = []pair{{ID: "server/a", Outcome: "error"}, {ID: "server/b", Outcome: "blocked"}}
 	r := &Result{Rules: map[string]int{}}
 	st, note := judge(rep, r)
-	assert.Equal(t, Survived, st)
+	assert.Equal(t, Errored, st, "a pair in error is no verdict")
 	assert.Equal(t, "server: 1 blocked, 1 error", note)
 	rep.Results[1].Outcome, rep.Results[1].RulesBroken = "fail", []string{"NONCE-7"}
 	st, _ = judge(rep, r)
 	assert.Equal(t, Killed, st)
+	rep.Results = rep.Results[1:2]
+	rep.Results[0].Outcome = "blocked"
+	st, _ = judge(rep, &Result{Rules: map[string]int{}})
+	assert.Equal(t, Survived, st, "blocked pairs alone are no kill")
 	assert.Equal(t, map[string]int{"NONCE-7": 1}, r.Rules)
 }

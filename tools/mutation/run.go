@@ -368,6 +368,11 @@ func judge(rep report, r *Result) (Status, string) {
 	if killed {
 		return Killed, note
 	}
+	if others["error"] > 0 {
+		// A pair that could not run (a dead peer, a hang) is no verdict:
+		// the mutant is listed with the errors, not as a survivor.
+		return Errored, note
+	}
 	return Survived, note
 }
 
