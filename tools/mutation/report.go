@@ -325,7 +325,7 @@ func wallTime(runs []RunRecord) string {
 	}
 	// Shards of one run start within a minute of each other.
 	var first, last time.Time
-	shards, mutants := map[string]bool{}, 0
+	shards, mutants, commit := map[string]bool{}, 0, ""
 	for _, r := range runs {
 		if r.Started.Before(latest.Add(-time.Minute)) {
 			continue
@@ -340,12 +340,19 @@ func wallTime(runs []RunRecord) string {
 			shards[r.Shard] = true
 			mutants += r.Mutants
 		}
+		if r.Commit != "" {
+			commit = r.Commit
+		}
 	}
 	if last.IsZero() {
 		return fmt.Sprintf("Wall time: the latest run, started %s, has not finished.", first.Format(time.RFC3339))
 	}
-	return fmt.Sprintf("Wall time of the latest run: %s for %d mutants on %d shards (started %s).",
-		last.Sub(first).Round(time.Second), mutants, len(shards), first.Format("2006-01-02 15:04 UTC"))
+	at := ""
+	if commit != "" {
+		at = ", at commit " + commit
+	}
+	return fmt.Sprintf("Wall time of the latest run: %s for %d mutants on %d shards (started %s%s).",
+		last.Sub(first).Round(time.Second), mutants, len(shards), first.Format("2006-01-02 15:04 UTC"), at)
 }
 
 func mdCode(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "`", "'"), "|", "\\|") }

@@ -61,7 +61,10 @@ type Result struct {
 
 // RunRecord is a shard's start and end, for the wall time the report gives.
 type RunRecord struct {
-	Shard    string    `json:"shard"`
+	Shard string `json:"shard"`
+	// Commit is the checkout the shard ran in (+dirty with local changes):
+	// the results are that code's, peers and suites alike.
+	Commit   string    `json:"commit,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitempty"`
 	Mutants  int       `json:"mutants"`
@@ -190,7 +193,7 @@ func run(ctx context.Context, f runFlags) error {
 		return err
 	}
 	defer out.Close()
-	rec := RunRecord{Shard: fmt.Sprintf("%d/%d", f.shard, f.shards), Started: time.Now().UTC(), Mutants: len(mine)}
+	rec := RunRecord{Shard: fmt.Sprintf("%d/%d", f.shard, f.shards), Commit: commitOf(ctx, f.root), Started: time.Now().UTC(), Mutants: len(mine)}
 	if err := appendLine(out, map[string]any{"run": rec}); err != nil {
 		return err
 	}
@@ -210,6 +213,19 @@ func run(ctx context.Context, f runFlags) error {
 	}
 	rec.Finished = time.Now().UTC()
 	return appendLine(out, map[string]any{"run": rec})
+}
+
+// commitOf names the checkout at root, "" outside git.
+func commitOf(ctx context.Context, root string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		c += "+dirty"
+	}
+	return c
 }
 
 func firstRule(r Result) string {
