@@ -191,7 +191,7 @@ func TestReportCountsKillsAndLeavesEquivalentsOut(t *testing.T) {
 	assert.Contains(t, out, "ACK-5 1")
 }
 
-func TestJudgeKillsOnlyOnAFailNamingARule(t *testing.T) {
+func TestJudgeKillsOnAVerdictNamingARule(t *testing.T) {
 	var rep report
 	rep.Role = "server"
 	rep.Results = []pair{{ID: "server/a", Outcome: "error"}, {ID: "server/b", Outcome: "blocked"}}
@@ -202,9 +202,13 @@ func TestJudgeKillsOnlyOnAFailNamingARule(t *testing.T) {
 	rep.Results[1].Outcome, rep.Results[1].RulesBroken = "fail", []string{"NONCE-7"}
 	st, _ = judge(rep, r)
 	assert.Equal(t, Killed, st)
-	rep.Results = rep.Results[1:2]
-	rep.Results[0].Outcome = "blocked"
-	st, _ = judge(rep, &Result{Rules: map[string]int{}})
-	assert.Equal(t, Survived, st, "blocked pairs alone are no kill")
 	assert.Equal(t, map[string]int{"NONCE-7": 1}, r.Rules)
+	rep.Results = []pair{{ID: "server/c", Outcome: "blocked", BlockedBy: "RES-1"}, {ID: "server/d", Outcome: "inconclusive", RulesBroken: []string{"UPD-2"}}}
+	r = &Result{Rules: map[string]int{}}
+	st, _ = judge(rep, r)
+	assert.Equal(t, Killed, st, "a blocked pair's verdict fails the rule its precondition rests on")
+	assert.Equal(t, []Kill{{Scenario: "server/c", Rules: []string{"RES-1"}, How: "blocked"}}, r.Kills)
+	rep.Results = rep.Results[1:]
+	st, _ = judge(rep, &Result{Rules: map[string]int{}})
+	assert.Equal(t, Survived, st, "an inconclusive pair is no kill")
 }

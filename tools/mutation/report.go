@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -116,7 +117,7 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	tallies := map[string]*fileTally{}
 	var files []string
-	byRule := map[string]int{}
+	byRule, hows := map[string]int{}, map[string]int{}
 	type row struct {
 		m     Mutant
 		r     *Result
@@ -146,6 +147,9 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 			t.killed++
 			for rule := range r.Rules {
 				byRule[rule]++
+			}
+			if len(r.Kills) > 0 {
+				hows[cmp.Or(r.Kills[0].How, "fail")]++
 			}
 		case string(Survived):
 			t.survived++
@@ -189,10 +193,12 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 	p("file but the fault switches' own), builds `xdsconform` with the change (`go build -overlay`), and\n")
 	p("runs the suite whose oracle the peer is: the server suite against the mutated server; the\n")
 	p("client suite, in the gRPC and the Envoy profile, against the mutated client (`--dne-timer 2s`).\n\n")
-	p("A mutant is **killed** when a pair ends in `fail` naming the rule it broke (`rules_broken`). Pairs\n")
-	p("ending in `error` (a hang; a panic, which kills the in-process peer as it would a process of its\n")
-	p("own, while hundreds of pairs run, so no pair is blamed), a suite that ran past its time, or a\n")
-	p("mutant only `blocked`, `inconclusive` or MAY-`unsupported` pairs show, are not a kill.\n")
+	p("A mutant is **killed** when the suite's verdict names a rule it broke: a pair ends in `fail` with\n")
+	p("the rule among its `rules_broken`, or `blocked` by the rule its failed precondition rests on\n")
+	p("(`blocked_by`), or, for a MAY behaviour the reference implements, `unsupported` naming it; the\n")
+	p("counts below say how many of each. Pairs ending in `error` (a hang; a panic, which kills the\n")
+	p("in-process peer as it would a process of its own, while hundreds of pairs run, so no pair is\n")
+	p("blamed), `inconclusive`, or a suite that ran past its time, are not a kill.\n")
 	p("A mutant in code the unmutated suites never run survives without a run (*never reached*).\n")
 	p("Mutants of a fault switch's own condition, or of code only a fault switch reaches, are out of\n")
 	p("scope and listed apart; so are mutants that do not compile. Survivors are triaged in\n")
@@ -206,6 +212,7 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 		pct = 100 * float64(total.killed) / float64(nonEquivalent)
 	}
 	p("Total: %d killed of %d non-equivalent (%.1f%%)\n\n", total.killed, nonEquivalent, pct)
+	p("Killed by a failing check: %d; by a broken precondition only: %d; as a MAY behaviour gone only: %d.\n\n", hows["fail"], hows["blocked"], hows["unsupported"])
 	if total.na > 0 {
 		p("**%d in-scope mutants have no current result** (not run since their file changed): the total leaves them out.\n\n", total.na)
 	}
@@ -284,7 +291,11 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 				continue
 			}
 			k := x.r.Kills[0]
-			lines = append(lines, fmt.Sprintf("| %d | %s | `%s` → `%s` | `%s` (%s) | %s |", x.m.Line, x.m.Operator, mdCode(x.m.Original), mdCode(x.m.Mutated), k.Scenario, k.Variant, strings.Join(sortedKeys(x.r.Rules), ", ")))
+			how := ""
+			if k.How != "" && k.How != "fail" {
+				how = " " + k.How
+			}
+			lines = append(lines, fmt.Sprintf("| %d | %s | `%s` → `%s` | `%s` (%s)%s | %s |", x.m.Line, x.m.Operator, mdCode(x.m.Original), mdCode(x.m.Mutated), k.Scenario, k.Variant, how, strings.Join(sortedKeys(x.r.Rules), ", ")))
 		}
 		if len(lines) == 0 {
 			continue

@@ -35,11 +35,14 @@ const (
 	NotViable Status = "not-viable"
 )
 
-// Kill is one failing pair that caught a mutant.
+// Kill is one pair that caught a mutant.
 type Kill struct {
 	Scenario string   `json:"scenario"`
 	Variant  string   `json:"variant"`
 	Rules    []string `json:"rules"`
+	// How is the pair's outcome: fail, blocked (a precondition broke the
+	// rule), or unsupported (a MAY rule).
+	How string `json:"how"`
 }
 
 // Result is one mutant's record in the results file.
@@ -360,18 +363,25 @@ func judge(rep report, r *Result) (Status, string) {
 	others := map[string]int{}
 	killed := false
 	for _, p := range rep.Results {
+		rules, how := brokenRules(p)
 		switch {
-		case p.Outcome == "fail" && len(p.RulesBroken) > 0:
+		case len(rules) > 0:
 			killed = true
-			for _, rule := range p.RulesBroken {
+			for _, rule := range rules {
 				r.Rules[rule]++
 			}
-			if len(r.Kills) < 5 {
-				r.Kills = append(r.Kills, Kill{Scenario: p.ID, Variant: p.Variant, Rules: p.RulesBroken})
-			}
+			r.Kills = append(r.Kills, Kill{Scenario: p.ID, Variant: p.Variant, Rules: rules, How: how})
 		case p.Outcome != "pass" && p.Outcome != "skipped":
 			others[p.Outcome]++
 		}
+	}
+	// The kills shown are the first five, a fail before a blocked pair
+	// before an unsupported one: the check that broke before those
+	// that could not run.
+	rank := map[string]int{"fail": 0, "blocked": 1, "unsupported": 2}
+	sort.SliceStable(r.Kills, func(i, j int) bool { return rank[r.Kills[i].How] < rank[r.Kills[j].How] })
+	if len(r.Kills) > 5 {
+		r.Kills = r.Kills[:5]
 	}
 	var parts []string
 	for _, o := range sortedKeys(others) {
@@ -403,6 +413,27 @@ type pair struct {
 	Variant     string   `json:"variant"`
 	Outcome     string   `json:"outcome"`
 	RulesBroken []string `json:"rules_broken"`
+	BlockedBy   string   `json:"blocked_by"`
+}
+
+// brokenRules are the rules a pair's outcome makes fail in the report's
+// verdict (docs/outcomes.md): a fail's rules broken, a blocked pair's
+// blocking rule (its precondition broke it), and an unsupported pair's
+// MAY rules, which the suite reports as not supported rather than
+// failed. A mutant that makes the suite say so of a rule the reference
+// implements was seen, under that rule's name.
+func brokenRules(p pair) (rules []string, how string) {
+	switch p.Outcome {
+	case "fail":
+		return p.RulesBroken, "fail"
+	case "blocked":
+		if p.BlockedBy != "" {
+			return []string{p.BlockedBy}, "blocked"
+		}
+	case "unsupported":
+		return p.RulesBroken, "unsupported"
+	}
+	return nil, ""
 }
 
 func readReport(path string) (report, error) {
