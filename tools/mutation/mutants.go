@@ -122,13 +122,66 @@ func fileMutants(pkg *peerPackage, rel string) ([]Mutant, error) {
 			continue
 		}
 		g.fn = funcName(fd)
-		g.dead = pkg.dead[fd]
+		g.dead = deadLocals(fd.Body, pkg.dead[fd])
 		if pkg.deadFuncs[fd.Name.Name] {
 			g.dead = []span{{fd.Pos(), fd.End(), "a function only fault-switch code calls"}}
 		}
 		g.walk(fd.Body)
 	}
 	return g.out, nil
+}
+
+// deadLocals adds to a function's fault-only spans the statements that
+// define a local variable (name := ...) only such spans read: nack :=
+// req.GetErrorDetail() != nil, read only in "nack && s.has(FaultX)", is
+// fault-switch state too. A name defined twice or shadowed counts every
+// use of either, which only keeps more code in scope.
+func deadLocals(body *ast.BlockStmt, dead []span) []span {
+	in := func(p token.Pos) bool {
+		for _, s := range dead {
+			if p >= s.from && p < s.to {
+				return true
+			}
+		}
+		return false
+	}
+	defs := map[string][]*ast.AssignStmt{}
+	defIdents := map[*ast.Ident]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if a, ok := n.(*ast.AssignStmt); ok && a.Tok == token.DEFINE && len(a.Lhs) == 1 {
+			if id, ok := a.Lhs[0].(*ast.Ident); ok && id.Name != "_" {
+				defs[id.Name] = append(defs[id.Name], a)
+				defIdents[id] = true
+			}
+		}
+		return true
+	})
+	for changed := true; changed; {
+		changed = false
+		for name, as := range defs {
+			if as == nil || in(as[0].Pos()) {
+				continue
+			}
+			used, live := false, false
+			ast.Inspect(body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && id.Name == name && !defIdents[id] {
+					used = true
+					if !in(id.Pos()) {
+						live = true
+					}
+				}
+				return !live
+			})
+			if used && !live {
+				for _, a := range as {
+					dead = append(dead, span{a.Pos(), a.End(), "a value only fault-switch code reads"})
+				}
+				defs[name] = nil
+				changed = true
+			}
+		}
+	}
+	return dead
 }
 
 // funcName is "Type.Method" or "Func".

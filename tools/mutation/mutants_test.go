@@ -34,6 +34,10 @@ func (s *S) step(nack bool, names []string) bool {
 	s.mu.Lock()
 	s.mu.Unlock()
 	stalled := nack && s.has(FaultX)
+	onlyX := len(names) > 2
+	if onlyX && s.has(FaultX) {
+		s.n = 42
+	}
 	if !s.has(FaultX) {
 		s.n = 1
 	} else {
@@ -140,6 +144,7 @@ func TestScopeLeavesOutFaultOnlyCode(t *testing.T) {
 	assert.NotEmpty(t, out(line("s.n = 9"), RemoveStatement), "a function only fault code calls")
 	assert.NotEmpty(t, out(line("s.n = 10"), RemoveStatement), "a function only such a function calls")
 	assert.Empty(t, out(line("s.n = n + 1"), ArithmeticBase), "a function also used as a value")
+	assert.NotEmpty(t, out(line("onlyX := len(names) > 2"), CondBoundary), "a value only fault code reads")
 }
 
 // A key survives edits elsewhere in the file, so triage decisions keep
