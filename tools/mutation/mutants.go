@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -346,7 +347,7 @@ func (g *generator) add(op Operator, node ast.Node, from, to token.Pos, repl, ou
 		outOfScope = g.deadWhy(from)
 	}
 	mutated := string(g.src[g.fset.Position(node.Pos()).Offset:start]) + repl + string(g.src[end:g.fset.Position(node.End()).Offset])
-	id := fmt.Sprintf("%s:%s:%s:%s", g.rel, g.fn, op, short(orig))
+	id := fmt.Sprintf("%s:%s:%s:%s@%s", g.rel, g.fn, op, short(orig), g.context(from))
 	g.ordinals[id]++
 	p := g.fset.Position(from)
 	g.out = append(g.out, Mutant{
@@ -356,6 +357,24 @@ func (g *generator) add(op Operator, node ast.Node, from, to token.Pos, repl, ou
 		OutOfScope: outOfScope, FileHash: g.hash,
 		start: start, end: end, repl: repl,
 	})
+}
+
+// context fingerprints the three lines around p: with it a key tells
+// apart the same change on the same text at two places of a function,
+// and keeps naming the same place when code is added elsewhere (an
+// ordinal alone would shift); an edit next to it makes a new key, whose
+// triage must then be read again.
+func (g *generator) context(p token.Pos) string {
+	line := g.fset.Position(p).Line
+	lines := bytes.Split(g.src, []byte("\n"))
+	h := sha256.New()
+	for l := line - 2; l <= line; l++ {
+		if l >= 1 && l <= len(lines) {
+			h.Write(bytes.TrimSpace(lines[l-1]))
+			h.Write([]byte{'\n'})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:3])
 }
 
 func (g *generator) text(n ast.Node) string {

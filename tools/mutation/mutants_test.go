@@ -183,7 +183,7 @@ func TestReportCountsKillsAndLeavesEquivalentsOut(t *testing.T) {
 		"d#1": {Mutant: all[3], Status: Errored, Reached: true, Note: "server suite wrote no report: panic: x"},
 		"f#1": {Mutant: Mutant{Key: "f#1", FileHash: "old"}, Status: Killed},
 	}
-	triage := map[string]Triage{"c#1": {Kind: "equivalent", Reason: "the order is re-sorted anyway"}}
+	triage := map[string]Triage{"c#1": {Kind: "equivalent", Reason: "the order is re-sorted anyway"}, "gone#1": {Kind: "equivalent", Reason: "x"}}
 	var b strings.Builder
 	require.NoError(t, writeReport(&b, all, results, nil, triage))
 	out := b.String()
@@ -194,6 +194,8 @@ func TestReportCountsKillsAndLeavesEquivalentsOut(t *testing.T) {
 	assert.Contains(t, out, "the order is re-sorted anyway")
 	assert.Contains(t, out, "`server/x` (sotw-ads) | ACK-5")
 	assert.Contains(t, out, "ACK-5 1")
+	assert.Contains(t, out, "1 triage entries name no mutant of the current code")
+	assert.Contains(t, out, "- `gone#1`")
 }
 
 func TestJudgeKillsOnAVerdictNamingARule(t *testing.T) {

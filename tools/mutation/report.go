@@ -228,6 +228,19 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 		p("| %s | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d |\n", name, t.scope-t.na, t.killed, t.survived, t.unreached,
 			t.timedOut, t.errored, t.equivalent, t.faultOnly, t.notViable, t.outOfScope)
 	}
+	keys := map[string]bool{}
+	for _, m := range all {
+		keys[m.Key] = true
+	}
+	var stale []string
+	for _, k := range sortedKeys(triage) {
+		if !keys[k] {
+			stale = append(stale, "- `"+mdCode(k)+"`")
+		}
+	}
+	if len(stale) > 0 {
+		p("**%d triage entries name no mutant of the current code** (the code around them changed: read them again):\n\n%s\n\n", len(stale), strings.Join(stale, "\n"))
+	}
 	p("\n## Kills by rule\n\nHow many killed mutants a failing pair's rules named (a mutant may name several).\n\n")
 	rules := sortedKeys(byRule)
 	sort.SliceStable(rules, func(i, j int) bool { return byRule[rules[i]] > byRule[rules[j]] })
