@@ -93,6 +93,7 @@ func cmdList(args []string) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	f.register(fs)
 	all := fs.Bool("all", false, "list out-of-scope mutants too")
+	asJSON := fs.Bool("json", false, "a JSON object a line, with each mutant's key")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,8 +103,15 @@ func cmdList(args []string) error {
 	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
+	enc := json.NewEncoder(w)
 	for _, m := range ms {
 		if m.OutOfScope != "" && !*all {
+			continue
+		}
+		if *asJSON {
+			if err := enc.Encode(m); err != nil {
+				return err
+			}
 			continue
 		}
 		fmt.Fprintf(w, "%s:%d:%d\t%s\t%s\t%s -> %s", m.File, m.Line, m.Col, m.Func, m.Operator, m.Original, m.Mutated)
