@@ -280,7 +280,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		Options: map[string]string{
 			"timeout": f.timeout.String(), "quiet": f.quiet.String(), "scenario_timeout": f.scenarioTimeout.String(), "prompt": f.prompt.String(),
 			"timer_budget": f.timerBudget.String(),
-			"run": strings.Join(f.run, ","), "skip": strings.Join(f.skip, ","), "level": f.level,
+			"run":          strings.Join(f.run, ","), "skip": strings.Join(f.skip, ","), "level": f.level,
 			"variant": strings.Join(f.variants, ","), "known_failing": f.knownFailing, "parallel": strconv.Itoa(f.parallel),
 			"fail_on": string(failOn),
 		},
