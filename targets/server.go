@@ -125,8 +125,9 @@ type ServerOptions struct {
 	// before ending it without a DiscoveryResponse. The long-poll check
 	// (REST-4) watches at least that long: a shorter window would pass a
 	// server that answers a held poll early. 0 means DefaultRESTHold for a
-	// server of yours; a built-in runs with it when given, and states its
-	// own otherwise (builtin:reference: ReferenceRESTHold).
+	// server of yours, NoRESTHold one that holds none; a built-in runs
+	// with a positive one when given, and states its own otherwise
+	// (builtin:reference: ReferenceRESTHold).
 	RESTHold time.Duration
 	// TLS configures the xDS connection (and the fixture's).
 	TLS TLSOptions
@@ -295,7 +296,7 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		rest.Hold = cmp.Or(opts.RESTHold, DefaultRESTHold)
+		rest.Hold = max(cmp.Or(opts.RESTHold, DefaultRESTHold), 0) // NoRESTHold: none
 		s.REST = rest
 	}
 	if opts.Fixture != "" {
@@ -420,6 +421,12 @@ type RESTHolder interface {
 // none (--rest-hold): 30 s, as the reference server's own default and
 // common REST servers hold.
 const DefaultRESTHold = 30 * time.Second
+
+// NoRESTHold is ServerOptions.RESTHold for a server that holds no poll:
+// it ends one at the current version at once, without a DiscoveryResponse
+// (go-control-plane answers 304 Not Modified). The long-poll check then
+// needs only its quiet window.
+const NoRESTHold time.Duration = -1
 
 // ReferenceRESTHold is the hold builtin:reference runs with unless
 // --rest-hold gives another: shorter than a real server's, so that the
@@ -548,7 +555,7 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 		faults = append(faults, f.Name)
 	}
-	impl, err := b.New(ctx, ServerLaunch{Faults: faults, RESTHold: opts.RESTHold})
+	impl, err := b.New(ctx, ServerLaunch{Faults: faults, RESTHold: max(opts.RESTHold, 0)})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", opts.Target, err)
 	}

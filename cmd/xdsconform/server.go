@@ -53,6 +53,7 @@ type serverFlags struct {
 	fixture        string
 	rest           string
 	restHold       time.Duration
+	restHoldSet    bool // --rest-hold was given: 0s then means none, not the default
 	tls            targets.TLSOptions
 	metadata       []string
 	redactHeaders  []string
@@ -213,8 +214,17 @@ func diedDuringRun(srv *targets.Server, err error) error {
 // targetOptions are the options of the target the flags name. It
 // registers the metadata as secrets, so a target that echoes them back
 // puts none in a report.
+// restHold is --rest-hold as targets takes it: 0s given means a server
+// that holds no poll (targets.NoRESTHold), not given the default.
+func restHold(d time.Duration, given bool) time.Duration {
+	if given && d == 0 {
+		return targets.NoRESTHold
+	}
+	return d
+}
+
 func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
-	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, RESTHold: f.restHold, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, RESTHold: restHold(f.restHold, f.restHoldSet), TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
 		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
 		MaxRecvSize: int(f.maxRecv)}
 	for _, kv := range f.metadata {
@@ -254,6 +264,7 @@ func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
 // silence, each with one line: a flag that does not apply to the target
 // given, TLS half configured, an address that cannot be one.
 func (f *serverFlags) validate(c *cobra.Command) error {
+	f.restHoldSet = c.Flags().Changed("rest-hold")
 	if f.target == "" {
 		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
 	}
@@ -280,8 +291,10 @@ func (f *serverFlags) validate(c *cobra.Command) error {
 		return usageError("--fixture: %s brings its own fixture", f.target)
 	case (builtin || container) && f.rest != "":
 		return usageError("--rest-target applies to HOST:PORT targets (%s brings its own REST endpoint, if any)", f.target)
-	case c.Flags().Changed("rest-hold") && f.restHold <= 0:
-		return usageError("--rest-hold must be positive")
+	case c.Flags().Changed("rest-hold") && f.restHold < 0:
+		return usageError("--rest-hold must not be negative (0s: the server holds no poll)")
+	case c.Flags().Changed("rest-hold") && f.restHold == 0 && f.target == targets.BuiltinReference:
+		return usageError("--rest-hold 0s: %s always holds a poll at the current version; give how long", f.target)
 	case c.Flags().Changed("rest-hold") && f.target != targets.BuiltinReference && f.rest == "":
 		return usageError("--rest-hold applies to a server with a REST endpoint: builtin:reference, or HOST:PORT with --rest-target")
 	case !container && len(containerFlags) > 0:
