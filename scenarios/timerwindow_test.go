@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -59,5 +60,31 @@ func TestLongPollWindowFollowsTheStatedHold(t *testing.T) {
 		assert.Equal(t, results.Fail, r.Outcome, r.Message)
 		assert.Contains(t, r.RulesBroken, "REST-4")
 		assert.Contains(t, r.Message, "inside the server's long-poll hold of 3s")
+	}
+}
+
+// A REST client's stated refresh delay sizes the window that checks it
+// waits for its poll outstanding: the reference client configured with a
+// 2 s delay (as --rest-refresh configures it) that polls again at every
+// one without waiting, after the 1.5 s quiet window, is caught; waiting,
+// it passes with the window covering the delay.
+func TestRESTPollWindowFollowsTheStatedRefresh(t *testing.T) {
+	const refresh = 2 * time.Second
+	for _, faults := range [][]refclient.Fault{nil, {refclient.FaultRESTTwoOutstanding}} {
+		opts := referenceIn(targets.ProfileEnvoy, faults...)
+		opts.RESTRefresh = refresh
+		rs := runClientSuite(t, opts, engine.Config{Timeouts: engine.DefaultTimeouts}, engine.Selection{Run: []string{"client/rest/one-poll-outstanding"}})
+		require.Len(t, rs, 1)
+		r := rs[0]
+		if faults == nil {
+			assert.Equal(t, results.Pass, r.Outcome, r.Message)
+			require.NotNil(t, r.Timing)
+			assert.True(t, slices.ContainsFunc(r.Timing.Checks, func(c results.TimingCheck) bool {
+				return c.Kind == results.TimingCovers && c.Limit == refresh && c.Verdict == results.TimingPass
+			}), "the window covered the 2 s refresh delay: %+v", r.Timing.Checks)
+			continue
+		}
+		assert.Equal(t, results.Fail, r.Outcome, r.Message)
+		assert.Contains(t, r.RulesBroken, "REST-1")
 	}
 }

@@ -123,6 +123,8 @@ type BuiltinLaunch struct {
 	Observer string
 	// DNETimer is the does-not-exist timer the scenarios expect.
 	DNETimer time.Duration
+	// RESTRefresh is the REST-JSON refresh delay the scenarios expect.
+	RESTRefresh time.Duration
 	// StartTimeout bounds how long the client may take to start.
 	StartTimeout time.Duration
 	// Faults are the faults to switch on, by their Name.

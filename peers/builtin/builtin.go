@@ -128,7 +128,7 @@ func launchReferenceClient(ctx context.Context, l targets.BuiltinLaunch) (target
 	}
 	rc, err := refclient.Start(ctx, refclient.Config{
 		ServerAddr: l.ServerAddr, NodeID: l.NodeID, Cluster: l.Cluster,
-		Variant: l.Variant, Listener: l.Listener, DNETimeout: l.DNETimer, Faults: faults,
+		Variant: l.Variant, Listener: l.Listener, DNETimeout: l.DNETimer, RESTRefresh: l.RESTRefresh, Faults: faults,
 		Profile: l.Profile, DynamicParameters: l.DynamicParameters, CDSFile: refFileSource(l.CDSFile),
 		Target: l.Target, Authorities: auths, DefaultListenerTemplate: l.DefaultListenerTemplate,
 	})
