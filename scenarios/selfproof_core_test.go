@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/peers/refserver"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -46,5 +47,48 @@ func init() {
 		"server/reconnect/pending-created-while-away":  {{fault: refserver.FaultReconnectForgetsPending, rule: "DELTA-3"}},
 	} {
 		mustCatch[id] = append(mustCatch[id], catches...)
+	}
+}
+
+// The client side of the same families: each step fails against the
+// reference-client fault written for it.
+func init() {
+	for id, catches := range map[string][]clientCatch{
+		"client/unsubscribe/update-after-drop": {
+			{fault: refclient.FaultApplyDropped, rule: "RES-3", want: "in use after the client dropped it", variants: sotwOnly},
+			{fault: refclient.FaultApplyDropped, rule: "DELTA-5", want: "in use after the client dropped it", variants: deltaOnly},
+			{fault: refclient.FaultNackUnrequested, rule: "RES-3", variants: sotwOnly},
+			{fault: refclient.FaultNackUnrequested, rule: "DELTA-5", variants: deltaOnly},
+		},
+		"client/unsubscribe/removal-after-drop": {
+			{fault: refclient.FaultRemovalRewatchesDropped, rule: "DEL-3", want: "no reason to ask for clusters again"},
+			{fault: refclient.FaultNackUnknownRemoval, rule: "DEL-3"},
+		},
+		"client/unsubscribe/recreation-after-drop": {
+			{fault: refclient.FaultRecreationRewatchesDropped, rule: "RES-3", want: "no reason to ask for clusters again", variants: sotwOnly},
+			{fault: refclient.FaultRecreationRewatchesDropped, rule: "DELTA-5", want: "no reason to ask for clusters again", variants: deltaOnly},
+			{fault: refclient.FaultApplyDropped, rule: "RES-3", want: "in use after the client dropped it", variants: sotwOnly},
+			{fault: refclient.FaultApplyDropped, rule: "DELTA-5", want: "in use after the client dropped it", variants: deltaOnly},
+		},
+		"client/resources/partial-answer-clusters": {
+			{fault: refclient.FaultNextRequestNamesAnsweredOnly, rule: "RES-1", variants: sotwOnly},
+			{fault: refclient.FaultNextRequestNamesAnsweredOnly, rule: "DELTA-2", variants: deltaOnly},
+		},
+		"client/resources/partial-answer-endpoints": {
+			{fault: refclient.FaultNextRequestNamesAnsweredOnly, rule: "RES-1", variants: sotwOnly},
+			{fault: refclient.FaultNextRequestNamesAnsweredOnly, rule: "DELTA-2", variants: deltaOnly},
+		},
+		"client/nack/after-subscription-change": {
+			{fault: refclient.FaultNackRestatesRepliedNames, rule: "RES-1"},
+			{fault: refclient.FaultNackRejectedVersion, rule: "ACK-3", want: "the last accepted"},
+		},
+		"client/nonce/latest-after-nack": {{fault: refclient.FaultVersionAfterNackIsRejected, rule: "SEQ-1"}},
+		"client/reconnect/resubscribes-pending": {
+			{fault: refclient.FaultReconnectForgetsPending, rule: "RECONN-3", variants: sotwOnly},
+			{fault: refclient.FaultReconnectForgetsPending, rule: "DELTA-7", variants: deltaOnly},
+			{fault: refclient.FaultIrvListsPending, rule: "DELTA-6", want: "nothing it never received", variants: deltaOnly},
+		},
+	} {
+		mustCatchClient[id] = append(mustCatchClient[id], catches...)
 	}
 }
