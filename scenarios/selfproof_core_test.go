@@ -22,7 +22,11 @@ func init() {
 			{fault: refserver.FaultAckDropsSubscriptionChange, rule: "RES-4", variants: wire.SotWOnly},
 			{fault: refserver.FaultAckDropsSubscriptionChange, rule: "DELTA-3", variants: wire.DeltaOnly},
 		},
-		"server/combined/ack-drops": {{fault: refserver.FaultAckDropsSubscriptionChange, rule: "UNSUB-2"}},
+		"server/combined/ack-swaps": {
+			{fault: refserver.FaultReplyKeepsDropped, rule: "UNSUB-2"},
+			{fault: refserver.FaultAckDropsSubscriptionChange, rule: "RES-4", variants: wire.SotWOnly},
+			{fault: refserver.FaultAckDropsSubscriptionChange, rule: "DELTA-3", variants: wire.DeltaOnly},
+		},
 		"server/combined/nack-adds": {
 			{fault: refserver.FaultNackDropsSubscriptionChange, rule: "RES-4", variants: wire.SotWOnly},
 			{fault: refserver.FaultNackDropsSubscriptionChange, rule: "DELTA-3", variants: wire.DeltaOnly},
@@ -31,8 +35,10 @@ func init() {
 			// A NACK answered with nothing leaves the name it adds unserved.
 			{fault: refserver.FaultNackByVersion, rule: "RES-4", variants: wire.SotWOnly},
 		},
-		"server/combined/nack-drops": {
-			{fault: refserver.FaultNackDropsSubscriptionChange, rule: "UNSUB-2"},
+		"server/combined/nack-swaps": {
+			{fault: refserver.FaultReplyKeepsDropped, rule: "UNSUB-2"},
+			{fault: refserver.FaultNackDropsSubscriptionChange, rule: "RES-4", variants: wire.SotWOnly},
+			{fault: refserver.FaultNackDropsSubscriptionChange, rule: "DELTA-3", variants: wire.DeltaOnly},
 			{fault: refserver.FaultCloseOnNack, rule: "ACK-9"},
 		},
 		"server/nack/hint-after-nack": {

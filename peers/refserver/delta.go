@@ -99,6 +99,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	if (nack && c.s.has(FaultNackDropsSubscriptionChange)) || (reply && !nack && c.s.has(FaultAckDropsSubscriptionChange)) {
 		sub, unsub = nil, nil // breaks DELTA-3 / UNSUB-2: the reply is taken for the ACK or NACK alone
 	}
+	if reply && c.s.has(FaultReplyKeepsDropped) {
+		unsub = nil // breaks UNSUB-2: what the reply drops stays
+	}
 	if reply && !nack && c.s.has(FaultPartialAnswerSettles) {
 		// Breaks DNE-3: the ACK settles the subscription; the names no
 		// response carried are dropped.

@@ -25,6 +25,10 @@ const (
 	// FaultNackDropsSubscriptionChange takes a NACK for the rejection
 	// alone: names it adds or drops are ignored (RES-4, DELTA-3, UNSUB-2).
 	FaultNackDropsSubscriptionChange Fault = "nack-drops-subscription-change"
+	// FaultReplyKeepsDropped applies what a request that answers the
+	// latest response (an ACK or a NACK) adds to the subscription, but not
+	// what it drops: the names it leaves out stay subscribed (UNSUB-2).
+	FaultReplyKeepsDropped Fault = "reply-keeps-dropped"
 	// FaultNackAddResendsRejected answers a NACK that adds names with
 	// every resource subscribed, the rejected ones included, as it answers
 	// any request that adds names (ACK-5, UPD-1).
@@ -58,6 +62,7 @@ var coreFaults = []struct {
 	{FaultRecreationAfterUnsubscribe, "UNSUB-2: a deletion re-arms the subscriptions of the streams the resource was sent to, so its re-creation is pushed to streams that unsubscribed"},
 	{FaultAckDropsSubscriptionChange, "RES-4, DELTA-3, UNSUB-2: the names an ACK adds or drops are ignored"},
 	{FaultNackDropsSubscriptionChange, "RES-4, DELTA-3, UNSUB-2: the names a NACK adds or drops are ignored"},
+	{FaultReplyKeepsDropped, "UNSUB-2: the names an ACK or NACK drops stay subscribed; those it adds are served"},
 	{FaultNackAddResendsRejected, "ACK-5, UPD-1: a NACK that adds names is answered with every subscribed resource, the rejected ones too"},
 	{FaultNackByVersion, "HINT-2, ACK-5: a SotW request at another version than its nonce's response is taken for a NACK, and a NACK is answered with nothing"},
 	{FaultPartialAnswerSettles, "DNE-3: the ACK of a response that left subscribed names out drops them, so they are not pushed once created"},

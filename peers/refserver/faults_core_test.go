@@ -92,6 +92,16 @@ func TestCoreFaultsChangeBehaviour(t *testing.T) {
 			return replyAddingB(t, e, nil)
 		}, "EDS:a,b", "LDS:"},
 
+		{FaultReplyKeepsDropped, func(t *testing.T, e *env) string {
+			for _, n := range []string{"a", "b", "c"} {
+				e.set(wire.Endpoint, n, 1)
+			}
+			c := e.client(wire.SotWADS)
+			require.NoError(t, c.Subscribe(wire.Endpoint, "a", "b"))
+			require.NoError(t, c.ReplyChanging(wire.Endpoint, expect(t, c, wire.Endpoint), nil, []string{"c"}, []string{"b"}))
+			return describe(expect(t, c, wire.Endpoint))
+		}, "EDS:a,c", "EDS:a,b,c"},
+
 		// The reference answers a NACK that adds b with b alone: a was
 		// rejected and has not changed.
 		{FaultNackDropsSubscriptionChange, func(t *testing.T, e *env) string {

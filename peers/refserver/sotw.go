@@ -150,6 +150,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	if apply {
 		c.applyNames(ts, c.locate(t, req))
 	}
+	if reply && c.s.has(FaultReplyKeepsDropped) {
+		maps.Copy(ts.names, prevNames) // breaks UNSUB-2: what the reply drops stays
+	}
 	snap := c.xview(t, c.snapshot(t.URL), true, ts.names, nil) // XDSTP-18: xdstp names on SotW too
 	if ts.wildcard && !prevWildcard {
 		ts.frozen = snap.names() // FaultWildcardFrozen's memory
