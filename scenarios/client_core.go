@@ -1,7 +1,10 @@
 package scenarios
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -98,11 +101,38 @@ func dropFamily() []*engine.Scenario {
 						require.NotContains(v, r.Delta.GetResourceNamesSubscribe(), other, "%s answers news of %s, which the client dropped: it must not subscribe to it again", r, other)
 					}
 				})
-				v.QuietRequests(CDS, fmt.Sprintf("the client dropped %s: news of it is no reason to ask for clusters again", other))
+				v.NeverAsksFor(CDS, other, fmt.Sprintf("the client dropped %s: news of it is no reason to ask for it again", other))
 			}),
 		})
 	}
 	return out
+}
+
+// NeverAsksFor checks, from now until the pair ends (its trailing quiet
+// window included), that no request of t on the live stream asks for name
+// (SotW: names it; delta: subscribes to it); why says what such a request
+// would mean. It is a watch: the body goes on at once, and it reads the
+// requests of t from then on, so the body must not read them after it.
+func (c *C) NeverAsksFor(t wire.Type, name, why string) {
+	rule := c.ruleOr("")
+	st := c.Stream(t)
+	c.watch(func(ctx context.Context) bool {
+		for {
+			r, err := st.Next(ctx, t)
+			switch {
+			case ctx.Err() != nil:
+				return false
+			case errors.Is(err, fakeserver.ErrTimeout):
+				continue
+			case err != nil:
+				return false // the stream ended; the watch ends with it
+			}
+			if r.SotW != nil && slices.Contains(r.Names(), name) || r.Delta != nil && slices.Contains(r.Delta.GetResourceNamesSubscribe(), name) {
+				c.T.Failf(rule, "%s: the client sent %s, which asks for %s", why, r, name)
+				return true
+			}
+		}
+	})
 }
 
 // partialAnswer is one row of the table of responses that carry part of

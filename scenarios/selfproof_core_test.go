@@ -67,12 +67,12 @@ func init() {
 			{fault: refclient.FaultNackUnrequested, rule: "DELTA-5", variants: deltaOnly},
 		},
 		"client/unsubscribe/removal-after-drop": {
-			{fault: refclient.FaultRemovalRewatchesDropped, rule: "DEL-3", want: "no reason to ask for clusters again"},
+			{fault: refclient.FaultRemovalRewatchesDropped, rule: "DEL-3", want: "no reason to ask for it again"},
 			{fault: refclient.FaultNackUnknownRemoval, rule: "DEL-3"},
 		},
 		"client/unsubscribe/recreation-after-drop": {
-			{fault: refclient.FaultRecreationRewatchesDropped, rule: "RES-3", want: "no reason to ask for clusters again", variants: sotwOnly},
-			{fault: refclient.FaultRecreationRewatchesDropped, rule: "DELTA-5", want: "no reason to ask for clusters again", variants: deltaOnly},
+			{fault: refclient.FaultRecreationRewatchesDropped, rule: "RES-3", want: "no reason to ask for it again", variants: sotwOnly},
+			{fault: refclient.FaultRecreationRewatchesDropped, rule: "DELTA-5", want: "no reason to ask for it again", variants: deltaOnly},
 			{fault: refclient.FaultApplyDropped, rule: "RES-3", want: "in use after the client dropped it", variants: sotwOnly},
 			{fault: refclient.FaultApplyDropped, rule: "DELTA-5", want: "in use after the client dropped it", variants: deltaOnly},
 		},
