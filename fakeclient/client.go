@@ -737,6 +737,38 @@ func (c *Client) NackWith(t wire.Type, r *Response, detail *status.Status) error
 	return c.SendSotW(t, req)
 }
 
+// ReplyChanging answers r and changes the subscription in the same
+// request: an ACK (detail nil) or a NACK (detail set) that also adds names
+// add and drops names drop. SotW: r's version for an ACK, the last ACKed
+// one for a NACK (ACK-3), r's nonce, and the new whole name set (RES-1);
+// delta: r's nonce with the lists (DELTA-1).
+func (c *Client) ReplyChanging(t wire.Type, r *Response, detail *status.Status, add, drop []string) error {
+	if c.variant.IsDelta() {
+		req := c.DeltaRequest(t)
+		req.ResponseNonce = r.Nonce
+		req.ErrorDetail = detail
+		req.ResourceNamesSubscribe = slices.Clone(add)
+		req.ResourceNamesUnsubscribe = slices.Clone(drop)
+		return c.SendDelta(t, req)
+	}
+	c.mu.Lock()
+	st := c.state(t)
+	if detail == nil {
+		st.ackedVersion = r.Version
+	}
+	set := slices.DeleteFunc(slices.Clone(st.names), func(n string) bool { return slices.Contains(drop, n) })
+	c.mu.Unlock()
+	for _, n := range add {
+		if !slices.Contains(set, n) {
+			set = append(set, n)
+		}
+	}
+	req := c.SotWRequest(t, set)
+	req.ResponseNonce = r.Nonce
+	req.ErrorDetail = detail
+	return c.SendSotW(t, req)
+}
+
 // Known returns, for delta, the resources received for t and not removed
 // since, with their versions: what a real client would list in
 // initial_resource_versions after a reconnect.

@@ -14,7 +14,7 @@ import (
 )
 
 // xds_protocol#ack-nack-and-resource-type-instance-version
-var clientAckScenarios = []*engine.Scenario{
+var clientAckScenarios = append([]*engine.Scenario{
 	{
 		ID:           "client/ack/version-and-nonce",
 		Title:        "An ACK carries the accepted response's version and nonce, no error, and the full name set",
@@ -268,4 +268,4 @@ var clientAckScenarios = []*engine.Scenario{
 			require.Equal(v, nonces[CDS.URL], hint.Nonce(), "%s: a hint update carries the latest CDS nonce", hint)
 		}),
 	},
-}
+}, clientNackScenariosCore...)

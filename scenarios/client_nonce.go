@@ -117,8 +117,8 @@ var clientNonceScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "client/nonce/latest-after-nack",
-		Title:        "After a NACK, the client's next request of the type echoes the NACKed response's nonce",
-		Requirements: []string{"NONCE-3"},
+		Title:        "After a NACK, the client's next request of the type echoes the NACKed response's nonce and the version last accepted",
+		Requirements: []string{"NONCE-3", "SEQ-1"},
 		Level:        results.Must,
 		// Delta subscription changes carry no nonce at all (NONCE-11).
 		Variants: sotw,
@@ -132,6 +132,11 @@ var clientNonceScenarios = []*engine.Scenario{
 			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "2")
 			r := c.AwaitSubscribed(CDS, c.CL, other)
 			require.Equal(c.Checking("NONCE-3"), n, r.Nonce(), "%s follows the NACK of the CDS response with nonce %q, the latest of its type", r, n)
+			// Version 2 was rejected: with the NACKed nonce and no
+			// error_detail, a request at version 2 reads as its ACK.
+			if v := r.Version(); v != "1" && v != "" {
+				c.Checking("SEQ-1").Errorf("%s changes the CDS subscription after the NACK of version 2, yet carries version %q: until a newer one is accepted, requests carry the version last accepted (1), or none", r, v)
+			}
 		}),
 	},
 }

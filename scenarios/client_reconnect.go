@@ -13,21 +13,7 @@ import (
 )
 
 // xds_protocol#resource-warming... #reconnect (SotW: resend state; delta: initial_resource_versions)
-var clientReconnectScenarios = []*engine.Scenario{
-	{
-		ID:           "client/reconnect/resubscribes-everything",
-		Title:        "On a new stream the client asks again for every resource it needs",
-		Requirements: []string{"RECONN-3", "DELTA-7"},
-		Level:        results.Must,
-		Variants:     allVariants,
-		Run: ClientScript(func(c *C) {
-			c.Chain(EDS)
-			c.Restart(codes.Unavailable)
-			for _, hop := range c.hops(1) {
-				c.Checking("RECONN-3").ExpectSubscribed(hop.t, hop.name)
-			}
-		}),
-	},
+var clientReconnectScenarios = append(reconnectFamilyClient, []*engine.Scenario{
 	{
 		ID:           "client/reconnect/last-accepted-versions",
 		Title:        "On a new stream each type's first request carries the version last accepted",
@@ -175,7 +161,7 @@ var clientReconnectScenarios = []*engine.Scenario{
 			}
 		}),
 	},
-}
+}...)
 
 // backoffWait is how long a client waited before opening its next stream,
 // as the harness read it, and the harness's lag around it: the reading

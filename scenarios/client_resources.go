@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -41,7 +42,7 @@ func unrequestedIgnored(rule string, level results.Level, variants []wire.Varian
 }
 
 // xds_protocol#how-the-client-specifies-what-resources-to-return, #unsubscribing-from-resources
-var clientResourceScenarios = []*engine.Scenario{
+var clientResourceScenarios = append(slices.Concat(dropFamily(), partialFamily()), []*engine.Scenario{
 	unrequestedIgnored("RES-3", results.Must, sotw),
 	unrequestedIgnored("DELTA-5", results.Should, delta),
 	{
@@ -147,7 +148,7 @@ var clientResourceScenarios = []*engine.Scenario{
 			c.AwaitAcked(LDS, c.L, "1")
 		}),
 	},
-}
+}...)
 
 // xds_protocol#time-to-live (Resource wrappers in SotW)
 var clientWrapperScenarios = []*engine.Scenario{

@@ -239,7 +239,7 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/dne/absence-not-proof":             {{fault: refclient.FaultAbsenceIsProof, rule: "DNE-2"}},
 	"client/dne/late-resource-accepted":        {{fault: refclient.FaultIgnoreAfterDne, rule: "DNE-4"}},
 	"client/dne/held-survive-reconnect":        {{fault: refclient.FaultDNEAfterReconnect, rule: "DNE-7", regression: true}},
-	"client/reconnect/resubscribes-everything": {{fault: refclient.FaultForgetSubscriptionsOnReconnect, rule: "RECONN-3"}},
+	"client/reconnect/resubscribes-everything": {{fault: refclient.FaultForgetSubscriptionsOnReconnect, rule: "RECONN-3", variants: sotwOnly}, {fault: refclient.FaultForgetSubscriptionsOnReconnect, rule: "DELTA-7", variants: deltaOnly}},
 	"client/reconnect/last-accepted-versions":  {{fault: refclient.FaultReconnectEmptyVersion, rule: "VER-4"}},
 	"client/reconnect/no-accidental-wildcard":  {{fault: refclient.FaultEmptyLdsOnReconnect, rule: "RES-1"}},
 	"client/reconnect/initial-resource-versions": {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/status"
@@ -11,7 +12,7 @@ import (
 )
 
 // xds_protocol#ack-nack-and-resource-type-instance-version, #when-to-send-an-update
-var ackScenarios = []*engine.Scenario{
+var ackScenarios = append([]*engine.Scenario{
 	{
 		ID:           "server/ack/no-resend-after-ack",
 		Title:        "An ACK does not make the server resend what it just sent",
@@ -76,7 +77,7 @@ var ackScenarios = []*engine.Scenario{
 			s.Checking("ACK-4").NackWith(EDS, r, &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)})
 		}),
 	},
-}
+}, slices.Concat(nackScenariosCore, combinedFamily())...)
 
 // nackThenNewVersion is the body of the scenarios about what follows a
 // NACK: the client NACKs its first endpoints with nack, and the next

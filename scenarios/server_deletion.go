@@ -187,7 +187,7 @@ var deletionScenarios = append(deletionFamily(), []*engine.Scenario{
 }...)
 
 // xds_protocol#knowing-when-a-requested-resource-does-not-exist
-var missingScenarios = []*engine.Scenario{
+var missingScenarios = append([]*engine.Scenario{
 	{
 		ID:           "server/missing/delta-reported-removed",
 		Title:        "Delta: subscribing to a resource that does not exist gets it in removed_resources",
@@ -201,47 +201,10 @@ var missingScenarios = []*engine.Scenario{
 			s.Checking("DNE-5").AwaitRemoved(EDS, nope)
 		}),
 	},
-	{
-		ID:           "server/missing/pushed-when-created",
-		Title:        "A subscription to a missing resource is remembered and the resource pushed once created",
-		Requirements: []string{"DNE-3"},
-		Level:        results.Must,
-		Variants:     allVariants,
-		// It subscribes before the resource exists, so it must know the
-		// name the server will serve.
-		Needs: with(Fixture(EDS), targets.NeedChosenNames),
-		Run: ServerScript(func(s *S) {
-			late, bar := s.Name("late"), s.Set(EDS, "barrier", 1)
-			s.Subscribe(EDS, late)
-			if s.Variant.IsDelta() {
-				s.Ack(EDS, s.Checking("DNE-5").AwaitRemoved(EDS, late))
-			}
-			s.Barrier(EDS, bar) // the subscription to the missing name is in place
-			s.Set(EDS, "late", 1)
-			s.Checking("DNE-3").AwaitRevision(EDS, late, 1)
-		}),
-	},
-}
+}, missingFamily()...)
 
 // xds_protocol#unsubscribing-from-resources
-var unsubscribeScenarios = []*engine.Scenario{
-	{
-		ID:           "server/unsubscribe/no-updates-after",
-		Title:        "After a resource is unsubscribed its changes are no longer sent",
-		Requirements: []string{"UNSUB-2"},
-		Level:        results.Should,
-		Variants:     allVariants,
-		Needs:        Fixture(EDS),
-		Run: ServerScript(func(s *S) {
-			a, b, bar := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1), s.Set(EDS, "barrier", 1)
-			s.Subscribe(EDS, a, b)
-			s.AwaitAll(EDS, a, b)
-			s.Unsubscribe(EDS, b)
-			s.Barrier(EDS, bar)
-			s.Set(EDS, "b", 2)
-			s.NeverCarrying("b was unsubscribed", EDS, b)
-		}),
-	},
+var unsubscribeScenarios = append(unsubscribeFamily(), []*engine.Scenario{
 	{
 		ID:           "server/unsubscribe/phantom-harmless",
 		Title:        "Delta: unsubscribing a name never subscribed changes nothing",
@@ -262,4 +225,4 @@ var unsubscribeScenarios = []*engine.Scenario{
 			v.AwaitRevision(EDS, a, 2)
 		}),
 	},
-}
+}...)

@@ -11,7 +11,7 @@ import (
 )
 
 // xds_protocol#incremental-xds
-var deltaScenarios = []*engine.Scenario{
+var deltaScenarios = append([]*engine.Scenario{
 	{
 		ID:           "server/delta/subscribe-always-resends",
 		Title:        "Delta: subscribing again to a resource the client has resends it",
@@ -164,7 +164,7 @@ var deltaScenarios = []*engine.Scenario{
 			s.SetWith(VHDS, "vh", 3, fixture.SetRequest{Aliases: []string{alias}})
 		}),
 	},
-}
+}, reconnectFamily()...)
 
 // reconnectWhileBChanges subscribes EDS a and b, reconnects, moves b to
 // revision 2 while the client is away, and resubscribes both with the

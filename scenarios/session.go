@@ -473,6 +473,21 @@ func (s *S) NackWith(t wire.Type, r *fakeclient.Response, detail *status.Status)
 	s.must(t, s.C.NackWith(t, r, detail))
 }
 
+// ReplyChanging answers r and changes the subscription in one request: an
+// ACK (detail nil) or a NACK that also adds names add and drops names
+// drop (fakeclient.Client.ReplyChanging). The answer to the names added
+// answers the subscription (RES-4 in SotW, DELTA-3 in delta); after a
+// NACK, a stream the target closes breaks ACK-9.
+func (s *S) ReplyChanging(t wire.Type, r *fakeclient.Response, detail *status.Status, add, drop []string) {
+	if len(add) > 0 {
+		s.expecting(t, s.subscribeRule(t, add))
+	}
+	if detail != nil {
+		s.closing[t.URL] = "ACK-9"
+	}
+	s.must(t, s.C.ReplyChanging(t, r, detail, add, drop))
+}
+
 // EndingBreaks says that, from now on, the target ending the stream that
 // carries t breaks rule, whichever step notices: the request just sent is
 // one the server must take in its stride (a delta unsubscribe of a name

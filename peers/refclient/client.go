@@ -182,6 +182,11 @@ type Client struct {
 	nodeCounter   int
 	edsAgain      bool    // Envoy profile: ask for the endpoints again (an updated cluster warms)
 	fileStream    *stream // CDSFile: stands in for a stream when a file is applied (fs.go)
+
+	// rewatch and goneOnce are the memories of the rewatching faults
+	// (faults_core.go): names watched again though nothing refers to
+	// them, and names once asked for that were deleted.
+	rewatch, goneOnce map[string]map[string]bool
 }
 
 // followed are the types a gRPC-style client watches, in the order of the

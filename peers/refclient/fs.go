@@ -224,6 +224,7 @@ func (c *Client) onFile(ev evFile) {
 			slot: sl, gen: 1, nonces: map[string]string{}, prevNonces: map[string]string{},
 			sent: map[string]bool{}, sentNames: map[string]map[string]bool{},
 			nackedLatest: map[string]bool{}, acceptedNonces: map[string]string{},
+			repliedNames: map[string][]string{}, rejectedVersion: map[string]string{},
 		}
 	}
 	st := c.fileStream

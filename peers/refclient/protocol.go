@@ -144,8 +144,14 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 		if !c.replies(u) {
 			return
 		}
-		// ACK-3: the last accepted version, the rejected nonce, error_detail.
-		req := c.sotwRequest(st, u, c.requestedOn(st, u), true)
+		// ACK-3: the last accepted version, the rejected nonce, error_detail;
+		// RES-1: the names wanted now.
+		names := c.requestedOn(st, u)
+		if prev, ok := st.repliedNames[u]; ok && c.fault(FaultNackRestatesRepliedNames) {
+			names = prev // RES-1 broken: the names of the last reply
+		}
+		st.rejectedVersion[u] = r.GetVersionInfo() // version-after-nack-is-rejected's memory
+		req := c.sotwRequest(st, u, names, true)
 		if c.fault(FaultNackRejectedVersion) {
 			req.VersionInfo = r.GetVersionInfo() // ACK-3 broken
 		}
@@ -178,8 +184,14 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 	}
 	st.nackedLatest[u] = false
 	st.acceptedNonces[u] = r.GetNonce()
-	// ACK-2: the response's version and nonce, no error_detail.
-	req := c.sotwRequest(st, u, c.requestedOn(st, u), true)
+	delete(st.rejectedVersion, u)
+	// ACK-2: the response's version and nonce, no error_detail, and the
+	// names wanted now (RES-1).
+	names := c.requestedOn(st, u)
+	if c.fault(FaultNextRequestNamesAnsweredOnly) {
+		names = answeredOnly(names, items) // RES-1 broken
+	}
+	req := c.sotwRequest(st, u, names, true)
 	if c.fault(FaultAckEmptyNames) {
 		req.ResourceNames = nil // ACK-2 broken
 	}
@@ -311,6 +323,12 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 		c.sysVersions[c.versionKey(st, u)] = sv
 		if c.fault(FaultDeltaAckWithoutNonce) {
 			req.ResponseNonce = "" // DELTA-1 broken
+		}
+		if c.fault(FaultNextRequestNamesAnsweredOnly) {
+			// DELTA-2 broken: what the response left out is unsubscribed.
+			req.ResourceNamesUnsubscribe = slices.DeleteFunc(c.requestedOn(st, u), func(n string) bool {
+				return slices.ContainsFunc(items, func(it item) bool { return it.name == n })
+			})
 		}
 	}
 	if !c.replies(u) {
@@ -474,10 +492,21 @@ func (c *Client) applySotW(st *stream, u string, items []item, spared map[string
 		switch s := c.stateOrAdopt(u, it.name); {
 		case s != nil:
 			c.store(s, it)
+		case c.fault(FaultApplyDropped) && c.dropped(u, it.name):
+			c.keepUnrequested(u, it) // RES-3 broken: what it dropped is used
+		case c.fault(FaultRecreationRewatchesDropped):
+			c.recreatedDropped(u, it.name)
 		case c.fault(FaultApplyUnrequested):
 			c.keepUnrequested(u, it)
 		case c.fault(FaultEmptyIsWildcard) && !t.Wildcard && len(c.requested(u)) == 0:
 			c.keepUnrequested(u, it) // RES-6 broken: no names read as all of them
+		}
+	}
+	if t.Wildcard { // a full state: what it leaves out is deleted
+		for name := range c.everRequested[u] {
+			if !in[name] {
+				c.deletedDropped(u, name)
+			}
 		}
 	}
 	deleteMissing := t.Wildcard
@@ -515,10 +544,13 @@ func (c *Client) applySotW(st *stream, u string, items []item, spared map[string
 // not yet received does not exist (DNE-5).
 func (c *Client) applyDelta(u string, items []item, removed []string) {
 	for _, it := range items {
-		if s := c.stateOrAdopt(u, it.name); s != nil {
+		switch s := c.stateOrAdopt(u, it.name); {
+		case s != nil:
 			c.store(s, it)
-		} else if c.fault(FaultApplyUnrequested) {
-			c.keepUnrequested(u, it)
+		case c.fault(FaultApplyUnrequested), c.fault(FaultApplyDropped) && c.dropped(u, it.name):
+			c.keepUnrequested(u, it) // RES-3, DELTA-5 broken
+		case c.fault(FaultRecreationRewatchesDropped):
+			c.recreatedDropped(u, it.name)
 		}
 	}
 	if c.fault(FaultDeltaOmissionDeletes) {
@@ -537,8 +569,15 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 		return // DEL-2 broken
 	}
 	for _, name := range removed {
-		if s := c.state(u, c.deliveredName(u, name)); s != nil {
+		name = c.deliveredName(u, name)
+		if s := c.state(u, name); s != nil {
 			c.remove(s)
+			continue
+		}
+		// DEL-3: a removal of a name not watched is harmless.
+		c.deletedDropped(u, name)
+		if c.fault(FaultRemovalRewatchesDropped) && c.dropped(u, name) {
+			c.rewatchName(u, name) // DEL-3 broken: it is watched again
 		}
 	}
 }

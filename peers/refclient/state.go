@@ -97,6 +97,13 @@ func (c *Client) reconcile() {
 		}
 		want[rootType][c.subscriptionName(c.rootListener())] = true
 	}
+	for u, names := range c.rewatch {
+		for n := range names {
+			if want[u] != nil {
+				want[u][n] = true // RES-3, DELTA-5 or DEL-3 broken (faults_core.go)
+			}
+		}
+	}
 	// Refs point down the chain (LDS → RDS or CDS → CDS → EDS; in the
 	// Envoy profile CDS → EDS, LDS → RDS → VHDS), or, for a redirect
 	// (REDIR-1), to a resource of the same type; a glob's held members
@@ -259,6 +266,16 @@ func (c *Client) syncType(st *stream, u string) {
 		return // a wildcard subscription never changes
 	}
 	names := c.requestedOn(st, u)
+	if !st.sent[u] && st.gen > 1 && c.fault(FaultReconnectForgetsPending) {
+		// RECONN-3, DELTA-7 broken: the new stream is told only what is
+		// held, and the client takes the server to know the rest.
+		held := slices.DeleteFunc(slices.Clone(names), func(n string) bool { s := c.state(u, n); return s == nil || s.any == nil })
+		if len(held) > 0 {
+			c.subscribe(st, u, held, nil)
+		}
+		st.sent[u], st.sentNames[u] = true, setOf(names)
+		return
+	}
 	if !st.sent[u] {
 		if len(names) > 0 {
 			c.subscribe(st, u, names, nil)
@@ -381,6 +398,12 @@ func (c *Client) sotwRequest(st *stream, u string, names []string, reply bool) *
 	if c.fault(FaultStreamWideVersion) && st.lastVersion != "" {
 		req.VersionInfo = st.lastVersion // VER-2, ADS-1 broken on ADS
 	}
+	if v, ok := st.rejectedVersion[u]; ok && !reply && c.fault(FaultVersionAfterNackIsRejected) {
+		req.VersionInfo = v // SEQ-1 broken: the version it rejected
+	}
+	if reply {
+		st.repliedNames[u] = slices.Clone(names) // nack-restates-replied-names' memory
+	}
 	if c.locating() {
 		// xRFC TP2: the names go as locators with the parameters.
 		req.ResourceLocators, req.ResourceNames = c.locators(u, req.ResourceNames), nil
@@ -414,6 +437,16 @@ func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discov
 		if c.fault(FaultIrvSystemVersion) {
 			for n := range req.InitialResourceVersions {
 				req.InitialResourceVersions[n] = c.sysVersions[c.versionKey(st, u)] // DELTA-6 broken
+			}
+		}
+		if c.fault(FaultIrvListsPending) && st.gen > 1 {
+			for _, n := range sub {
+				if _, held := req.InitialResourceVersions[n]; !held {
+					if req.InitialResourceVersions == nil {
+						req.InitialResourceVersions = map[string]string{}
+					}
+					req.InitialResourceVersions[n] = "" // DELTA-6 broken: a name never received
+				}
 			}
 		}
 	}

@@ -59,6 +59,12 @@ type stream struct {
 	// the nonce of its last accepted one.
 	nackedLatest   map[string]bool
 	acceptedNonces map[string]string
+	// repliedNames and rejectedVersion are the memories of
+	// nack-restates-replied-names and version-after-nack-is-rejected:
+	// the names of the type's last ACK or NACK, and the version of the
+	// response NACKed last, until one is accepted.
+	repliedNames    map[string][]string
+	rejectedVersion map[string]string
 }
 
 // outgoing is one queued request: m goes out at once when at is zero,
@@ -182,6 +188,9 @@ func (c *Client) run(sl *slot) {
 
 			nackedLatest:   map[string]bool{},
 			acceptedNonces: map[string]string{},
+
+			repliedNames:    map[string][]string{},
+			rejectedVersion: map[string]string{},
 		}
 		c.wg.Add(1)
 		go c.write(st)

@@ -90,6 +90,32 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	}
 
 	sub, unsub := c.locateDelta(t, req) // dynamic.go: names and locators alike (DYN-2)
+	// The first request that answers the latest response is its ACK or
+	// NACK; its lists change the subscription like any request's.
+	reply := nonce != "" && nonce == ts.lastNonce && nonce != ts.repliedNonce
+	if nonce != "" {
+		ts.repliedNonce = nonce
+	}
+	if (nack && c.s.has(FaultNackDropsSubscriptionChange)) || (reply && !nack && c.s.has(FaultAckDropsSubscriptionChange)) {
+		sub, unsub = nil, nil // breaks DELTA-3 / UNSUB-2: the reply is taken for the ACK or NACK alone
+	}
+	if reply && c.s.has(FaultReplyKeepsDropped) {
+		unsub = nil // breaks UNSUB-2: what the reply drops stays
+	}
+	if reply && !nack && c.s.has(FaultPartialAnswerSettles) {
+		// Breaks DNE-3: the ACK settles the subscription; the names no
+		// response carried are dropped.
+		for n := range ts.subscribed {
+			if _, ok := ts.known[n]; !ok {
+				delete(ts.subscribed, n)
+			}
+		}
+	}
+	if irv := req.GetInitialResourceVersions(); !ts.started && len(irv) > 0 && c.s.has(FaultReconnectForgetsPending) {
+		// Breaks DNE-3 / DELTA-3: a reconnecting client is taken to hold
+		// all it asks for, so only the names it lists versions of stay.
+		sub = slices.DeleteFunc(slices.Clone(sub), func(n string) bool { _, held := irv[n]; return !held && n != "*" })
+	}
 	// XDSTP-3, -4: xdstp names, subscribed or being subscribed, see
 	// what they match under the name they were written as.
 	snap := c.xview(t, c.snapshot(t.URL), false, ts.subscribed, sub)
@@ -191,7 +217,9 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		}
 		delete(ts.subscribed, n)
 		if !ts.wildcard {
-			delete(ts.known, n) // UNSUB-5: no response needed, the client drops it
+			if !c.s.has(FaultRemovalAfterUnsubscribe) { // else breaks UNSUB-2: its deletion is still reported
+				delete(ts.known, n) // UNSUB-5: no response needed, the client drops it
+			}
 			continue
 		}
 		if c.s.has(FaultUnsubscribeWildcardMember) {
@@ -253,6 +281,13 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 			send[n] = true
 		}
 	}
+	if nack && len(sub) > 0 && c.s.has(FaultNackAddResendsRejected) {
+		// Breaks ACK-5 / UPD-1: a NACK that subscribes is answered with
+		// everything subscribed, the rejected resources too.
+		for _, n := range c.wanted(ts, snap) {
+			send[n] = true
+		}
+	}
 	isAck := !first && !nack && nonce != "" && len(sub) == 0 && len(unsub) == 0
 	if isAck && c.s.has(FaultResendOnAck) {
 		// Breaks UPD-1: an ACK is answered with the same resources again.
@@ -302,6 +337,9 @@ func (c *deltaConn) wants(ts *deltaType, name string) bool {
 	}
 	if ts.covers(c.s, name) {
 		return true
+	}
+	if ts.rearmed[name] {
+		return true // breaks UNSUB-2 (FaultRecreationAfterUnsubscribe): a deletion re-armed it
 	}
 	// Breaks UNSUB-2: once subscribed, always pushed.
 	return c.s.has(FaultUpdatesAfterUnsubscribe) && ts.everSubscribed[name]
@@ -361,6 +399,15 @@ func (c *deltaConn) onWake() error {
 					delete(ts.subscribed, n)
 				} else if ts.wildcard {
 					ts.excluded[n] = true
+				}
+			}
+		}
+		if c.s.has(FaultRecreationAfterUnsubscribe) {
+			// Breaks UNSUB-2: a deleted resource ever sent is re-armed,
+			// subscribed or not, so its re-creation is pushed.
+			for n := range ts.everSent {
+				if _, ok := snap.resources[n]; !ok && !c.wants(ts, n) {
+					ts.rearmed[n] = true
 				}
 			}
 		}

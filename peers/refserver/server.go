@@ -457,12 +457,17 @@ type typeBase struct {
 	stalled        bool                  // FaultStallAfterNack: a NACK came and no request since
 	ignoredFirst   bool                  // FaultIgnoreFirstRequest: the type's first request was ignored
 	sentAny        map[string]*anypb.Any // FaultMergeUpdates: what was last sent per name
+	rearmed        nameSet               // FaultRecreationAfterUnsubscribe: names a deletion re-armed
+	// repliedNonce is the nonce of the latest response once a request
+	// answered it (FaultAckDropsSubscriptionChange tells the ACK from a
+	// later hint update by it).
+	repliedNonce string
 }
 
 // newTypeBase is the state of type t before its first request, its maps
 // made so that the stream can fill them in.
 func newTypeBase(t wire.Type) typeBase {
-	return typeBase{t: t, excluded: nameSet{}, everSubscribed: nameSet{}, sentAny: map[string]*anypb.Any{}}
+	return typeBase{t: t, excluded: nameSet{}, everSubscribed: nameSet{}, sentAny: map[string]*anypb.Any{}, rearmed: nameSet{}}
 }
 
 // covers reports whether the wildcard subscription covers name: the

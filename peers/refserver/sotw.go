@@ -23,6 +23,9 @@ type sotwType struct {
 	names     nameSet           // explicitly subscribed names
 	everNamed bool              // a request named resources, so an empty list no longer means wildcard (WILD-5)
 	sent      map[string]string // name -> version of the content last sent
+	// lastSent is what the latest response carried (name -> version), and
+	// rejected what a NACK rejected of it, until the client accepts it.
+	lastSent, rejected map[string]string
 
 	// forgotten is FaultForgetMissingSubscriptions's and FaultForgetDeleted's
 	// memory: names missing when added, or deleted, no longer served.
@@ -50,7 +53,7 @@ func (s *Server) serveSotW(st sotwStream, service *wire.Type) error {
 func (c *sotwConn) typeState(t wire.Type) *sotwType {
 	ts := c.types[t.URL]
 	if ts == nil {
-		ts = &sotwType{typeBase: newTypeBase(t), names: nameSet{}, sent: map[string]string{}, forgotten: nameSet{}}
+		ts = &sotwType{typeBase: newTypeBase(t), names: nameSet{}, sent: map[string]string{}, forgotten: nameSet{}, lastSent: map[string]string{}, rejected: map[string]string{}}
 		c.types[t.URL] = ts
 		c.order = append(c.order, t.URL)
 	}
@@ -105,6 +108,23 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	// applied like any request's, and the rejected content is not sent
 	// again: only a change makes a new response (UPD-1).
 	nack := req.GetErrorDetail() != nil
+	if c.s.has(FaultNackByVersion) && nonce != "" && nonce == ts.lastNonce && req.GetVersionInfo() != ts.lastVersion {
+		nack = true // breaks HINT-2: ACK-5's older way, by version, takes a hint update for a NACK
+	}
+	// The first request that answers the latest response is its ACK or
+	// NACK; a later one with the same nonce is a hint update (HINT-1).
+	reply := nonce != "" && nonce != ts.repliedNonce
+	ts.repliedNonce = nonce
+	// ACK-5: what a NACK rejected is remembered until it changes, so that
+	// it is not sent again with names added later; an ACK accepts it.
+	for n, v := range ts.lastSent {
+		switch {
+		case reply && nack:
+			ts.rejected[n] = v
+		case reply:
+			delete(ts.rejected, n)
+		}
+	}
 	if nack && c.s.has(FaultCloseOnNack) {
 		return status.Error(codes.Internal, "client rejected the configuration") // breaks ACK-9
 	}
@@ -124,8 +144,14 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	if c.s.has(FaultFirstRequestWins) && nonce != "" && !nack {
 		apply = false // breaks UPD-3 / HINT-2: names carried by ACKs are ignored
 	}
+	if (nack && c.s.has(FaultNackDropsSubscriptionChange)) || (reply && !nack && c.s.has(FaultAckDropsSubscriptionChange)) {
+		apply = false // breaks RES-4 / UNSUB-2: the reply is taken for the ACK or NACK alone
+	}
 	if apply {
 		c.applyNames(ts, c.locate(t, req))
+	}
+	if reply && c.s.has(FaultReplyKeepsDropped) {
+		maps.Copy(ts.names, prevNames) // breaks UNSUB-2: what the reply drops stays
 	}
 	snap := c.xview(t, c.snapshot(t.URL), true, ts.names, nil) // XDSTP-18: xdstp names on SotW too
 	if ts.wildcard && !prevWildcard {
@@ -142,6 +168,24 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		for n := range ts.forgotten {
 			if !ts.names[n] {
 				delete(ts.forgotten, n)
+			}
+		}
+	}
+	if first && req.GetVersionInfo() != "" && c.s.has(FaultReconnectForgetsPending) {
+		// Breaks DNE-3: a reconnecting client is taken to hold all it
+		// names, so the names that do not exist are not kept.
+		for n := range ts.names {
+			if _, ok := snap.resources[n]; !ok {
+				ts.forgotten[n] = true
+			}
+		}
+	}
+	if reply && !nack && c.s.has(FaultPartialAnswerSettles) {
+		// Breaks DNE-3: the ACK settles the subscription; the names no
+		// response carried are dropped.
+		for n := range ts.names {
+			if _, ok := ts.sent[n]; !ok {
+				ts.forgotten[n] = true
 			}
 		}
 	}
@@ -163,6 +207,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 	case nack && c.s.has(FaultNackResendLoop):
 		// Breaks ACK-5 / UPD-1: the NACK is read as a request for the content.
 		err = c.respondSubscribed(ts, snap, false)
+	case nack && c.s.has(FaultNackByVersion):
+		// Breaks HINT-2: a NACK waits for the next version, and its new
+		// names with it.
 	case added && c.warmingHeld(ts, prevNames):
 		// Breaks WARM-3: the endpoints of a cluster just pushed wait for
 		// the next change.
@@ -170,8 +217,16 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		// RES-4, RES-5, NONCE-9: newly subscribed names are sent even if they
 		// were sent before and have not changed. A first request naming only
 		// missing resources gets an empty full state for Listener/Cluster
-		// ("there are none") and nothing for the other types.
-		err = c.respondSubscribed(ts, snap, c.s.has(FaultNoResendOnResubscribe))
+		// ("there are none") and nothing for the other types. ACK-5, UPD-1:
+		// what the client rejected, and that has not changed since, is left
+		// out (a NACK that adds names, or a hint update after a NACK): a
+		// response carrying it would be NACKed whole, the new names with
+		// it. A full state has to carry everything.
+		names := c.wanted(ts, snap)
+		if !ts.t.Wildcard && !c.s.has(FaultNackAddResendsRejected) { // breaks ACK-5 / UPD-1 when set
+			names = slices.DeleteFunc(names, func(n string) bool { return ts.rejected[n] != "" && ts.rejected[n] == c.versionOf(snap.resources[n]) })
+		}
+		err = c.respondNames(ts, snap, names, c.s.has(FaultNoResendOnResubscribe))
 	case unchanged && !first && !nack && ts.t.URL == wire.Endpoint.URL && c.reloading(ts):
 		// WARM-4 (feature envoy-warming): an Envoy that updated a cluster
 		// asks for its endpoints again, identically, and keeps the cluster
@@ -300,6 +355,9 @@ func (c *sotwConn) wants(ts *sotwType, name string) bool {
 	if ts.covers(c.s, name) {
 		return true
 	}
+	if ts.rearmed[name] {
+		return true // breaks UNSUB-2 (FaultRecreationAfterUnsubscribe): a deletion re-armed it
+	}
 	// Breaks UNSUB-2: once subscribed, always pushed.
 	return c.s.has(FaultUpdatesAfterUnsubscribe) && ts.everSubscribed[name]
 }
@@ -327,7 +385,12 @@ func (c *sotwConn) wanted(ts *sotwType, snap snapshot) []string {
 // when there is something to send. skipSent implements
 // FaultNoResendOnResubscribe.
 func (c *sotwConn) respondSubscribed(ts *sotwType, snap snapshot, skipSent bool) error {
-	names := c.wanted(ts, snap)
+	return c.respondNames(ts, snap, c.wanted(ts, snap), skipSent)
+}
+
+// respondNames is respondSubscribed for the given names only (wanted, and
+// existing, for a type that is no full state).
+func (c *sotwConn) respondNames(ts *sotwType, snap snapshot, names []string, skipSent bool) error {
 	if skipSent && !ts.t.Wildcard {
 		// Breaks RES-4/RES-5: unchanged resources sent before are left out.
 		var fresh []string
@@ -391,6 +454,10 @@ func (c *sotwConn) onWake() error {
 		deleted := false
 		for n := range ts.sent {
 			if _, ok := snap.resources[n]; ok {
+				continue
+			}
+			if c.s.has(FaultRecreationAfterUnsubscribe) && !c.wants(ts, n) {
+				ts.rearmed[n] = true // breaks UNSUB-2: its re-creation will be pushed
 				continue
 			}
 			if !ts.t.Wildcard {
@@ -601,6 +668,12 @@ func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bo
 	}
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
+	ts.lastSent = map[string]string{}
+	for _, n := range names {
+		if e, ok := snap.resources[n]; ok {
+			ts.lastSent[n] = c.versionOf(e)
+		}
+	}
 	c.s.sent(c.node, ts.t, names)
 	var eds nameSet
 	if ts := c.types[wire.Endpoint.URL]; ts != nil {
