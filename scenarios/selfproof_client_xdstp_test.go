@@ -30,6 +30,12 @@ func init() {
 		"client/redirects/target-on-its-authority": {{fault: refclient.FaultIgnoreAuthority, rule: "REDIR-3"}},
 		"client/redirects/unknown-authority":       {{fault: refclient.FaultUnknownAuthorityToDefault, rule: "REDIR-3"}},
 		"client/xdstp/directives-stripped":         {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
+		// The naming dimensions of issue 24 (docs/state-space.md).
+		"client/dynamic/locator-unsubscribed": {
+			{fault: refclient.FaultLocatorUnsubscribeByName, rule: "LOC-1", variants: deltaOnly},
+			{fault: refclient.FaultLocatorUnsubscribeWithoutParams, rule: "LOC-1", variants: deltaOnly},
+			{fault: refclient.FaultLocatorsSticky, rule: "LOC-1", variants: sotwOnly},
+		},
 	} {
 		mustCatchClient[id] = catches
 	}

@@ -41,6 +41,8 @@ func init() {
 		"server/collections/several-globs-any-depth": {{fault: refserver.FaultShallowGlobs, rule: "COLL-7"}},
 		"server/collections/no-glob-over-sotw":       {{fault: refserver.FaultGlobInSotW, rule: "COLL-6"}},
 		"server/redirect/glob-not-redirected":        {{fault: refserver.FaultRedirectGlob, rule: "REDIR-2"}},
+		// The naming dimensions of issue 24 (docs/state-space.md).
+		"server/dynamic/locator-unsubscribed": {{fault: refserver.FaultLocatorUnsubscribeIgnored, rule: "LOC-1"}},
 	} {
 		mustCatch[id] = catches
 	}
