@@ -15,6 +15,7 @@ import (
 	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/internal/xdstp"
+	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -210,7 +211,7 @@ var clientCollectionScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "client/redirects/unknown-authority",
-		Title:        "A redirect to an authority missing from the bootstrap is asked of no server",
+		Title:        "A redirect to an authority missing from the bootstrap fails: NACKed or shown in error, and asked of no server",
 		Requirements: []string{"REDIR-3"},
 		Level:        results.Must,
 		Variants:     delta,
@@ -221,8 +222,22 @@ var clientCollectionScenarios = []*engine.Scenario{
 			f.Chain(LDS)
 			f.AwaitSubscribed(RDS, f.R)
 			target := xname(authUnknown, RDS, f.Name("moved"))
-			f.redirect(RDS, f.R, target)
-			f.Checking("REDIR-3").NeverAsked(RDS, target, "its authority "+authUnknown+" is in no bootstrap, so no server may be asked for it")
+			nonce := f.redirect(RDS, f.R, target)
+			// The fetch fails (REDIR-3): the client says so, by NACKing
+			// the redirect or, if it ACKs it, in its status view. A client
+			// that only never asks for the target may have dropped the
+			// redirect without a word.
+			v := f.Checking("REDIR-3")
+			r := f.expectReply(RDS, nonce)
+			v.NeverAsked(RDS, target, "its authority "+authUnknown+" is in no bootstrap, so no server may be asked for it")
+			if r.ErrorDetail() == nil {
+				if !f.Observable() {
+					v.Fatalf("%s ACKs the redirect of %s to %s, whose authority %s is in no bootstrap, and the client has no status view that could show the fetch failed", r, f.R, target, authUnknown)
+				}
+				v.Await(RDS, f.R, "in an error state (NACKED or RECEIVED_ERROR): its redirect to "+target+" cannot be fetched", 0, func(r observer.Resource) bool {
+					return r.State == observer.Nacked || r.State == observer.ReceivedError
+				})
+			}
 		}),
 	},
 }

@@ -28,7 +28,10 @@ func init() {
 		"client/collections/list-membership":       {{fault: refclient.FaultCollectionFrozen, rule: "COLL-2"}},
 		"client/collections/glob-over-delta-only":  {{fault: refclient.FaultGlobOverSotW, rule: "COLL-6", variants: []wire.Variant{wire.SotWADS}}},
 		"client/redirects/target-on-its-authority": {{fault: refclient.FaultIgnoreAuthority, rule: "REDIR-3"}},
-		"client/redirects/unknown-authority":       {{fault: refclient.FaultUnknownAuthorityToDefault, rule: "REDIR-3"}},
+		"client/redirects/unknown-authority": {
+			{fault: refclient.FaultUnknownAuthorityToDefault, rule: "REDIR-3"},
+			{fault: refclient.FaultRedirectFailureSilent, rule: "REDIR-3", want: "in an error state"},
+		},
 		"client/xdstp/directives-stripped":         {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
 		// The naming dimensions of issue 24 (docs/state-space.md).
 		"client/dynamic/locator-unsubscribed": {

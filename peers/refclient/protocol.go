@@ -368,7 +368,14 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			// REDIR-1: a redirect to another resource of the type.
 			name := c.deliveredName(u, r.name)
 			target, err := c.redirectTarget(u, r.any)
+			if err != nil && c.fault(FaultRedirectFailureSilent) {
+				// REDIR-3 broken: accepted, leading nowhere, no error shown.
+				seen[name] = len(items)
+				items = append(items, item{name: name, any: r.any, version: r.version, ttl: r.ttl})
+				continue
+			}
 			if err != nil {
+				// REDIR-3: a redirect the client cannot follow is rejected.
 				probs = append(probs, problem{name, fmt.Sprintf("resource %q: %v", r.name, err)})
 				continue
 			}
