@@ -32,7 +32,7 @@ func init() {
 			{fault: refclient.FaultUnknownAuthorityToDefault, rule: "REDIR-3"},
 			{fault: refclient.FaultRedirectFailureSilent, rule: "REDIR-3", want: "in an error state"},
 		},
-		"client/xdstp/directives-stripped":         {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
+		"client/xdstp/directives-stripped": {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
 		// The naming dimensions of issue 24 (docs/state-space.md).
 		"client/dynamic/locator-unsubscribed": {
 			{fault: refclient.FaultLocatorUnsubscribeByName, rule: "LOC-1", variants: deltaOnly},
