@@ -34,6 +34,8 @@ func init() {
 		},
 		"client/xdstp/directives-stripped": {{fault: refclient.FaultSendDirectives, rule: "XDSTP-8"}},
 		// The naming dimensions of issue 24 (docs/state-space.md).
+		"client/collections/glob-direct-members-only":       {{fault: refclient.FaultGlobDeepMembers, rule: "DELTA-5"}},
+		"client/collections/glob-resubscribed-on-reconnect": {{fault: refclient.FaultGlobMembersByNameOnReconnect, rule: "DELTA-7"}},
 		"client/dynamic/locator-unsubscribed": {
 			{fault: refclient.FaultLocatorUnsubscribeByName, rule: "LOC-1", variants: deltaOnly},
 			{fault: refclient.FaultLocatorUnsubscribeWithoutParams, rule: "LOC-1", variants: deltaOnly},

@@ -42,7 +42,9 @@ func init() {
 		"server/collections/no-glob-over-sotw":       {{fault: refserver.FaultGlobInSotW, rule: "COLL-6"}},
 		"server/redirect/glob-not-redirected":        {{fault: refserver.FaultRedirectGlob, rule: "REDIR-2"}},
 		// The naming dimensions of issue 24 (docs/state-space.md).
-		"server/dynamic/locator-unsubscribed": {{fault: refserver.FaultLocatorUnsubscribeIgnored, rule: "LOC-1"}},
+		"server/dynamic/locator-unsubscribed":         {{fault: refserver.FaultLocatorUnsubscribeIgnored, rule: "LOC-1"}},
+		"server/collections/glob-direct-members-only": {{fault: refserver.FaultGlobDeep, rule: "COLL-4"}},
+		"server/collections/glob-resubscribed":        {{fault: refserver.FaultGlobResubscribeSilent, rule: "DELTA-3"}},
 	} {
 		mustCatch[id] = catches
 	}

@@ -260,6 +260,9 @@ func (c *Client) syncType(st *stream, u string) {
 	}
 	names := c.requestedOn(st, u)
 	if !st.sent[u] {
+		if st.gen > 1 && c.fault(FaultGlobMembersByNameOnReconnect) {
+			names = c.globsAsMembers(u, names) // DELTA-7 broken: the glob is not subscribed again
+		}
 		if len(names) > 0 {
 			c.subscribe(st, u, names, nil)
 		}

@@ -2,6 +2,7 @@ package refclient
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -289,8 +290,7 @@ func isGlob(name string) bool {
 }
 
 // inWatchedGlob reports whether name, of type u, is a member of a glob
-// the client watches: one path level under it, with its context
-// parameters.
+// the client watches (memberOf).
 func (c *Client) inWatchedGlob(u, name string) bool {
 	if !xdstp.Is(name) || isGlob(name) {
 		return false
@@ -299,7 +299,23 @@ func (c *Client) inWatchedGlob(u, name string) bool {
 	if err != nil {
 		return false
 	}
-	return c.watched[u][n.Glob().Resource()] && isGlob(n.Glob().Resource())
+	for w := range c.watched[u] {
+		if g, err := xdstp.Parse(w); err == nil && c.memberOf(n, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// memberOf reports whether n is a member of glob g: one path level below
+// it, with its context parameters (COLL-4).
+func (c *Client) memberOf(n, g xdstp.Name) bool {
+	if c.fault(FaultGlobDeepMembers) && g.IsGlob() && !n.IsGlob() {
+		// DELTA-5 broken: anything below the glob's path is taken.
+		return g.Authority == n.Authority && g.Type == n.Type &&
+			strings.HasPrefix(n.ID, strings.TrimSuffix(g.ID, "*")) && maps.Equal(g.Params, n.Params)
+	}
+	return n.InGlob(g)
 }
 
 // globMembers are the resources of type u the client holds as members
@@ -314,11 +330,25 @@ func (c *Client) globMembers(u, glob string) []string {
 		if s.any == nil || !xdstp.Is(name) {
 			continue
 		}
-		if n, err := xdstp.Parse(name); err == nil && !n.IsGlob() && n.Glob().Resource() == g.Resource() {
+		if n, err := xdstp.Parse(name); err == nil && c.memberOf(n, g) {
 			out = append(out, name)
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// globsAsMembers is names with every glob replaced by the names of its
+// members the client holds (glob-members-by-name-on-reconnect only).
+func (c *Client) globsAsMembers(u string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if isGlob(n) {
+			out = append(out, c.globMembers(u, n)...)
+			continue
+		}
+		out = append(out, n)
+	}
 	return out
 }
 
