@@ -18,7 +18,7 @@ func Server() []*engine.Scenario {
 		missingScenarios, unsubscribeScenarios, deltaScenarios, adsScenarios,
 		warmingScenarios, consistencyScenarios, ttlScenarios,
 		dynamicScenarios, errorScenarios, errorWildcardScenarios,
-		robustnessScenarios, xdstpScenarios, collectionScenarios, restScenarios,
+		robustnessScenarios, xdstpScenarios, orderScenarios(), collectionScenarios, restScenarios,
 	} {
 		all = append(all, area...)
 	}

@@ -376,10 +376,10 @@ func (c *deltaConn) removeDelta(t wire.Type, resp *discovery.DeltaDiscoveryRespo
 	cons := c.dyn.sent[t.URL][name]
 	c.dyn.noteSent(t.URL, name, nil)
 	if cons == nil || c.s.has(FaultPlainVariantRemoval) { // breaks DYN-5 when set
-		resp.RemovedResources = append(resp.RemovedResources, name)
+		resp.RemovedResources = append(resp.RemovedResources, c.removedName(name)) // XDSTP-4 (naming.go)
 		return
 	}
-	resp.RemovedResourceNames = append(resp.RemovedResourceNames, &discovery.ResourceName{Name: name, DynamicParameterConstraints: cons})
+	resp.RemovedResourceNames = append(resp.RemovedResourceNames, &discovery.ResourceName{Name: c.removedName(name), DynamicParameterConstraints: cons})
 }
 
 // sendTorn is FaultTornVariantChange: the removals of replaced variants

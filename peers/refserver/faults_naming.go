@@ -34,10 +34,10 @@ const (
 	// FaultRemovalDropsParams names removed xdstp resources in
 	// removed_resources without their context parameters (XDSTP-4).
 	FaultRemovalDropsParams Fault = "removal-drops-params"
-	// FaultStaleXdstpAlias remembers which stored resource a subscribed
-	// xdstp name written otherwise than the stored one matched, and goes
-	// on serving it after it is deleted (DEL-1, DEL-4... as XDSTP-3: the
-	// name and the stored one are the same resource).
+	// FaultStaleXdstpAlias remembers what a subscribed xdstp name written
+	// otherwise than the stored one matched, and goes on serving it after
+	// the stored resource is deleted: the two names are one resource, and
+	// its deletion is not seen under the other (XDSTP-3).
 	FaultStaleXdstpAlias Fault = "stale-xdstp-alias"
 	// FaultGlobDeep takes every resource below a glob's path, at any
 	// depth, for a member (COLL-4).
