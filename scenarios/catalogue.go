@@ -35,7 +35,7 @@ func Client() []*engine.Scenario {
 		clientStreamScenarios, clientProfileScenarios, clientAckScenarios, clientNonceScenarios,
 		clientResourceScenarios, clientWrapperScenarios, clientTTLScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios, clientRobustnessScenarios,
-		clientErrorScenarios, clientDynamicScenarios, clientXdstpScenarios, clientCollectionScenarios,
+		clientErrorScenarios, clientDynamicScenarios, clientXdstpScenarios, clientOrderScenarios(), clientCollectionScenarios,
 	} {
 		all = append(all, gRPCProfile(area)...)
 	}

@@ -41,6 +41,7 @@ type raw struct {
 // apply-rejected fault).
 type item struct {
 	name      string
+	spelled   string // name as the response wrote it (omission-verbatim)
 	any       *anypb.Any
 	version   string
 	refs      []ref
@@ -398,10 +399,13 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: decode %s: %v", i, t.Short, err)})
 			continue
 		}
-		name := c.deliveredName(u, wire.NameOf(m))
+		spelled := wire.NameOf(m)
+		name := c.deliveredName(u, spelled)
 		if name == "" && u == listenerCollection.URL {
+			spelled = r.name
 			name = c.deliveredName(u, r.name) // a collection is named by its Resource (COLL-1)
 		}
+		c.noteSpelling(u, name, spelled)
 		if name == "" {
 			if c.fault(FaultCrashOnEmptyName) {
 				return nil, nil, fmt.Errorf("refclient: crashed on %s resource %d with an empty name", t.Short, i)
@@ -420,7 +424,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 		if msg := c.checkVariant(u, r.constraints); msg != "" {
 			probs = append(probs, problem{name, msg}) // DYN-10
 		}
-		it := item{name: name, any: r.any, version: r.version, refs: refs, ttl: r.ttl, heartbeat: r.heartbeat}
+		it := item{name: name, spelled: spelled, any: r.any, version: r.version, refs: refs, ttl: r.ttl, heartbeat: r.heartbeat}
 		if j, dup := seen[name]; dup {
 			if !c.fault(FaultAckDuplicates) { // else DUP-2 broken
 				probs = append(probs, problem{name, fmt.Sprintf("duplicate resource name %q", name)})
@@ -478,6 +482,9 @@ func (c *Client) applySotW(st *stream, u string, items []item, spared map[string
 	t, _ := wire.TypeByURL(u)
 	for _, it := range items {
 		in[it.name] = true
+		if c.fault(FaultOmissionVerbatim) {
+			in[it.name], in[it.spelled] = false, true // DEL-4, XDSTP-3 broken: only the string asked for counts
+		}
 		switch s := c.stateOrAdopt(u, it.name); {
 		case s != nil:
 			c.store(s, it)
@@ -508,6 +515,7 @@ func (c *Client) applySotW(st *stream, u string, items []item, spared map[string
 			// Another server's resource: this response says nothing of it.
 		case s.any != nil:
 			c.remove(s)
+			c.removeAcross(u, name)
 		case !t.Wildcard:
 			c.remove(s) // DEL-5 broken: even a name never received is given up
 		case c.fault(FaultAbsenceIsProof):
@@ -544,8 +552,13 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 		return // DEL-2 broken
 	}
 	for _, name := range removed {
-		if s := c.state(u, c.deliveredName(u, name)); s != nil {
+		watched := c.deliveredName(u, name) // XDSTP-3: in any parameter order
+		if c.fault(FaultRemovalVerbatim) {
+			watched = name // DEL-2, XDSTP-3 broken
+		}
+		if s := c.state(u, watched); s != nil {
 			c.remove(s)
+			c.removeAcross(u, s.name)
 		}
 	}
 }

@@ -231,6 +231,9 @@ func (c *Client) requested(u string) []string {
 	maps.DeleteFunc(names, func(n string, _ bool) bool {
 		return (isGlob(n) && !c.cfg.Variant.IsDelta() && !c.fault(FaultGlobOverSotW)) || c.inWatchedGlob(u, n)
 	})
+	if c.fault(FaultOneWatchPerPath) {
+		return onePerPath(slices.Sorted(maps.Keys(names)))
+	}
 	return slices.Sorted(maps.Keys(names))
 }
 

@@ -123,6 +123,15 @@ func (c *Client) deliveredName(u, name string) string {
 		return name
 	}
 	canon := n.Resource()
+	if c.fault(FaultAuthorityBlindMatch) {
+		// XDSTP-3 broken: the first watched name with its path is taken,
+		// whatever its authority.
+		for _, w := range slices.Sorted(maps.Keys(c.res[u])) {
+			if pathKey(w) == pathKey(canon) {
+				return w
+			}
+		}
+	}
 	if c.fault(FaultIgnoreContextParams) && c.state(u, canon) == nil {
 		// XDSTP-5 broken: a watched name with the same authority, type and
 		// id is taken to be this one, whatever its context parameters.
@@ -407,4 +416,64 @@ func (c *Client) checkLocator(name string) error {
 		return fmt.Errorf("locator %q: %w", name, err)
 	}
 	return nil
+}
+
+// noteSpelling records how a response wrote the watched name name of type
+// u (status-splits-spellings only).
+func (c *Client) noteSpelling(u, name, spelled string) {
+	if !c.fault(FaultStatusSplitsSpellings) || name == "" {
+		return
+	}
+	if c.spellings == nil {
+		c.spellings = map[string]map[string]string{}
+	}
+	if c.spellings[u] == nil {
+		c.spellings[u] = map[string]string{}
+	}
+	c.spellings[u][name] = spelled
+}
+
+// pathKey is an xdstp name without its authority, "" for any other name:
+// what the faults below take for its identity.
+func pathKey(name string) string {
+	if !xdstp.Is(name) {
+		return ""
+	}
+	n, err := xdstp.Parse(name)
+	if err != nil {
+		return ""
+	}
+	n.Authority = ""
+	return n.Resource()
+}
+
+// removeAcross is removal-across-authorities: the removal of name deletes
+// the held resources of every authority with its path too.
+func (c *Client) removeAcross(u, name string) {
+	k := pathKey(name)
+	if !c.fault(FaultRemovalAcrossAuthorities) || k == "" {
+		return
+	}
+	for n, s := range c.res[u] {
+		if n != name && s.any != nil && pathKey(n) == k {
+			c.remove(s) // XDSTP-3 broken: another authority's resource
+		}
+	}
+}
+
+// onePerPath is one-watch-per-path: of names differing only in their
+// authority, the first alone.
+func onePerPath(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if k := pathKey(n); k != "" {
+			if seen[k] {
+				continue // RES-1, XDSTP-3 broken
+			}
+			seen[k] = true
+		}
+		out = append(out, n)
+	}
+	return out
 }
