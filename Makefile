@@ -10,7 +10,7 @@ export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
 VERSION ?= $(shell test -d .git || git describe --tags --always --dirty 2>/dev/null)
 BUILDFLAGS := -buildvcs=true $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 
-.PHONY: all build test bench soak lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check footprint
+.PHONY: all build test bench soak mutation lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check footprint
 
 all: lint test build
 
@@ -44,6 +44,19 @@ bench:
 SOAK_RUNS ?= 200
 soak:
 	$(GO) test -tags soak -count=1 -timeout 120m -run TestSoak ./internal/soak/ -v -soak.runs=$(SOAK_RUNS)
+
+## mutation: mutation testing of the reference peers with the suites as the oracle: every mutant of
+## peers/refserver and peers/refclient's protocol code is built into xdsconform (go build -overlay)
+## and faces its suite; writes tools/mutation/results.jsonl and docs/mutation.md. Hours: it runs
+## MUTATION_SHARDS shards side by side (default 2); MUTATION_RESUME=1 keeps the results of files
+## unchanged since. Do not edit the peers while it runs. Not part of make test or .ci/run.
+MUTATION_SHARDS ?= 2
+mutation:
+	$(GO) build -o bin/mutation ./tools/mutation
+	test "$(MUTATION_RESUME)" = 1 || rm -f tools/mutation/results.jsonl
+	bin/mutation reach
+	seq 1 $(MUTATION_SHARDS) | xargs -P $(MUTATION_SHARDS) -I{} bin/mutation run $(if $(filter 1,$(MUTATION_RESUME)),-resume) -shard {}/$(MUTATION_SHARDS)
+	bin/mutation report
 
 ## footprint: what embedding the suites costs an importer (packages linked, container stack and
 ## built-in peers among them, module graph, go.sum, cold test build time and binary size), measured

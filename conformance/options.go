@@ -154,7 +154,8 @@ func (c *common) check(shipped func() (*engine.KnownFailing, error)) error {
 		name string
 		v    *time.Duration
 		def  time.Duration
-	}{{"Expect", &t.Expect, engine.DefaultTimeouts.Expect}, {"Quiet", &t.Quiet, engine.DefaultTimeouts.Quiet}, {"Scenario", &t.Scenario, engine.DefaultTimeouts.Scenario}, {"Prompt", &t.Prompt, engine.DefaultTimeouts.Prompt}} {
+	}{{"Expect", &t.Expect, engine.DefaultTimeouts.Expect}, {"Quiet", &t.Quiet, engine.DefaultTimeouts.Quiet}, {"Scenario", &t.Scenario, engine.DefaultTimeouts.Scenario}, {"Prompt", &t.Prompt, engine.DefaultTimeouts.Prompt},
+		{"TimerBudget", &t.TimerBudget, engine.DefaultTimeouts.TimerBudget}} {
 		switch {
 		case *d.v < 0:
 			return optionsError("Timeouts.%s must not be negative", d.name)

@@ -394,7 +394,8 @@ func (s *Suite) report(rs []results.Result) results.Run {
 		FailOn:         s.failOn,
 		Options: map[string]string{
 			"timeout": s.timeouts.Expect.String(), "quiet": s.timeouts.Quiet.String(), "scenario_timeout": s.timeouts.Scenario.String(), "prompt": s.timeouts.Prompt.String(),
-			"run": join(s.sel.Run), "skip": join(s.sel.Skip), "level": join(levels), "variant": join(variants),
+			"timer_budget": s.timeouts.TimerBudget.String(),
+			"run":          join(s.sel.Run), "skip": join(s.sel.Skip), "level": join(levels), "variant": join(variants),
 			"known_failing": s.knownFile, "parallel": strconv.Itoa(s.parallel), "fail_on": string(s.failOn),
 			"runner": "package conformance",
 		},

@@ -330,10 +330,21 @@ func serverProcess(argv ...string) func() (engine.Env, string, func(), error) {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		// "HOST:PORT[ rest=URL]": the REST-JSON endpoint, when served.
+		// "HOST:PORT[ rest=URL hold=DURATION]": the REST-JSON endpoint,
+		// when served, and how long it holds a long poll (REST-4).
 		addr, rest, _ := strings.Cut(line, " rest=")
+		rest, holdWord, _ := strings.Cut(rest, " hold=")
 		stop := func() { _ = proc.Stop(2 * time.Second) }
-		s, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: addr, Fixture: addr, REST: rest})
+		var hold time.Duration
+		if holdWord != "" {
+			d, err := time.ParseDuration(holdWord)
+			if err != nil {
+				stop()
+				return nil, "", nil, fmt.Errorf("%s announced hold %q: %w", argv[0], holdWord, err)
+			}
+			hold = cmp.Or(d, targets.NoRESTHold) // 0s: it holds none
+		}
+		s, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: addr, Fixture: addr, REST: rest, RESTHold: hold})
 		if err != nil {
 			stop()
 			return nil, "", nil, fmt.Errorf("%s: %w; output: %s", argv[0], err, proc.Tail())

@@ -175,6 +175,14 @@ func rerun(ctx context.Context, pairs []Pair, rs []results.Result, ran []bool, c
 		if !ran[i] || rs[i].Outcome != results.Inconclusive {
 			continue
 		}
+		if rs[i].Timing != nil && shortWindow(rs[i].Timing.Checks) {
+			// A window the budget cut short of its timer is as short
+			// alone: nothing to gain from running it again.
+			if cfg.Progress != nil {
+				cfg.Progress(rs[i])
+			}
+			continue
+		}
 		first := rs[i]
 		if n++; n > maxRerunPairs {
 			rs[i].Message += fmt.Sprintf("\nNot run again: more than %d pairs of this run were in doubt for the harness's own lag (the machine gave the harness less time than it needed to run them on time)", maxRerunPairs)
@@ -370,7 +378,7 @@ func runPair(parent context.Context, p Pair, cfg *Config) (r results.Result) {
 		// Nothing failed, but a timing verdict could have gone either way
 		// for the harness's own lag: Run runs the pair again by itself.
 		r.Outcome = results.Inconclusive
-		r.Message = "the harness's own lag could explain a timing verdict either way:\n" + describeDoubts(t.doubts())
+		r.Message = doubtHeadline(t.doubts()) + "\n" + describeDoubts(t.doubts())
 	default:
 		r.Outcome = results.Pass
 	}

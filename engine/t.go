@@ -37,6 +37,14 @@ type Timeouts struct {
 	// of its own, not the quiet window: a reply a second late is late
 	// whatever the window the harness watches for late events in.
 	Prompt time.Duration
+	// TimerBudget is the longest a must-not-happen window watches to
+	// cover a peer's own protocol timer (a server's REST long-poll hold, a
+	// client's does-not-exist timer): a window about a timer must outlast
+	// it to prove anything, and one the budget (or the scenario timeout,
+	// less twice Expect for the steps around it) cuts short is watched for
+	// as long as it allows and then says it proves nothing
+	// (T.TimerWindow).
+	TimerBudget time.Duration
 }
 
 // withDefaults fills the zero fields of t from DefaultTimeouts.
@@ -44,6 +52,7 @@ func (t Timeouts) withDefaults() Timeouts {
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&t.Expect, &DefaultTimeouts.Expect}, {&t.Quiet, &DefaultTimeouts.Quiet},
 		{&t.Scenario, &DefaultTimeouts.Scenario}, {&t.Prompt, &DefaultTimeouts.Prompt},
+		{&t.TimerBudget, &DefaultTimeouts.TimerBudget},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.def
@@ -63,7 +72,13 @@ func (t Timeouts) withDefaults() Timeouts {
 // response ACKs at once (the reference client within milliseconds), so
 // half a second leaves room for a loaded machine without letting a reply
 // a second late pass.
-var DefaultTimeouts = Timeouts{Expect: 5 * time.Second, Quiet: 1500 * time.Millisecond, Scenario: 60 * time.Second, Prompt: 500 * time.Millisecond}
+//
+// A window about a peer's timer may watch for 40 s: a 30 s REST long-poll
+// hold, the common one, is covered with room to spare, and so is a
+// client's 15 s does-not-exist timer; the scenario timeout leaves the
+// steps around it their expect timeouts.
+var DefaultTimeouts = Timeouts{Expect: 5 * time.Second, Quiet: 1500 * time.Millisecond, Scenario: 60 * time.Second, Prompt: 500 * time.Millisecond,
+	TimerBudget: 40 * time.Second}
 
 // T is handed to a scenario body. It satisfies testify's require.TestingT
 // and assert.TestingT, so scenarios use require/assert as their assertion

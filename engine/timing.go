@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,30 @@ func (t *T) Covers(rule, what string, need time.Duration, from, to time.Time) bo
 	return c.Verdict == results.TimingPass
 }
 
+// TimerWindow sizes a must-not-happen window about a peer's own protocol
+// timer (a server's REST long-poll hold, a client's does-not-exist timer):
+// such a window proves something only if it outlasts the timer, since what
+// it watches for is what a peer would do when, or before, the timer fires.
+// want is the window the check would watch (the timer and the margin the
+// check needs); the window returned is want cut to the run's budget
+// (Timeouts.TimerBudget, and the scenario timeout less twice the expect
+// timeout, for the steps around the window). When that cut leaves it
+// shorter than timer, the window is still watched (a violation seen in it
+// stands), but a pass would claim what the window never saw: the pair
+// records a "short" verdict, which leaves it inconclusive, not passed, and
+// is not run again (running again cannot lengthen it). covers reports
+// whether the window covers the timer.
+func (t *T) TimerWindow(rule, what string, timer, want time.Duration) (window time.Duration, covers bool) {
+	budget := max(min(t.Timeouts.TimerBudget, t.Timeouts.Scenario-2*t.Timeouts.Expect), 0)
+	window = min(want, budget)
+	if window >= timer {
+		return window, true
+	}
+	t.recordTiming(results.TimingCheck{Rule: rule, What: what, Kind: results.TimingCovers, Measured: window, Limit: timer,
+		Verdict: results.TimingShort})
+	return window, false
+}
+
 // Doubt records a timing verdict the harness's own lag could explain
 // either way, for a check that weighs the lag itself (LagIn): what it
 // measured, against what, and the lag.
@@ -127,21 +152,43 @@ func (t *T) recordTiming(c results.TimingCheck) {
 	}
 }
 
-// doubts returns the timing checks in doubt; t.mu must be held.
+// doubts returns the timing checks in doubt, for the harness's lag or a
+// window too short for the timer it is about; t.mu must be held.
 func (t *T) doubts() []results.TimingCheck {
 	var out []results.TimingCheck
 	for _, c := range t.timing {
-		if c.Verdict == results.TimingDoubt {
+		if c.Verdict == results.TimingDoubt || c.Verdict == results.TimingShort {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// describeDoubts says, one line each, what the lag could explain.
+// shortWindow reports whether one of cs is a window the run's budget cut
+// shorter than the timer it is about: running the pair again cannot help.
+func shortWindow(cs []results.TimingCheck) bool {
+	return slices.ContainsFunc(cs, func(c results.TimingCheck) bool { return c.Verdict == results.TimingShort })
+}
+
+// doubtHeadline is the first line of an inconclusive pair's message.
+func doubtHeadline(cs []results.TimingCheck) string {
+	if shortWindow(cs) {
+		return "a window about a peer's own timer could not cover it within the run's budget, so the check proves nothing (raise --timer-budget, or --scenario-timeout):"
+	}
+	return "the harness's own lag could explain a timing verdict either way:"
+}
+
+// describeDoubts says, one line each, what the lag could explain, or
+// which window was too short for its timer.
 func describeDoubts(cs []results.TimingCheck) string {
 	var lines []string
 	for _, c := range cs {
+		switch {
+		case c.Verdict == results.TimingShort:
+			lines = append(lines, fmt.Sprintf("%s: %s: the window could watch %s, shorter than the peer's timer of %s it is about: it proves nothing",
+				c.Rule, c.What, wording.Duration(c.Measured), wording.Duration(c.Limit)))
+			continue
+		}
 		switch c.Kind {
 		case results.TimingCovers:
 			lines = append(lines, fmt.Sprintf("%s: %s: the window of %s had to cover %s of the harness's time, but the harness was stalled for %s of it (longest %s)",

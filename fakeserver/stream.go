@@ -459,6 +459,16 @@ func (st *Stream) None(ctx context.Context, t wire.Type) (*Request, error) {
 	return r, err
 }
 
+// NoneWithin is None over a window of its own, within, instead of the
+// quiet window: for a window sized from the peer's own timer.
+func (st *Stream) NoneWithin(ctx context.Context, within time.Duration, t wire.Type) (*Request, error) {
+	r, err := st.wait(ctx, within, func() *Request { return st.pop(t) }, true)
+	if errors.Is(err, ErrTimeout) {
+		return nil, nil
+	}
+	return r, err
+}
+
 func (st *Stream) pop(t wire.Type) *Request {
 	q := st.queues[t.URL]
 	if len(q) == 0 {

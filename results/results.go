@@ -168,8 +168,10 @@ type TimingCheck struct {
 	// longest single stall.
 	Lag    time.Duration `json:"harness_lag_ns"`
 	LagMax time.Duration `json:"harness_lag_max_ns"`
-	// Verdict is "pass", "fail" (it stands whatever the lag), or "doubt"
-	// (the lag could explain it either way).
+	// Verdict is "pass", "fail" (it stands whatever the lag), "doubt"
+	// (the lag could explain it either way), or "short" (a "covers"
+	// window about a peer's own timer, Limit, that the run's budget cut to
+	// Measured: it proves nothing, and the pair is inconclusive).
 	Verdict string `json:"verdict"`
 }
 
@@ -181,6 +183,7 @@ const (
 	TimingPass  = "pass"
 	TimingFail  = "fail"
 	TimingDoubt = "doubt"
+	TimingShort = "short"
 )
 
 // The values of Run.Role.

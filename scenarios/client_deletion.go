@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
@@ -184,9 +185,15 @@ var clientMissingScenarios = []*engine.Scenario{
 			timer := c.target.Options().DNETimer
 			// The listener: the root of every watch, so a client that gave
 			// it up could not hide that by dropping its watch.
-			c.Checking("DNE-7").NeverWithin(timer+c.Timeouts.Quiet, LDS, c.L, "as not existing, though it is held", isMissing)
+			c.Checking("DNE-7").NeverThrough(timer, timer+c.Timeouts.Quiet, dneTimerWords(timer), LDS, c.L, "as not existing, though it is held", isMissing)
 		}),
 	},
+}
+
+// dneTimerWords names the client's does-not-exist timer, for a window
+// that must outlast it.
+func dneTimerWords(timer time.Duration) string {
+	return "the client's does-not-exist timer of " + wording.Duration(timer) + " (--dne-timer)"
 }
 
 // showsMissing says the scenario's verdict rests on the status view

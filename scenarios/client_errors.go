@@ -124,7 +124,7 @@ var clientErrorScenarios = []*engine.Scenario{
 			c.errorFor("1", codes.Unavailable)
 			// Past the whole timer, as if it had started only now.
 			timer := c.target.Options().DNETimer
-			c.Checking("ERR-6").NeverWithin(timer+c.Timeouts.Quiet, CDS, c.CL, "as not existing when its timer ran out, though the server sent an error for it", isMissing)
+			c.Checking("ERR-6").NeverThrough(timer, timer+c.Timeouts.Quiet, dneTimerWords(timer), CDS, c.CL, "as not existing when its timer ran out, though the server sent an error for it", isMissing)
 		}),
 	},
 	{

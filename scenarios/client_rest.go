@@ -1,12 +1,16 @@
 package scenarios
 
 import (
+	"fmt"
+	"time"
+
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/internal/lag"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -85,21 +89,35 @@ func (c *C) requireREST6(r *fakeserver.Request, nack bool, version string) {
 	}
 }
 
-// holdPolls checks that, while the harness holds t's latest poll through
-// the quiet window, every further poll of t comes only once the one
-// before it ended (REST-1).
+// holdPolls checks that, while the harness holds t's latest poll, every
+// further poll of t comes only once the one before it ended (REST-1).
+//
+// The window is about the client's own timer, its refresh delay (as the
+// harness wrote it into the bootstrap, or as stated: --rest-refresh): a
+// client that does not wait for its poll outstanding polls again when
+// that delay fires, so the window outlasts it by a tenth, and is at least
+// the quiet window. One the run's budget cuts short of the delay proves
+// nothing (engine.T.TimerWindow).
 func (c *C) holdPolls(t wire.Type) {
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	st := c.Stream(t)
-	end := lag.NewDeadline(c.Timeouts.Quiet)
+	refresh := c.target.Options().RESTRefresh
+	what := fmt.Sprintf("the window holding the %s poll, for the client's REST refresh delay of %s (--rest-refresh)", t.Short, wording.Duration(refresh))
+	window, covers := c.TimerWindow(c.ruleOr(""), what, refresh, max(c.Timeouts.Quiet, refresh+refresh/10))
+	end := lag.NewDeadline(window)
+	defer func() {
+		if covers && !c.Decided() {
+			c.Covers(c.ruleOr(""), what, refresh, end.Start(), time.Now())
+		}
+	}()
 	for !end.Passed() {
-		r, err := st.None(ctx, t)
+		r, err := st.NoneWithin(ctx, max(end.Left(), 0), t)
 		if err != nil {
 			c.fail("holding the %s poll: %v", t.Short, err)
 		}
 		if r == nil {
-			return // the quiet window passed with no other poll
+			return // the window passed with no other poll
 		}
 		checkPoll(c, r)
 	}

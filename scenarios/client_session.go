@@ -1015,6 +1015,18 @@ func (c *C) NeverWithin(window time.Duration, t wire.Type, name, what string, ba
 	c.neverFor(window, false, time.Time{}, t, name, what, bad)
 }
 
+// NeverThrough is NeverWithin over a window about a peer's own timer:
+// what the window watches for is what the client would do when timer
+// (named in timerWords: "its does-not-exist timer of 15s") fires, so the
+// window, want, must outlast it to prove anything. The run's budget cuts
+// want (engine.T.TimerWindow); a window cut shorter than timer is watched
+// all the same (a violation in it stands) and then proves nothing: the
+// pair is inconclusive, never passed.
+func (c *C) NeverThrough(timer, want time.Duration, timerWords string, t wire.Type, name, what string, bad func(observer.Resource) bool) {
+	window, _ := c.TimerWindow(c.ruleOr(""), fmt.Sprintf("the window watching that the status view never shows %s %s %s, for %s", t.Short, name, what, timerWords), timer, want)
+	c.NeverWithin(window, t, name, what, bad)
+}
+
 // QuietView is Never for the quiet window of the harness's own running
 // time, blocking: for a scenario that must wait before its next step
 // anyway, and whose next step nothing in the client waits for (the

@@ -139,7 +139,9 @@ var clientTTLScenarios = []*engine.Scenario{
 			first := c.chainWithTTL(ttl)
 			resend := c.respondWithTTL("3", 3, 0, "") // no TTL any more
 			c.onTime("resend without a TTL", first, resend, ttl)
-			c.Checking("TTL-3").NeverWithin(2*ttl, CDS, c.CL, "gone, though its TTL was removed", isMissing)
+			// Twice the TTL: the one the resend removed would have lapsed
+			// within the first.
+			c.Checking("TTL-3").NeverThrough(ttl, 2*ttl, "the TTL of "+wording.Duration(ttl)+" the resend removed", CDS, c.CL, "gone, though its TTL was removed", isMissing)
 			c.AwaitAcked(CDS, c.CL, "3")
 		}),
 	},

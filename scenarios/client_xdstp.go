@@ -165,6 +165,87 @@ var xdstpChain = fedSetup{
 // gRFC A47 §Bootstrap Config Changes, §Server Channel Map, §CDS.
 var clientXdstpScenarios = []*engine.Scenario{
 	{
+		ID:           "client/ack/versions-per-server",
+		Title:        "Each management server's requests carry the version last accepted from that server, and the same version from two servers is applied from each",
+		Requirements: []string{"VER-3"},
+		Level:        results.Must,
+		// SotW: a delta request carries no version of the type to echo
+		// (each resource has its own, VER-6), so a version shared across
+		// servers would not show on the wire.
+		Variants: sotw,
+		// Several servers: the harness can point a client at two only
+		// through the bootstrap's authorities, so federation is needed.
+		Needs: append(slices.Clip(xdstpNeeds), targets.NeedObserver),
+		Run: fed(fedSetup{own: []string{authB}}, func(f *F) {
+			b := f.On[authB]
+			// The route names two clusters: an old-style one, of the
+			// default server, and one of authority B, of B's server. So
+			// both servers serve the client clusters, each with versions
+			// of its own.
+			clB := xname(authB, CDS, f.Name("cluster"))
+			edsB := xname(authB, EDS, f.Name("endpoints"))
+			// B's cluster names its endpoints, as an xdstp cluster must
+			// (XDSTP-16).
+			clusterAt := func(name string, rev int) *cluster.Cluster {
+				cl := wire.ClientCluster(name, rev)
+				if name == clB {
+					cl.EdsClusterConfig.ServiceName = edsB
+				}
+				return cl
+			}
+			f.Chain(LDS)
+			ask, ack := f.precondition("RES-1"), f.precondition(chainAckRule)
+			ask.AwaitSubscribed(RDS, f.R)
+			ack.ExpectAck(RDS, ack.Respond(RDS, "1", wire.ClientRoutes(f.R, 1, f.CL, clB)), "1")
+			ask.AwaitSubscribed(CDS, f.CL)
+			b.precondition("XDSTP-13").AwaitSubscribed(CDS, clB)
+
+			a, onB := f.Checking("VER-3"), b.Checking("VER-3")
+			const onA, toB = "the default server", "the server of authority " + authB
+			// Each row is a response of one server and what the client
+			// must answer: version "1" from both, with different content,
+			// applied from each; then each server's versions apart from
+			// the other's (B's going back to "0" after A's "2"), each
+			// NACK carrying the version last accepted from its own server.
+			type step struct {
+				on      *C
+				server  string // which server on is, in words
+				name    string
+				version string
+				rev     int
+				invalid bool
+				want    string // the version the reply carries
+				other   string // the other server's last accepted version
+			}
+			for _, st := range []step{
+				{on: a, server: onA, name: f.CL, version: "1", rev: 1, want: "1"},
+				{on: onB, server: toB, name: clB, version: "1", rev: 5, want: "1"},
+				{on: a, server: onA, name: f.CL, version: "2", rev: 2, want: "2", other: "1"},
+				{on: onB, server: toB, name: clB, version: "7", invalid: true, want: "1", other: "2"},
+				{on: onB, server: toB, name: clB, version: "0", rev: 6, want: "0", other: "2"},
+				{on: a, server: onA, name: f.CL, version: "9", invalid: true, want: "2", other: "0"},
+			} {
+				if !st.invalid {
+					st.on.ExpectAck(CDS, st.on.Respond(CDS, st.version, clusterAt(st.name, st.rev)), st.want)
+					// Applied, from this server, whatever the other sent
+					// at the same version.
+					st.on.RequireConfig(st.on.AwaitAcked(CDS, st.name, st.want), clusterAt(st.name, st.rev))
+					continue
+				}
+				r := st.on.ExpectNack(CDS, st.on.Respond(CDS, st.version, wire.InvalidCluster(st.name, 0)))
+				switch got := r.Version(); {
+				case got == st.want:
+				case got == st.version:
+					st.on.Checking("ACK-3").Fatalf("%s, to %s, NACKs with the rejected version %q: a NACK carries the version last accepted from this server, %q", r, st.server, got, st.want)
+				case got == st.other:
+					st.on.Fatalf("%s, to %s, NACKs with version %q, the version last accepted from the other management server: versions are per server, and this one's last accepted version is %q", r, st.server, got, st.want)
+				default:
+					st.on.Fatalf("%s, to %s, NACKs with version %q; the version last accepted from this server is %q", r, st.server, got, st.want)
+				}
+			}
+		}),
+	},
+	{
 		ID:           "client/xdstp/chain",
 		Title:        "A chain named by xdstp names is asked for verbatim, on SotW and delta alike",
 		Requirements: []string{"XDSTP-1", "XDSTP-18"},

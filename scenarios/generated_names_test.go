@@ -42,9 +42,10 @@ func TestServerSuiteWithGeneratedNames(t *testing.T) {
 	}
 }
 
-// serveRef serves a reference server set up by the test.
+// serveRef serves a reference server set up by the test, with the REST
+// hold builtin:reference runs with (the long-poll check watches it whole).
 func serveRef(t *testing.T, name string, ref *refserver.Server) *targets.Server {
-	srv, err := targets.ServeInProcess(t.Context(), "reference server, "+name, ref)
+	srv, err := targets.ServeInProcess(t.Context(), "reference server, "+name, ref.WithRESTHold(targets.ReferenceRESTHold))
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	return srv

@@ -12,6 +12,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/internal/lag"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -85,14 +86,14 @@ type held struct {
 }
 
 // holdPoll starts a poll for t at version naming names and returns where
-// its outcome will arrive; the poll is bounded by the quiet window plus
-// the expect timeout, enough to be held through the one and answered
-// within the other.
-func (s *S) holdPoll(t wire.Type, version string, names ...string) <-chan held {
+// its outcome will arrive; the poll is bounded by window plus the expect
+// timeout, enough to be held through the one and answered within the
+// other.
+func (s *S) holdPoll(window time.Duration, t wire.Type, version string, names ...string) <-chan held {
 	out := make(chan held, 1)
 	rest := s.REST()
 	go func() {
-		ctx, cancel := context.WithTimeout(s.Context(), s.Timeouts.Quiet+s.Timeouts.Expect)
+		ctx, cancel := context.WithTimeout(s.Context(), window+s.Timeouts.Expect)
 		defer cancel()
 		p, err := rest.Post(ctx, t, &discovery.DiscoveryRequest{VersionInfo: version, ResourceNames: names})
 		out <- held{p, err}
@@ -151,29 +152,45 @@ var restScenarios = []*engine.Scenario{
 	},
 }
 
-// mustHoldUnchanged polls t at the current version for the quiet window
-// and fails at the first DiscoveryResponse: none may come without a
-// change (REST-4). A poll the server ends without one (how an idle long
-// poll ends is not specified: 304, say) is polled again.
+// mustHoldUnchanged polls t at the current version and fails at the first
+// DiscoveryResponse: none may come without a change (REST-4). A poll the
+// server ends without one (how an idle long poll ends is not specified:
+// 304, say) is polled again.
 //
-// The window is of the harness's own running time (lag.Deadline), so that
-// a harness stalled meanwhile does not take a held poll for an idle one.
+// The window is about the server's own timer, its long-poll hold (as
+// stated: --rest-hold, targets.RESTEndpoint.Hold): a server that answers a
+// held poll before its hold ends answers it early, so the window must
+// outlast the hold, by a tenth for the reply's way back; a window only as
+// long as the quiet window passed a server holding polls for 30 s and
+// answering them after 2. A hold longer than the run's budget allows
+// (engine.T.TimerWindow) is watched as long as the budget allows, and then
+// the check says it proves nothing. The window is of the harness's own
+// running time (lag.Deadline), so that a harness stalled meanwhile does not
+// take a held poll for an idle one; stalls that still cut it below the
+// hold leave the pass in doubt (engine.T.Covers).
 func (s *S) mustHoldUnchanged(t wire.Type, version string, names ...string) {
+	hold := s.target.REST.Hold
+	what := fmt.Sprintf("the window watching a %s poll at the current version, for the server's long-poll hold of %s (--rest-hold)", t.Short, wording.Duration(hold))
+	want, covers := s.TimerWindow(s.ruleOr(""), what, hold, max(s.Timeouts.Quiet, hold+hold/10))
 	ctx, cancel := context.WithCancel(s.Context())
 	defer cancel()
-	window := lag.NewDeadline(s.Timeouts.Quiet).Done(ctx)
+	dl := lag.NewDeadline(want)
+	window := dl.Done(ctx)
 	for {
-		h := s.holdPoll(t, version, names...)
+		h := s.holdPoll(want, t, version, names...)
 		select {
 		case <-window:
+			if covers {
+				s.Covers(s.ruleOr(""), what, hold, dl.Start(), time.Now())
+			}
 			return // the poll left running ends with the pair's context
 		case r := <-h:
 			if r.err != nil {
 				s.Fatalf("%s poll at the current version %q failed: %v", t.Short, version, r.err)
 			}
 			if r.poll.Status == http.StatusOK {
-				s.Errorf("%s poll at the current version %q was answered within %v with a DiscoveryResponse (version %q) although nothing changed: %s",
-					t.Short, version, s.Timeouts.Quiet, versionOf(r.poll), r.poll.Body)
+				s.Errorf("%s poll at the current version %q was answered %s after the window began, inside the server's long-poll hold of %s, with a DiscoveryResponse (version %q) although nothing changed: %s",
+					t.Short, version, wording.Duration(time.Since(dl.Start())), wording.Duration(hold), versionOf(r.poll), r.poll.Body)
 				return
 			}
 			if !s.pollAgainAfter(window) {

@@ -182,6 +182,14 @@ type ClientOptions struct {
 	// DNETimer is the client's does-not-exist timer the scenarios expect
 	// (default 15 s). The reference client is configured with it.
 	DNETimer time.Duration
+	// RESTRefresh is a REST-JSON client's refresh delay, the wait before
+	// it polls again (bootstrap refresh_delay; default
+	// bootstrap.RESTRefreshDelay, 100 ms). The bootstraps the harness
+	// writes and the reference client are configured with it; a client
+	// configured elsewhere states its own. A client that does not wait
+	// for its poll outstanding polls again when it fires, so the window
+	// that checks it waits (REST-1) must outlast it.
+	RESTRefresh time.Duration
 	// StartTimeout bounds how long a launched client may take to open its
 	// first stream (default 10 s).
 	StartTimeout time.Duration
@@ -265,6 +273,9 @@ func NewClients(opts ClientOptions) (*Clients, error) {
 	}
 	if c.opts.DNETimer <= 0 {
 		c.opts.DNETimer = DefaultDNETimer
+	}
+	if c.opts.RESTRefresh <= 0 {
+		c.opts.RESTRefresh = bootstrap.RESTRefreshDelay
 	}
 	if c.opts.StartTimeout <= 0 {
 		c.opts.StartTimeout = 10 * time.Second
@@ -607,7 +618,7 @@ func (c *Clients) Launch(ctx context.Context, spec LaunchSpec) (Running, error) 
 	switch {
 	case c.builtin != nil:
 		return c.builtin.Launch(ctx, BuiltinLaunch{LaunchSpec: spec, Profile: c.opts.Profile, Observer: c.opts.Observer, MaxStatusSize: c.opts.MaxStatusSize,
-			DNETimer: c.opts.DNETimer, StartTimeout: c.opts.StartTimeout, Faults: c.faults})
+			DNETimer: c.opts.DNETimer, RESTRefresh: c.opts.RESTRefresh, StartTimeout: c.opts.StartTimeout, Faults: c.faults})
 	case strings.HasPrefix(c.opts.Target, ContainerPrefix):
 		return c.launchContainer(ctx, spec)
 	case c.opts.Command != "":
@@ -734,7 +745,8 @@ func (c *Clients) launchCommand(ctx context.Context, spec LaunchSpec) (Running, 
 	if err != nil {
 		return fail(err)
 	}
-	p := bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant, AdminAddr: admin, CDSFile: spec.CDSFile}
+	p := bootstrap.Params{ServerAddr: spec.ServerAddr, NodeID: spec.NodeID, Cluster: spec.Cluster, Variant: spec.Variant, AdminAddr: admin, CDSFile: spec.CDSFile,
+		RESTRefreshDelay: c.opts.RESTRefresh}
 	// A gRPC bootstrap cannot ask for delta or per-type streams: gRPC
 	// clients speak SotW ADS, whatever variant an Envoy is given.
 	grpcJSON, err := bootstrap.GRPC(spec.grpcBootstrap())
@@ -850,7 +862,7 @@ func (c *Clients) launchContainer(ctx context.Context, spec LaunchSpec) (Running
 		return nil, err
 	}
 	boot, err := bootstrap.Envoy(bootstrap.Params{ServerAddr: rt.HostAddr(port), NodeID: spec.NodeID, Cluster: spec.Cluster,
-		Variant: spec.Variant, AdminAddr: net.JoinHostPort("0.0.0.0", strconv.Itoa(ContainerAdminPort))})
+		Variant: spec.Variant, AdminAddr: net.JoinHostPort("0.0.0.0", strconv.Itoa(ContainerAdminPort)), RESTRefreshDelay: c.opts.RESTRefresh})
 	if err != nil {
 		return nil, fmt.Errorf("rendering the Envoy bootstrap: %w", err)
 	}

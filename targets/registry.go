@@ -73,9 +73,20 @@ type ServerBuiltin struct {
 	Name string
 	// Faults are the fault switches it takes; none for most.
 	Faults []Fault
-	// New makes the server, with the faults named (each one of Faults, by
-	// its Name); the harness serves it (ServeInProcess).
-	New func(ctx context.Context, faults []string) (InProcess, error)
+	// New makes the server as l says; the harness serves it
+	// (ServeInProcess).
+	New func(ctx context.Context, l ServerLaunch) (InProcess, error)
+}
+
+// ServerLaunch is what a built-in server is made with.
+type ServerLaunch struct {
+	// Faults are the faults to switch on, each one of the target's Faults
+	// by its Name.
+	Faults []string
+	// RESTHold is the REST long-poll hold to run with (ServerOptions.RESTHold);
+	// 0 leaves it to the built-in. A server that serves REST states the
+	// hold it runs with through RESTHolder.
+	RESTHold time.Duration
 }
 
 // ClientBuiltin is a built-in client target.
@@ -112,6 +123,8 @@ type BuiltinLaunch struct {
 	Observer string
 	// DNETimer is the does-not-exist timer the scenarios expect.
 	DNETimer time.Duration
+	// RESTRefresh is the REST-JSON refresh delay the scenarios expect.
+	RESTRefresh time.Duration
 	// StartTimeout bounds how long the client may take to start.
 	StartTimeout time.Duration
 	// Faults are the faults to switch on, by their Name.

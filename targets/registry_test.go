@@ -78,10 +78,10 @@ var errStop = errors.New("stopped by the test")
 
 // failingNew records the faults it is given and fails, so the test ends
 // before anything is served.
-func failingNew(got *[]string) func(context.Context, []string) (InProcess, error) {
-	return func(_ context.Context, faults []string) (InProcess, error) {
+func failingNew(got *[]string) func(context.Context, ServerLaunch) (InProcess, error) {
+	return func(_ context.Context, l ServerLaunch) (InProcess, error) {
 		if got != nil {
-			*got = faults
+			*got = l.Faults
 		}
 		return nil, errStop
 	}

@@ -6,6 +6,7 @@
 package targets
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -119,6 +120,15 @@ type ServerOptions struct {
 	// variant; empty means none (ignored for built-ins, which bring their
 	// own when they have one).
 	REST string
+	// RESTHold is the server's REST long-poll hold, as its operator states
+	// it (--rest-hold): how long it holds a poll at the current version
+	// before ending it without a DiscoveryResponse. The long-poll check
+	// (REST-4) watches at least that long: a shorter window would pass a
+	// server that answers a held poll early. 0 means DefaultRESTHold for a
+	// server of yours, NoRESTHold one that holds none; a built-in runs
+	// with a positive one when given, and states its own otherwise
+	// (builtin:reference: ReferenceRESTHold).
+	RESTHold time.Duration
 	// TLS configures the xDS connection (and the fixture's).
 	TLS TLSOptions
 	// Metadata is sent on every xDS stream.
@@ -286,6 +296,7 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		rest.Hold = max(cmp.Or(opts.RESTHold, DefaultRESTHold), 0) // NoRESTHold: none
 		s.REST = rest
 	}
 	if opts.Fixture != "" {
@@ -400,6 +411,30 @@ type RESTServer interface {
 	RESTHandler() http.Handler
 }
 
+// RESTHolder is a RESTServer that states its long-poll hold; one that
+// does not is taken to hold DefaultRESTHold.
+type RESTHolder interface {
+	RESTHold() time.Duration
+}
+
+// DefaultRESTHold is the long-poll hold taken of a server that states
+// none (--rest-hold): 30 s, as the reference server's own default and
+// common REST servers hold.
+const DefaultRESTHold = 30 * time.Second
+
+// NoRESTHold is ServerOptions.RESTHold for a server that holds no poll:
+// it ends one at the current version at once, without a DiscoveryResponse
+// (go-control-plane answers 304 Not Modified). The long-poll check then
+// needs only its quiet window.
+const NoRESTHold time.Duration = -1
+
+// ReferenceRESTHold is the hold builtin:reference runs with unless
+// --rest-hold gives another: shorter than a real server's, so that the
+// long-poll check, whose window must outlast the hold, fits the suite's
+// time, and longer than the 1.5 s quiet window, so that a server answering
+// a held poll after it is still caught.
+const ReferenceRESTHold = 2 * time.Second
+
 // RESTEndpoint is where and how to reach a server's REST-JSON polling
 // endpoints: POST URL + "/v3/discovery:<type>".
 type RESTEndpoint struct {
@@ -407,6 +442,11 @@ type RESTEndpoint struct {
 	URL string
 	// HTTP sends the polls, with the target's TLS settings.
 	HTTP *http.Client
+	// Hold is how long the server holds a poll at the current version
+	// before ending it without a DiscoveryResponse, as stated
+	// (ServerOptions.RESTHold, RESTHolder): the long-poll check's window
+	// must outlast it.
+	Hold time.Duration
 }
 
 // restEndpoint checks a --rest-target URL and returns its endpoint,
@@ -441,7 +481,7 @@ func (s *Server) serveREST(h http.Handler) error {
 	}()
 	// Close, not Shutdown: held long polls would keep Shutdown waiting.
 	s.closers = append(s.closers, func() { _ = hs.Close(); <-served })
-	s.REST = &RESTEndpoint{URL: "http://" + lis.Addr().String(), HTTP: &http.Client{}}
+	s.REST = &RESTEndpoint{URL: "http://" + lis.Addr().String(), HTTP: &http.Client{}, Hold: DefaultRESTHold}
 	return nil
 }
 
@@ -460,13 +500,15 @@ func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv in
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	g := grpc.NewServer(opts...)
+	guard := &crashGuard{}
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.ChainStreamInterceptor(guard.stream), grpc.ChainUnaryInterceptor(guard.unary)}, opts...)...)
 	impl.Register(g)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		_ = g.Serve(lis)
 	}()
+	guard.stop = g.Stop
 	s := &Server{
 		Name:    name,
 		Addr:    lis.Addr().String(),
@@ -477,11 +519,15 @@ func serveInProcess(ctx context.Context, name string, impl InProcess, maxRecv in
 		probe:          newProbe(lis.Addr().String(), nil, nil),
 		connectTimeout: 5 * time.Second,
 	}
+	guard.died = s.markDied
 	s.Fixture = s.watchFixture(fixture.FromServer(impl.FixtureServer()), "the in-process fixture API of "+name)
 	if rs, ok := impl.(RESTServer); ok && rs.RESTHandler() != nil {
 		if err := s.serveREST(rs.RESTHandler()); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		if h, ok := impl.(RESTHolder); ok {
+			s.REST.Hold = h.RESTHold()
 		}
 	}
 	caps, err := s.Fixture.Capabilities(ctx)
@@ -512,7 +558,7 @@ func startBuiltin(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 		faults = append(faults, f.Name)
 	}
-	impl, err := b.New(ctx, faults)
+	impl, err := b.New(ctx, ServerLaunch{Faults: faults, RESTHold: max(opts.RESTHold, 0)})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", opts.Target, err)
 	}

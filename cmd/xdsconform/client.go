@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/internal/bootstrap"
 	"github.com/xdsconform/xdsconform/internal/knownfailing"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/scenarios"
@@ -135,6 +136,7 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+faultList(targets.ClientFaults(targets.BuiltinReference))+
 		"; of these, "+faultList(envoyFaults())+" act in the envoy profile only)")
 	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
+	fs.DurationVar(&f.opts.RESTRefresh, "rest-refresh", bootstrap.RESTRefreshDelay, "a REST-JSON client's refresh delay (bootstrap refresh_delay), the wait before it polls again: the bootstraps the harness writes and the reference client are configured with it, a client configured elsewhere states its own. The check that a client waits for its poll outstanding (REST-1) watches at least that long, within --timer-budget")
 	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
 	f.maxRecv = targets.DefaultMaxRecvSize
 	fs.Var(&f.maxRecv, "max-recv-size", maxRecvSizeHelp("the client"))
@@ -231,6 +233,9 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	if f.opts.StartTimeout <= 0 {
 		return suiteRun{}, usageError("--start-timeout must be positive")
 	}
+	if f.opts.RESTRefresh <= 0 {
+		return suiteRun{}, usageError("--rest-refresh must be positive")
+	}
 	// A quiet window as long as the timer would watch the timer itself; a
 	// scenario bound shorter than the timer would cut the timer scenarios.
 	if f.suite.quiet >= f.opts.DNETimer {
@@ -252,7 +257,7 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	}
 	return suiteRun{role: "client", target: clients.Name(), catalogue: catalogue, env: clients, known: known,
 		maxParallel: clients.MaxParallel(), calibrations: scenarios.ClientCalibrations(), options: map[string]string{
-			"dne_timer": f.opts.DNETimer.String(), "client_profile": clients.Options().Profile,
+			"dne_timer": f.opts.DNETimer.String(), "rest_refresh": f.opts.RESTRefresh.String(), "client_profile": clients.Options().Profile,
 		}}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/internal/bootstrap"
 	"github.com/xdsconform/xdsconform/internal/knownfailing"
 	"github.com/xdsconform/xdsconform/scenarios"
 	"github.com/xdsconform/xdsconform/targets"
@@ -46,7 +47,7 @@ func newRunCmd(out io.Writer) *cobra.Command {
 				return err
 			}
 			defer srv.Close()
-			cf := &clientFlags{suite: *f, opts: targets.ClientOptions{Target: targets.BuiltinGRPCGo, DNETimer: targets.DefaultDNETimer, StartTimeout: defaultStartTimeout}}
+			cf := &clientFlags{suite: *f, opts: targets.ClientOptions{Target: targets.BuiltinGRPCGo, DNETimer: targets.DefaultDNETimer, RESTRefresh: bootstrap.RESTRefreshDelay, StartTimeout: defaultStartTimeout}}
 			client, err := cf.clientSuite(c.Context())
 			if err != nil {
 				return err

@@ -52,6 +52,8 @@ type serverFlags struct {
 	target         string
 	fixture        string
 	rest           string
+	restHold       time.Duration
+	restHoldSet    bool // --rest-hold was given: 0s then means none, not the default
 	tls            targets.TLSOptions
 	metadata       []string
 	redactHeaders  []string
@@ -82,6 +84,7 @@ func newServerCmd(out io.Writer) *cobra.Command {
 	f.files.register(c)
 	f.registerTarget(c)
 	c.Flags().StringVar(&f.rest, "rest-target", "", "base URL of the server's REST-JSON endpoints, http://HOST:PORT or https://HOST:PORT (runs the rest variant)")
+	c.Flags().DurationVar(&f.restHold, "rest-hold", 0, fmt.Sprintf("the server's REST long-poll hold: how long it holds a poll at the current version before ending it without a response. The long-poll check (REST-4) watches at least that long, within --timer-budget (default %v for a server of yours; builtin:reference is run with it, and with %v unless given)", targets.DefaultRESTHold, targets.ReferenceRESTHold))
 	registerCompletions(c, serverCatalogue)
 	return c
 }
@@ -169,9 +172,15 @@ func runServer(c *cobra.Command, out io.Writer, f *serverFlags) error {
 	}
 	defer srv.Close()
 	var options map[string]string
+	if srv.REST != nil {
+		options = map[string]string{"rest_hold": srv.REST.Hold.String()}
+	}
 	if found := srv.Services(); found != nil {
 		// Without a fixture the variants run are the ones the probe found.
-		options = map[string]string{"target_serves": found.String()}
+		if options == nil {
+			options = map[string]string{}
+		}
+		options["target_serves"] = found.String()
 		if found.All() {
 			fmt.Fprintf(out, "no --fixture: the target serves every discovery service (%s)\n", found)
 		} else {
@@ -205,8 +214,17 @@ func diedDuringRun(srv *targets.Server, err error) error {
 // targetOptions are the options of the target the flags name. It
 // registers the metadata as secrets, so a target that echoes them back
 // puts none in a report.
+// restHold is --rest-hold as targets takes it: 0s given means a server
+// that holds no poll (targets.NoRESTHold), not given the default.
+func restHold(d time.Duration, given bool) time.Duration {
+	if given && d == 0 {
+		return targets.NoRESTHold
+	}
+	return d
+}
+
 func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
-	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, RESTHold: restHold(f.restHold, f.restHoldSet), TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
 		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
 		MaxRecvSize: int(f.maxRecv)}
 	for _, kv := range f.metadata {
@@ -246,6 +264,7 @@ func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
 // silence, each with one line: a flag that does not apply to the target
 // given, TLS half configured, an address that cannot be one.
 func (f *serverFlags) validate(c *cobra.Command) error {
+	f.restHoldSet = c.Flags().Changed("rest-hold")
 	if f.target == "" {
 		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
 	}
@@ -272,6 +291,12 @@ func (f *serverFlags) validate(c *cobra.Command) error {
 		return usageError("--fixture: %s brings its own fixture", f.target)
 	case (builtin || container) && f.rest != "":
 		return usageError("--rest-target applies to HOST:PORT targets (%s brings its own REST endpoint, if any)", f.target)
+	case c.Flags().Changed("rest-hold") && f.restHold < 0:
+		return usageError("--rest-hold must not be negative (0s: the server holds no poll)")
+	case c.Flags().Changed("rest-hold") && f.restHold == 0 && f.target == targets.BuiltinReference:
+		return usageError("--rest-hold 0s: %s always holds a poll at the current version; give how long", f.target)
+	case c.Flags().Changed("rest-hold") && f.target != targets.BuiltinReference && f.rest == "":
+		return usageError("--rest-hold applies to a server with a REST endpoint: builtin:reference, or HOST:PORT with --rest-target")
 	case !container && len(containerFlags) > 0:
 		return usageError("%s: only apply to --target container:IMAGE", strings.Join(containerFlags, ", "))
 	case f.connectTimeout <= 0:

@@ -27,6 +27,7 @@ import (
 type suiteFlags struct {
 	timeout, quiet, scenarioTimeout time.Duration
 	prompt                          time.Duration
+	timerBudget                     time.Duration
 	run, skip, variants             []string
 	level                           string
 	failOn                          string
@@ -48,6 +49,7 @@ func (f *suiteFlags) register(c *cobra.Command) {
 	fs.DurationVar(&f.quiet, "quiet", engine.DefaultTimeouts.Quiet, "how long to watch for anything that must NOT happen")
 	fs.DurationVar(&f.scenarioTimeout, "scenario-timeout", engine.DefaultTimeouts.Scenario, "upper bound for one scenario in one variant")
 	fs.DurationVar(&f.prompt, "prompt", engine.DefaultTimeouts.Prompt, "how soon a client's ACK or NACK counts as prompt (UPD-2)")
+	fs.DurationVar(&f.timerBudget, "timer-budget", engine.DefaultTimeouts.TimerBudget, "the longest a must-NOT-happen window may watch to outlast a peer's own timer (--rest-hold, --dne-timer): a window cut shorter than its timer is watched as long as this allows and then proves nothing (inconclusive), never passes")
 	fs.StringSliceVar(&f.run, "run", nil, "run only scenarios matching these glob patterns (ID or ID[variant]; * matches anything)")
 	fs.StringSliceVar(&f.skip, "skip", nil, "skip scenarios matching these glob patterns")
 	fs.StringSliceVar(&f.variants, "variant", nil, "run only these variants: sotw-ads, sotw-pertype, delta-ads, delta-pertype, rest (server: REST-JSON polling)")
@@ -88,6 +90,8 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 		return engine.Selection{}, "", usageError("--scenario-timeout must be positive")
 	case f.prompt <= 0:
 		return engine.Selection{}, "", usageError("--prompt must be positive")
+	case f.timerBudget <= 0:
+		return engine.Selection{}, "", usageError("--timer-budget must be positive")
 	case f.parallel <= 0:
 		return engine.Selection{}, "", usageError("--parallel must be positive")
 	}
@@ -275,7 +279,8 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 		FailOn:         failOn,
 		Options: map[string]string{
 			"timeout": f.timeout.String(), "quiet": f.quiet.String(), "scenario_timeout": f.scenarioTimeout.String(), "prompt": f.prompt.String(),
-			"run": strings.Join(f.run, ","), "skip": strings.Join(f.skip, ","), "level": f.level,
+			"timer_budget": f.timerBudget.String(),
+			"run":          strings.Join(f.run, ","), "skip": strings.Join(f.skip, ","), "level": f.level,
 			"variant": strings.Join(f.variants, ","), "known_failing": f.knownFailing, "parallel": strconv.Itoa(f.parallel),
 			"fail_on": string(failOn),
 		},
@@ -299,7 +304,7 @@ func runSuites(ctx context.Context, out io.Writer, f *suiteFlags, suites []suite
 			}
 			perSuite[i], interrupted[i] = engine.Run(ctx, pairs[i], engine.Config{
 				Env:          s.env,
-				Timeouts:     engine.Timeouts{Expect: f.timeout, Quiet: f.quiet, Scenario: f.scenarioTimeout, Prompt: f.prompt},
+				Timeouts:     engine.Timeouts{Expect: f.timeout, Quiet: f.quiet, Scenario: f.scenarioTimeout, Prompt: f.prompt, TimerBudget: f.timerBudget},
 				Parallel:     parallel,
 				KnownFailing: s.known,
 				Progress:     console.Finished,

@@ -4,6 +4,7 @@
 package bootstrap
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +45,9 @@ type Params struct {
 	// CDSFile, when set, makes Envoy read its clusters from a file
 	// (path_config_source) instead of the management server (FS-1..3).
 	CDSFile *FileSource
+	// RESTRefreshDelay is the REST variant's refresh_delay; 0 means
+	// RESTRefreshDelay.
+	RESTRefreshDelay time.Duration
 }
 
 // Authority is one entry of the gRPC bootstrap's authorities map (gRFC
@@ -225,7 +229,7 @@ func Envoy(p Params) ([]byte, error) {
 				"api_type":              "REST",
 				"transport_api_version": "V3",
 				"cluster_names":         []any{"xds_cluster"},
-				"refresh_delay":         duration(RESTRefreshDelay),
+				"refresh_delay":         duration(cmp.Or(p.RESTRefreshDelay, RESTRefreshDelay)),
 				"request_timeout":       duration(RESTRequestTimeout),
 			}
 		}

@@ -22,6 +22,7 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -92,16 +93,19 @@ func ClientFaults() []targets.Fault {
 	return out
 }
 
-func newReferenceServer(_ context.Context, faults []string) (targets.InProcess, error) {
-	fs := make([]refserver.Fault, len(faults))
-	for i, f := range faults {
+// newReferenceServer makes the reference server with l's faults and REST
+// hold: targets.ReferenceRESTHold unless l gives another, so that the
+// long-poll check, whose window must outlast the hold, fits the suite.
+func newReferenceServer(_ context.Context, l targets.ServerLaunch) (targets.InProcess, error) {
+	fs := make([]refserver.Fault, len(l.Faults))
+	for i, f := range l.Faults {
 		fs[i] = refserver.Fault(f)
 	}
-	return refserver.New(fs...), nil
+	return refserver.New(fs...).WithRESTHold(cmp.Or(l.RESTHold, targets.ReferenceRESTHold)), nil
 }
 
-func newGCPServer(flavour gcpserver.Flavour) func(context.Context, []string) (targets.InProcess, error) {
-	return func(ctx context.Context, _ []string) (targets.InProcess, error) {
+func newGCPServer(flavour gcpserver.Flavour) func(context.Context, targets.ServerLaunch) (targets.InProcess, error) {
+	return func(ctx context.Context, _ targets.ServerLaunch) (targets.InProcess, error) {
 		g, err := gcpserver.New(ctx, flavour)
 		if err != nil {
 			return nil, err
@@ -124,7 +128,7 @@ func launchReferenceClient(ctx context.Context, l targets.BuiltinLaunch) (target
 	}
 	rc, err := refclient.Start(ctx, refclient.Config{
 		ServerAddr: l.ServerAddr, NodeID: l.NodeID, Cluster: l.Cluster,
-		Variant: l.Variant, Listener: l.Listener, DNETimeout: l.DNETimer, Faults: faults,
+		Variant: l.Variant, Listener: l.Listener, DNETimeout: l.DNETimer, RESTRefresh: l.RESTRefresh, Faults: faults,
 		Profile: l.Profile, DynamicParameters: l.DynamicParameters, CDSFile: refFileSource(l.CDSFile),
 		Target: l.Target, Authorities: auths, DefaultListenerTemplate: l.DefaultListenerTemplate,
 	})

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -22,6 +23,10 @@ func variants(flavour Flavour) []wire.Variant {
 	}
 	return wire.AllVariants
 }
+
+// RESTHold is 0: go-control-plane holds no poll, it answers one at the
+// current version at once with 304 Not Modified (targets.RESTHolder).
+func (s *Server) RESTHold() time.Duration { return 0 }
 
 // RESTHandler serves go-control-plane's REST-JSON polling for the
 // Snapshot flavour, nil for the Linear one. It is go-control-plane's own

@@ -81,6 +81,10 @@ type Config struct {
 	// DNETimeout is the does-not-exist timer (DNE-1, DNE-6); 0 means the
 	// recommended 15 s. Scenarios shorten it to keep runs fast.
 	DNETimeout time.Duration
+	// RESTRefresh is the REST variant's refresh delay, the wait before a
+	// poll is sent again (bootstrap refresh_delay); 0 means 100 ms, what
+	// the harness gives an Envoy.
+	RESTRefresh time.Duration
 	// Faults switch on rule violations; nil means fully conformant.
 	Faults []Fault
 	// Profile is the client profile followed: ProfileGRPC (also "") or
@@ -232,6 +236,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if cfg.DNETimeout <= 0 {
 		cfg.DNETimeout = defaultDNETimeout
+	}
+	if cfg.RESTRefresh <= 0 {
+		cfg.RESTRefresh = restRefreshDelay
 	}
 	conn, err := grpc.NewClient(cfg.ServerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

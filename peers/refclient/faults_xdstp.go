@@ -29,6 +29,10 @@ const (
 	FaultCollectionFrozen Fault = "collection-frozen"
 	// FaultXdstpDeltaOnly never asks for xdstp names over SotW, as the first draft of the naming scheme had it (XDSTP-18).
 	FaultXdstpDeltaOnly Fault = "xdstp-delta-only"
+	// FaultSharedVersionAcrossServers keeps one accepted version per type for every
+	// management server, so a request to one server carries the version last
+	// accepted from another (VER-3).
+	FaultSharedVersionAcrossServers Fault = "shared-version-across-servers"
 )
 
 // xdstpFaults are the federation faults, in the order AllFaults lists
@@ -38,6 +42,7 @@ var xdstpFaults = []Fault{
 	FaultIgnoreAuthority, FaultUnknownAuthorityToDefault, FaultChannelPerAuthority,
 	FaultTemplateNotEncoded, FaultXdstpClusterWithoutServiceName, FaultXdstpDeltaOnly,
 	FaultGlobOverSotW, FaultDirectivesDecodedBeforeSplit, FaultCollectionFrozen,
+	FaultSharedVersionAcrossServers,
 }
 
 var xdstpFaultDescriptions = map[Fault]string{
@@ -54,6 +59,7 @@ var xdstpFaultDescriptions = map[Fault]string{
 	FaultCollectionFrozen:               "follows a list collection's first membership and none after (breaks COLL-2)",
 	FaultGlobOverSotW:                   "subscribes to glob collections over SotW too (breaks COLL-6)",
 	FaultDirectivesDecodedBeforeSplit:   "decodes a locator's fragment before splitting it, so an encoded ',' splits a value (breaks XDSTP-9)",
+	FaultSharedVersionAcrossServers:     "keeps one accepted version per type across management servers, so a NACK to one carries another's version (breaks VER-3)",
 }
 
 func init() {

@@ -40,7 +40,8 @@ import (
 // carries the node: REST has no stream to remember it.
 
 // REST timings: bootstrap.RESTRefreshDelay and RESTRequestTimeout, the
-// values the harness gives an Envoy.
+// values the harness gives an Envoy; Config.RESTRefresh sets another
+// refresh delay.
 const (
 	restRefreshDelay   = 100 * time.Millisecond
 	restRequestTimeout = 30 * time.Second
@@ -112,7 +113,7 @@ func (rs *restStream) poller() {
 func (rs *restStream) next(last *discovery.DiscoveryRequest) *discovery.DiscoveryRequest {
 	var again <-chan time.Time
 	if last != nil {
-		t := time.NewTimer(restRefreshDelay)
+		t := time.NewTimer(rs.c.cfg.RESTRefresh)
 		defer t.Stop()
 		again = t.C
 	}

@@ -194,9 +194,10 @@ func (c *Client) slotKey(g, typ string) string {
 }
 
 // versionKey is the key of type u's accepted versions on st's server:
-// each server versions its own resources (VER-2).
+// each server versions its own resources (VER-3), and each type its own
+// (VER-2).
 func (c *Client) versionKey(st *stream, u string) string {
-	if st.slot.group == c.cfg.ServerAddr {
+	if st.slot.group == c.cfg.ServerAddr || c.fault(FaultSharedVersionAcrossServers) { // the fault breaks VER-3
 		return u
 	}
 	return st.slot.group + "|" + u

@@ -22,15 +22,23 @@ import (
 // path (REST-5); the reply is the state of the world of the names it asks
 // for (every resource of a wildcard type when it names none), as canonical
 // proto3 JSON (REST-3). A poll that carries the current version is held
-// until the type changes (REST-4), or ended after RESTHold with 304 Not
+// until the type changes (REST-4), or ended after its hold with 304 Not
 // Modified and no body: how an idle long poll ends is not specified, and
 // no DiscoveryResponse is sent without a change. REST has no stream, so
 // no nonce is needed (REST-2); the server sends one anyway, as the
 // gRPC transports do.
 
-// RESTHold is how long the reference server holds a poll that carries
-// the current version before ending it with 304 Not Modified.
-const RESTHold = 30 * time.Second
+// DefaultRESTHold is how long the reference server holds a poll that
+// carries the current version before ending it with 304 Not Modified,
+// unless WithRESTHold sets another.
+const DefaultRESTHold = 30 * time.Second
+
+// restEarlyAnswer is when FaultRESTAnswersHeldPollEarly answers a held
+// poll: well inside a real server's hold, but after the 1.5 s window the
+// long-poll check once watched, which such a server therefore passed.
+// Against a hold shorter than this it answers at seven eighths of the
+// hold, still before the hold ends.
+const restEarlyAnswer = 1750 * time.Millisecond
 
 // maxRESTBody bounds the bytes read of one poll.
 const maxRESTBody = 4 << 20
@@ -102,8 +110,16 @@ func (s *Server) poll(ctx context.Context, t wire.Type, req *discovery.Discovery
 	// still wakes the poll.
 	s.watch(node, wake)
 	defer s.unwatch(node, wake)
-	hold := time.NewTimer(RESTHold)
+	hold := time.NewTimer(s.restHold)
 	defer hold.Stop()
+	// early fires only with FaultRESTAnswersHeldPollEarly: the poll is then
+	// answered, unchanged, before its hold ends (breaks REST-4).
+	var early <-chan time.Time
+	if s.has(FaultRESTAnswersHeldPollEarly) {
+		t := time.NewTimer(min(restEarlyAnswer, s.restHold*7/8))
+		defer t.Stop()
+		early = t.C
+	}
 	for {
 		snap := s.snapshot(node, t.URL)
 		current := req.GetVersionInfo() != "" && req.GetVersionInfo() == snap.version
@@ -112,6 +128,8 @@ func (s *Server) poll(ctx context.Context, t wire.Type, req *discovery.Discovery
 		}
 		select {
 		case <-wake:
+		case <-early:
+			return s.restResponse(t, snap, req.GetResourceNames()), nil
 		case <-hold.C:
 			return nil, errNotModified
 		case <-ctx.Done():

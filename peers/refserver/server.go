@@ -54,6 +54,9 @@ type Server struct {
 	// that build resources from their own model; SetResource returns the
 	// revision fields (fixture API builds_content). Not a fault either.
 	buildsContent bool
+	// restHold is how long a REST poll at the current version is held
+	// before it ends with 304 Not Modified (DefaultRESTHold; WithRESTHold).
+	restHold time.Duration
 
 	mu       sync.Mutex
 	nodes    map[string]map[string]*typeStore      // node id -> type URL -> store
@@ -88,6 +91,7 @@ func New(faults ...Fault) *Server {
 		watchers:       map[string]map[chan struct{}]struct{}{},
 		clustersPushed: map[string]nameSet{},
 		crashed:        make(chan struct{}),
+		restHold:       DefaultRESTHold,
 	}
 	for _, f := range faults {
 		s.faults[f] = true
@@ -111,6 +115,21 @@ func (s *Server) BuildsContent() *Server {
 	s.buildsContent = true
 	return s
 }
+
+// WithRESTHold sets how long a REST poll at the current version is held
+// (REST-4) before it ends with 304 Not Modified, and returns s; call it
+// before serving. A suite whose time budget is shorter than the default
+// 30 s runs the reference with a shorter hold, and sizes its window from
+// the one it set. A hold of zero or less keeps the default.
+func (s *Server) WithRESTHold(d time.Duration) *Server {
+	if d > 0 {
+		s.restHold = d
+	}
+	return s
+}
+
+// RESTHold is how long the server holds a REST poll at the current version.
+func (s *Server) RESTHold() time.Duration { return s.restHold }
 
 // has reports whether fault f is switched on.
 func (s *Server) has(f Fault) bool { return s.faults[f] }

@@ -279,7 +279,8 @@ func BlockedHeadline(r results.Result) string {
 }
 
 // TimingDoubts says in one line what left r inconclusive: each timing
-// verdict the harness's own lag could explain, with its figures (what was
+// verdict the harness's own lag could explain, or each window the run's
+// budget cut shorter than the peer's timer it is about, with its figures (what was
 // measured against what limit, and how long the harness was stalled in
 // that window, longest stall in brackets), and how many times the pair
 // ran again alone. It falls back on the first line of r's message for a
@@ -289,15 +290,18 @@ func TimingDoubts(r results.Result) string {
 	if r.Timing != nil {
 		var doubts []results.TimingCheck
 		for _, c := range r.Timing.Checks {
-			if c.Verdict == results.TimingDoubt {
+			if c.Verdict == results.TimingDoubt || c.Verdict == results.TimingShort {
 				doubts = append(doubts, c)
 			}
 		}
 		const shown = 2
 		for _, c := range doubts[:min(len(doubts), shown)] {
 			d := wording.Duration
-			switch c.Kind {
-			case results.TimingCovers:
+			switch {
+			case c.Verdict == results.TimingShort:
+				parts = append(parts, fmt.Sprintf("%s: %s: a window of %s, all the run's budget allowed, could not cover the peer's timer of %s: it proves nothing",
+					c.Rule, c.What, d(c.Measured), d(c.Limit)))
+			case c.Kind == results.TimingCovers:
 				parts = append(parts, fmt.Sprintf("%s: %s: a window of %s had to cover %s, harness stalled %s (longest %s)",
 					c.Rule, c.What, d(c.Measured), d(c.Limit), d(c.Lag), d(c.LagMax)))
 			default:

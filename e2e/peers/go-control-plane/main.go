@@ -84,7 +84,8 @@ func run(flavour gcpserver.Flavour, addr string, onlyADS bool) error {
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() { serveErr <- hs.Serve(rlis) }()
 		defer hs.Close()
-		announce += fmt.Sprintf(" rest=http://%s", rlis.Addr())
+		// and how long it holds a poll at the current version: none.
+		announce += fmt.Sprintf(" rest=http://%s hold=%s", rlis.Addr(), srv.RESTHold())
 	}
 	fmt.Println(announce)
 
