@@ -678,6 +678,22 @@ func (c *Client) Unsubscribe(t wire.Type, names ...string) error {
 	return c.SendSotW(t, req)
 }
 
+// Respell writes the subscribed name from as to in the SotW requests of t
+// from the next one on (ACKs and NACKs included), in its place: the same
+// resource written otherwise, an xdstp name with its context parameters
+// in another order (XDSTP-3). Delta requests carry no subscribed names
+// but in their lists, which scenarios fill in.
+func (c *Client) Respell(t wire.Type, from, to string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(t)
+	for i, n := range st.names {
+		if n == from {
+			st.names[i] = to
+		}
+	}
+}
+
 // RequestWildcardLegacy sends the legacy wildcard request for t: SotW with
 // no names, delta with empty lists (WILD-2).
 func (c *Client) RequestWildcardLegacy(t wire.Type) error {

@@ -37,6 +37,23 @@ func (c *Client) SubscribeLocators(t wire.Type, locators ...*discovery.ResourceL
 	return c.SendSotW(t, req)
 }
 
+// UnsubscribeLocators ends subscriptions made by resource locator, each
+// written as it was subscribed (LOC-1): in delta a request with
+// resource_locators_unsubscribe, in SotW a request restating the
+// subscription without them.
+func (c *Client) UnsubscribeLocators(t wire.Type, locators ...*discovery.ResourceLocator) error {
+	if c.variant.IsDelta() {
+		req := c.DeltaRequest(t)
+		req.ResourceLocatorsUnsubscribe = cloneLocators(locators)
+		return c.SendDelta(t, req)
+	}
+	names := make([]string, len(locators))
+	for i, l := range locators {
+		names[i] = l.GetName()
+	}
+	return c.Unsubscribe(t, names...)
+}
+
 // Locators returns the SotW resource_locators the client currently
 // subscribes with.
 func (c *Client) Locators(t wire.Type) []*discovery.ResourceLocator {

@@ -18,7 +18,7 @@ func Server() []*engine.Scenario {
 		missingScenarios, unsubscribeScenarios, deltaScenarios, adsScenarios,
 		warmingScenarios, consistencyScenarios, ttlScenarios,
 		dynamicScenarios, errorScenarios, errorWildcardScenarios,
-		robustnessScenarios, xdstpScenarios, collectionScenarios, restScenarios,
+		robustnessScenarios, xdstpScenarios, orderScenarios(), collectionScenarios, restScenarios,
 	} {
 		all = append(all, area...)
 	}
@@ -35,7 +35,7 @@ func Client() []*engine.Scenario {
 		clientStreamScenarios, clientProfileScenarios, clientAckScenarios, clientNonceScenarios,
 		clientResourceScenarios, clientWrapperScenarios, clientTTLScenarios, clientDeletionScenarios, clientMissingScenarios,
 		clientReconnectScenarios, clientDeltaScenarios, clientRobustnessScenarios,
-		clientErrorScenarios, clientDynamicScenarios, clientXdstpScenarios, clientCollectionScenarios,
+		clientErrorScenarios, clientDynamicScenarios, clientXdstpScenarios, clientOrderScenarios(), clientCollectionScenarios,
 	} {
 		all = append(all, gRPCProfile(area)...)
 	}

@@ -8,6 +8,7 @@ import (
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/internal/xdstp"
+	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -190,6 +192,61 @@ var clientCollectionScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/collections/glob-direct-members-only",
+		Title: "A resource two path levels below a glob is no member of it: the client ignores it",
+		// Delivered under the glob's subscription, a resource deeper than
+		// one level is one the client did not subscribe to (COLL-4: a
+		// member is one path level below its glob, as in
+		// xds-transport-next-steps §Alternatives considered).
+		Requirements: []string{"DELTA-5"},
+		Level:        results.Should,
+		Variants:     delta,
+		Needs:        needing(targets.ClientFeatureGlobCollections),
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.L = xname(authA, LDS, t.Name("listeners")+"/*")
+		}}, func(f *F) {
+			f.precondition("COLL-6").AwaitSubscribed(LDS, f.L)
+			dir := strings.TrimSuffix(f.L, "*")
+			member, nested := dir+"web", dir+"deep/web"
+			deepRoute := f.Extra("deep-route")
+			f.precondition(chainAckRule).ExpectAck(LDS, f.RespondDelta(LDS, "1", []proto.Message{
+				wire.ClientListener(member, f.R, 1), wire.ClientListener(nested, deepRoute, 1)}), "1")
+			why := nested + " is two path levels below the glob " + f.L + ", so no member of it: the client ignores it and asks for nothing it names"
+			v := f.Checking("DELTA-5")
+			// The member is used: the client asks for its route.
+			r := f.precondition("RES-1").Expect(RDS)
+			if slices.Contains(r.Names(), deepRoute) {
+				v.Fatalf("%s asks for %s: %s", r, deepRoute, why)
+			}
+			if !slices.Contains(r.Names(), f.R) {
+				f.precondition("RES-1").Fatalf("%s should ask for %s, the route of the glob's member %s", r, f.R, member)
+			}
+			v.NeverAsked(RDS, deepRoute, why)
+		}),
+	},
+	{
+		ID:    "client/collections/glob-resubscribed-on-reconnect",
+		Title: "On a new stream the client subscribes to the glob it holds members of again, not to its members by name",
+		// DELTA-7: a reconnecting client subscribes to everything it did;
+		// it subscribed to the glob, whose members it holds through it.
+		Requirements: []string{"DELTA-7"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        needing(targets.ClientFeatureGlobCollections),
+		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+			n.L = xname(authA, LDS, t.Name("listeners")+"/*")
+		}}, func(f *F) {
+			f.precondition("COLL-6").AwaitSubscribed(LDS, f.L)
+			member := strings.TrimSuffix(f.L, "*") + "web"
+			f.precondition(chainAckRule).ExpectAck(LDS, f.RespondDelta(LDS, "1", []proto.Message{wire.ClientListener(member, f.R, 1)}), "1")
+			f.precondition("RES-1").AwaitSubscribed(RDS, f.R)
+			f.Restart(codes.Unavailable)
+			v := f.Checking("DELTA-7")
+			r := v.Expect(LDS)
+			require.Equal(v, []string{f.L}, r.Names(), "%s, the first listener request of the new stream, should subscribe to the glob %s again, not to the member %s it holds through it", r, f.L, member)
+		}),
+	},
+	{
 		ID:           "client/redirects/target-on-its-authority",
 		Title:        "A redirect's target is asked of the server of its own authority",
 		Requirements: []string{"REDIR-3"},
@@ -210,7 +267,7 @@ var clientCollectionScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "client/redirects/unknown-authority",
-		Title:        "A redirect to an authority missing from the bootstrap is asked of no server",
+		Title:        "A redirect to an authority missing from the bootstrap fails: NACKed or shown in error, and asked of no server",
 		Requirements: []string{"REDIR-3"},
 		Level:        results.Must,
 		Variants:     delta,
@@ -221,8 +278,22 @@ var clientCollectionScenarios = []*engine.Scenario{
 			f.Chain(LDS)
 			f.AwaitSubscribed(RDS, f.R)
 			target := xname(authUnknown, RDS, f.Name("moved"))
-			f.redirect(RDS, f.R, target)
-			f.Checking("REDIR-3").NeverAsked(RDS, target, "its authority "+authUnknown+" is in no bootstrap, so no server may be asked for it")
+			nonce := f.redirect(RDS, f.R, target)
+			// The fetch fails (REDIR-3): the client says so, by NACKing
+			// the redirect or, if it ACKs it, in its status view. A client
+			// that only never asks for the target may have dropped the
+			// redirect without a word.
+			v := f.Checking("REDIR-3")
+			r := f.expectReply(RDS, nonce)
+			v.NeverAsked(RDS, target, "its authority "+authUnknown+" is in no bootstrap, so no server may be asked for it")
+			if r.ErrorDetail() == nil {
+				if !f.Observable() {
+					v.Fatalf("%s ACKs the redirect of %s to %s, whose authority %s is in no bootstrap, and the client has no status view that could show the fetch failed", r, f.R, target, authUnknown)
+				}
+				v.Await(RDS, f.R, "in an error state (NACKED or RECEIVED_ERROR): its redirect to "+target+" cannot be fetched", 0, func(r observer.Resource) bool {
+					return r.State == observer.Nacked || r.State == observer.ReceivedError
+				})
+			}
 		}),
 	},
 }

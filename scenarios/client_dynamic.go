@@ -14,6 +14,7 @@ import (
 	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/wire"
@@ -216,6 +217,27 @@ var clientDynamicScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/dynamic/locator-unsubscribed",
+		Title: "A subscription made through a locator is ended with that locator, its parameters unchanged",
+		// LOC-1 (added): delta resource_locators_unsubscribe with the
+		// parameters subscribed with; SotW a request leaving it out.
+		Requirements: []string{"LOC-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        []engine.Need{takesParams},
+		Run: locating(func(c *C) {
+			_, _ = c.Located(LDS, c.L)
+			c.precondition(chainAckRule).ExpectAck(LDS, c.RespondVariant(LDS, "1", c.Hop(LDS, 1), nil), "1")
+			_, route := c.Located(RDS, c.R)
+			c.precondition(chainAckRule).ExpectAck(RDS, c.RespondVariant(RDS, "1", c.Hop(RDS, 1), nil), "1")
+			// The listener names another route: the client loses interest
+			// in the first.
+			other := c.Extra("route-2")
+			c.precondition(chainAckRule).ExpectAck(LDS, c.RespondVariant(LDS, "2", wire.ClientListener(c.L, other, 2), nil), "2")
+			c.Checking("LOC-1").endsLocator(RDS, route)
+		}),
+	},
+	{
 		ID:           "client/wrapper/metadata-tolerated",
 		Title:        "A resource whose Resource wrapper carries metadata is accepted",
 		Requirements: []string{"CACHE-2"},
@@ -241,4 +263,63 @@ var clientDynamicScenarios = []*engine.Scenario{
 			}
 		}),
 	},
+}
+
+// endsLocator reads the requests of t until one ends the
+// subscription the client made through locator l, and checks that it ends
+// it with l (LOC-1): on delta l in resource_locators_unsubscribe, with its
+// parameters; on SotW a request that leaves l out of resource_locators and
+// does not name it in resource_names either. That the client drops the
+// subscription at all is DEL-6, a MAY: a client that keeps it (its status
+// view still lists it, or no request drops it) blocks the pair by DEL-6.
+func (c *C) endsLocator(t wire.Type, l *discovery.ResourceLocator) {
+	name := l.GetName()
+	deadline := lag.NewDeadline(c.Timeouts.Expect)
+	for {
+		r, err := c.next(t)
+		if err != nil {
+			c.precondition("DEL-6").Fatalf("the client should come to drop %s %q, which its listener no longer names, so that how it ends a subscription made through a locator can be seen; no %s request drops it (%v)", t.Short, name, t.Short, err)
+		}
+		if d := r.Delta; d != nil {
+			if slices.Contains(d.GetResourceNamesUnsubscribe(), name) {
+				c.Fatalf("%s unsubscribes %s %q by resource_names_unsubscribe, but it was subscribed through a locator with dynamic parameters %v: resource_locators_unsubscribe ends it", r, t.Short, name, l.GetDynamicParameters())
+			}
+			for _, u := range d.GetResourceLocatorsUnsubscribe() {
+				if u.GetName() != name {
+					continue
+				}
+				if !fakeserver.SameParameters(l, u) {
+					c.Fatalf("%s unsubscribes %s %q through a locator with dynamic parameters %v, but it was subscribed with %v: the same locator ends it", r, t.Short, name, u.GetDynamicParameters(), l.GetDynamicParameters())
+				}
+				return
+			}
+		} else {
+			if !slices.Contains(r.LocatorNames(), name) {
+				if slices.Contains(r.Names(), name) {
+					c.Fatalf("%s leaves %s %q out of resource_locators but names it in resource_names: a subscription made through a locator ends by leaving the locator out", r, t.Short, name)
+				}
+				return
+			}
+			if c.Observable() && !c.lists(t, name) {
+				c.Fatalf("%s still carries the locator of %s %q, which the client's status view no longer lists: it lost interest, and a SotW request ends a locator subscription by leaving the locator out", r, t.Short, name)
+			}
+		}
+		if deadline.Passed() {
+			c.precondition("DEL-6").Fatalf("the client should come to drop %s %q, which its listener no longer names, so that how it ends a subscription made through a locator can be seen; its last %s request, %s, does not", t.Short, name, t.Short, r)
+		}
+	}
+}
+
+// lists reports whether the client's status view lists resource (t,
+// name), in any state; a view that cannot be read lists it, so nothing is
+// concluded from it.
+func (c *C) lists(t wire.Type, name string) bool {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	rs, err := c.observe(ctx, c.Timeouts.Expect)
+	if err != nil {
+		return true
+	}
+	_, ok := observer.Find(rs, t.URL, name)
+	return ok
 }

@@ -397,6 +397,55 @@ var clientXdstpScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/xdstp/authorities-on-one-stream",
+		Title: "Names of two authorities that differ in nothing else, on one stream, are two resources: asked for, used and removed apart",
+		// XDSTP-3: the same resource only if every component matches, the
+		// authority among them. Both authorities are served by the
+		// default server, so their names share its ADS stream (XDSTP-14,
+		// a precondition).
+		Requirements: []string{"XDSTP-3", "DEL-2", "DEL-4"},
+		Level:        results.Must,
+		Variants:     ads,
+		Needs:        append(slices.Clip(xdstpNeeds), targets.NeedObserver),
+		Run: fed(fedSetup{shared: []string{authA, authB}}, func(f *F) {
+			f.Chain(LDS)
+			// The route names a cluster of each authority, with one path.
+			clA, clB := xname(authA, CDS, f.Name("svc")), xname(authB, CDS, f.Name("svc"))
+			edA, edB := xname(authA, EDS, f.Name("svc")), xname(authB, EDS, f.Name("svc"))
+			f.precondition("RES-1").AwaitSubscribed(RDS, f.R)
+			f.precondition(chainAckRule).ExpectAck(RDS, f.Respond(RDS, "1", wire.ClientRoutes(f.R, 1, clA, clB)), "1")
+			v := f.Checking("XDSTP-3")
+			first, err := f.next(CDS)
+			if err != nil {
+				if n := len(f.Srv.Streams()); n > 1 {
+					f.precondition("XDSTP-14").Fatalf("no cluster of %s or %s, both served by the default server, is asked for on the stream of the listener; the client opened %d streams to that server: authorities with the same server share its stream", authA, authB, n)
+				}
+				v.Fatalf("the client should ask for %s and %s: expected a CDS request: %v", clA, clB, err)
+			}
+			if !sameSet(first.Names(), []string{clA, clB}) {
+				v.AwaitSubscribed(CDS, clA, clB)
+			}
+			// B's alone first: it is B's, not A's, that the client takes.
+			f.precondition(chainAckRule).ExpectAck(CDS, f.Respond(CDS, "1", edsCluster(clB, edB)), "1")
+			v.AwaitAcked(CDS, clB, "1")
+			// Both, then A's removed: B's stays.
+			both := []proto.Message{edsCluster(clA, edA), edsCluster(clB, edB)}
+			if f.Variant.IsDelta() {
+				both = both[:1]
+			}
+			f.precondition(chainAckRule).ExpectAck(CDS, f.Respond(CDS, "2", both...), "2")
+			f.precondition("RES-1").AwaitAcked(CDS, clA, "2")
+			if f.Variant.IsDelta() {
+				f.precondition(chainAckRule).ExpectAck(CDS, f.Remove(CDS, "3", clA), "")
+				f.Checking("DEL-2").AwaitGone(CDS, clA)
+			} else {
+				f.precondition(chainAckRule).ExpectAck(CDS, f.Respond(CDS, "3", edsCluster(clB, edB)), "3")
+				f.Checking("DEL-4").AwaitGone(CDS, clA)
+			}
+			v.Never(CDS, clB, "deleted with "+clA+", of another authority", func(r observer.Resource) bool { return r.State != observer.Acked })
+		}),
+	},
+	{
 		ID:           "client/xdstp/listener-template-encoding",
 		Title:        "The target's name is percent-encoded into an xdstp listener template",
 		Requirements: []string{"XDSTP-15"},

@@ -41,6 +41,34 @@ func init() {
 		"server/collections/several-globs-any-depth": {{fault: refserver.FaultShallowGlobs, rule: "COLL-7"}},
 		"server/collections/no-glob-over-sotw":       {{fault: refserver.FaultGlobInSotW, rule: "COLL-6"}},
 		"server/redirect/glob-not-redirected":        {{fault: refserver.FaultRedirectGlob, rule: "REDIR-2"}},
+		// The naming dimensions of issue 24 (docs/state-space.md).
+		"server/dynamic/locator-unsubscribed":         {{fault: refserver.FaultLocatorUnsubscribeIgnored, rule: "LOC-1"}},
+		"server/collections/glob-direct-members-only": {{fault: refserver.FaultGlobDeep, rule: "COLL-4"}},
+		// The parameter-order table (orderScenarios): the path written as
+		// subscribed, then reordered.
+		"server/xdstp/parameters-sorted-unsubscribe": {{fault: refserver.FaultUpdatesAfterUnsubscribe, rule: "UNSUB-2"}},
+		"server/xdstp/parameters-reordered-unsubscribe": {
+			{fault: refserver.FaultUnsubscribeVerbatim, rule: "XDSTP-3"},
+			{fault: refserver.FaultXdstpVerbatim, rule: "XDSTP-3", variants: wire.DeltaOnly},
+		},
+		"server/xdstp/parameters-sorted-removal": {
+			{fault: refserver.FaultRemovalDropsParams, rule: "XDSTP-4", variants: wire.DeltaOnly},
+			{fault: refserver.FaultNeverReportDeletions, rule: "DEL-1", variants: wire.DeltaOnly},
+			{fault: refserver.FaultNeverReportDeletions, rule: "GRP-1", variants: wire.SotWOnly},
+		},
+		"server/xdstp/parameters-reordered-removal": {
+			{fault: refserver.FaultStaleXdstpAlias, rule: "XDSTP-3"},
+			{fault: refserver.FaultRemovalDropsParams, rule: "XDSTP-4", variants: wire.DeltaOnly},
+		},
+		"server/xdstp/parameters-sorted-ack":     {{fault: refserver.FaultResendOnAck, rule: "UPD-1"}},
+		"server/xdstp/parameters-reordered-ack":  {{fault: refserver.FaultReorderedIsNew, rule: "UPD-1"}, {fault: refserver.FaultXdstpVerbatim, rule: "XDSTP-3", want: "carrying"}},
+		"server/xdstp/parameters-sorted-nack":    {{fault: refserver.FaultNackResendLoop, rule: "ACK-5"}, {fault: refserver.FaultStallAfterNack, rule: "ACK-9"}},
+		"server/xdstp/parameters-reordered-nack": {{fault: refserver.FaultReorderedIsNew, rule: "ACK-5"}, {fault: refserver.FaultXdstpVerbatim, rule: "XDSTP-3", want: "carrying"}},
+		"server/xdstp/authorities-on-one-stream": {
+			{fault: refserver.FaultAuthorityBlind, rule: "XDSTP-3", want: "revision"},
+			{fault: refserver.FaultRemovalAcrossAuthorities, rule: "XDSTP-3", want: "differ in their authority"},
+		},
+		"server/collections/glob-resubscribed": {{fault: refserver.FaultGlobResubscribeSilent, rule: "DELTA-3"}},
 	} {
 		mustCatch[id] = catches
 	}

@@ -276,6 +276,71 @@ var collectionScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "server/collections/glob-direct-members-only",
+		Title: "A glob's members are the resources one path level below it, never deeper, at subscription and when created later",
+		// xds-transport-next-steps §Alternatives considered, Glob
+		// collections: "Member resources must match the path structure of
+		// the parent collection", with filesystem glob semantics, where
+		// '*' stays within one path segment; Envoy maps a member to its
+		// glob by its last segment alike (COLL-4's note).
+		Requirements: []string{"COLL-4"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
+		Run: ServerScript(func(s *S) {
+			member := s.SetX(LDS, s.XName(LDS, "tree/a").String(), 1)
+			nested := s.SetX(LDS, s.XName(LDS, "tree/sub/b").String(), 1)
+			glob := s.XName(LDS, "tree/*").String()
+			v := s.Checking("COLL-4")
+			deeper := func(names ...string) func(*fakeclient.Response) bool {
+				return func(r *fakeclient.Response) bool { return slices.ContainsFunc(names, r.Has) }
+			}
+			later := s.XName(LDS, "tree/sub/c").String()
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "COLL-4", Why: "a glob's members are one path level below it; " + nested + " and " + later + " are two", Types: []wire.Type{LDS},
+				Match: deeper(nested, later)})
+			s.Subscribe(LDS, glob)
+			v.awaitMembers([]string{glob}, []string{member}, nil)
+			// Created while subscribed: the deeper one is no member either.
+			s.SetX(LDS, later, 1)
+			next := s.SetX(LDS, s.XName(LDS, "tree/d").String(), 1)
+			v.awaitMembers(nil, []string{next}, nil)
+		}),
+	},
+	{
+		ID:    "server/collections/glob-resubscribed",
+		Title: "Subscribing again to a glob already subscribed brings its current members again, and an empty one's removal again",
+		// DELTA-3: every name subscribed is answered, even if the server
+		// believes the client holds it; for a glob, its members (COLL-4),
+		// or, for an empty one, its URL in removed_resources (COLL-5).
+		Requirements: []string{"DELTA-3", "COLL-4", "COLL-5"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(xneeds(LDS), targets.NeedGlobCollections),
+		Run: ServerScript(func(s *S) {
+			a := s.SetX(LDS, s.XName(LDS, "again/a").String(), 1)
+			b := s.SetX(LDS, s.XName(LDS, "again/b").String(), 1)
+			for _, row := range []struct {
+				glob    string
+				members []string
+				first   string // the rule the first answer rests on
+			}{
+				{s.XName(LDS, "again/*").String(), []string{a, b}, "COLL-4"},
+				{s.XName(LDS, "nothing/*").String(), nil, "COLL-5"}, // empty: its removal
+			} {
+				// The first subscription is a precondition; the same again,
+				// on the same stream, is the check.
+				for _, v := range []*S{s.precondition(row.first), s.Checking("DELTA-3")} {
+					s.Subscribe(LDS, row.glob)
+					if len(row.members) > 0 {
+						v.awaitMembers([]string{row.glob}, row.members, nil)
+						continue
+					}
+					s.Ack(LDS, v.AwaitRemoved(LDS, row.glob))
+				}
+			}
+		}),
+	},
+	{
 		ID:           "server/redirect/glob-not-redirected",
 		Title:        "A glob collection as a whole is never redirected",
 		Requirements: []string{"REDIR-2"},

@@ -284,6 +284,28 @@ var dynamicScenarios = []*engine.Scenario{
 			}
 		}),
 	},
+	{
+		ID:    "server/dynamic/locator-unsubscribed",
+		Title: "A subscription made through a locator ends with that locator: its variant's updates stop",
+		// LOC-1 (added): delta resource_locators_unsubscribe, SotW a
+		// request leaving the locator out.
+		Requirements: []string{"LOC-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
+			a := s.prodAndTest()
+			bar := s.Set(EDS, "barrier", 1)
+			prod := params{"env": "prod"}
+			s.SubscribeLocator(EDS, a, prod)
+			s.Ack(EDS, s.AwaitRevision(EDS, a, 1))
+			s.must(EDS, s.C.UnsubscribeLocators(EDS, fakeclient.Locator(a, prod)))
+			// Answered after the unsubscription: the server has read it.
+			s.Barrier(EDS, bar)
+			s.SetVariant(EDS, "a", 3, envProd)
+			s.Checking("LOC-1").NeverCarrying(a+" was unsubscribed through the locator it was subscribed with", EDS, a)
+		}),
+	},
 }
 
 // subscribeMixed sends one request that subscribes name of type t by

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ import (
 // xAuthority is the authority of the xdstp names the scenarios set; the
 // server is that authority's management server.
 const xAuthority = "xdsconform.test"
+
+// xOtherAuthority is a second authority of the same server, for the
+// scenarios that put names of two authorities on one stream.
+const xOtherAuthority = "other.xdsconform.test"
 
 // xneeds are the needs of a scenario that sets and subscribes xdstp
 // names of types: the names must be served as chosen (a server that
@@ -388,6 +393,84 @@ var xdstpScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "server/xdstp/authorities-on-one-stream",
+		Title: "Names of two authorities that differ in nothing else, on one stream, are two resources: each served, updated and removed on its own",
+		// XDSTP-3: names are the same resource only if every component
+		// matches, the authority among them; DEL-1 and GRP-1 say how the
+		// one deleted leaves (delta: removed_resources; SotW: the Cluster
+		// full state without it).
+		Requirements: []string{"XDSTP-3", "DEL-1", "GRP-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        xneeds(CDS, EDS),
+		Run: ServerScript(func(s *S) {
+			for _, t := range s.TypesOf(CDS, EDS) {
+				a := s.XName(t, "svc", "env", "prod")
+				b := a
+				b.Authority = xOtherAuthority
+				an, bn := a.String(), b.String()
+				s.SetX(t, an, 1)
+				s.SetX(t, bn, 2)
+				s.Subscribe(t, an, bn)
+				v := s.Checking("XDSTP-3")
+				// Each with its own content, in one response or two.
+				seen := map[string]bool{}
+				r := v.awaitWhere(t, fmt.Sprintf("%s responses carrying %s and %s", t.Short, an, bn), func(r *fakeclient.Response) bool {
+					if !v.checkDelivered(r) {
+						v.FailNow()
+					}
+					for _, x := range []struct {
+						name string
+						rev  int
+					}{{an, 1}, {bn, 2}} {
+						if r.Has(x.name) {
+							v.requireXRevision(t, r, x.name, x.name, x.rev)
+							seen[x.name] = true
+						}
+					}
+					return len(seen) == 2
+				})
+				s.Ack(t, r)
+				// a changes; b, wherever it comes, stays as it was.
+				s.SetX(t, an, 3)
+				r = v.awaitWhere(t, fmt.Sprintf("%s response carrying revision 3 of %s", t.Short, an), func(r *fakeclient.Response) bool {
+					if r.Has(bn) {
+						v.requireXRevision(t, r, bn, bn, 2)
+					}
+					ok, _ := s.isRevision(t, an, 3, r.Get(an))
+					return r.Has(an) && ok
+				})
+				s.Ack(t, r)
+				if !s.Variant.IsDelta() && !t.Wildcard {
+					continue // a SotW EDS response says nothing of deletions (DEL-5)
+				}
+				// a is deleted; b stays.
+				s.Delete(t, an)
+				gone := func(r *fakeclient.Response) bool {
+					if s.Variant.IsDelta() {
+						return r.HasRemoved(an)
+					}
+					return !r.Has(an)
+				}
+				how := "GRP-1" // the Cluster full state without it
+				if s.Variant.IsDelta() {
+					how = "DEL-1"
+				}
+				r = s.Checking(how).awaitWhere(t, fmt.Sprintf("%s response saying %s is gone", t.Short, an), func(r *fakeclient.Response) bool {
+					if r.HasRemoved(bn) || (!s.Variant.IsDelta() && gone(r) && !r.Has(bn)) {
+						v.Fatalf("%s response (nonce %q) deletes %s with %s: they differ in their authority, so they are two resources", t.Short, r.Nonce, bn, an)
+					}
+					return gone(r)
+				})
+				s.Ack(t, r)
+				if s.Variant.IsDelta() {
+					s.forbidOn(s.C, fakeclient.Watch{Rule: "XDSTP-3", Why: bn + " differs from the deleted " + an + " in its authority: it is another resource, which stays", Types: []wire.Type{t},
+						Match: func(r *fakeclient.Response) bool { return r.HasRemoved(bn) }})
+				}
+			}
+		}),
+	},
+	{
 		ID:           "server/redirect/locator",
 		Title:        "A redirect is a resource whose payload is the ResourceLocator of its target",
 		Requirements: []string{"REDIR-1"},
@@ -466,4 +549,136 @@ func (s *S) awaitOn(c *fakeclient.Client, t wire.Type, name string) *fakeclient.
 			return r
 		}
 	}
+}
+
+// reversedParams is n written with its context parameters in reverse
+// order of key: unsorted, the same name (XDSTP-3).
+func reversedParams(n xdstp.Name) string {
+	keys := slices.Sorted(maps.Keys(n.Params))
+	slices.Reverse(keys)
+	kv := make([]string, len(keys))
+	for i, k := range keys {
+		kv[i] = k + "=" + n.Params[k]
+	}
+	bare := n
+	bare.Params = nil
+	return bare.String() + "?" + strings.Join(kv, "&")
+}
+
+// orderPath is a path after the subscription that carries a subscribed
+// xdstp name: the variants it exists in, the rules its step checks when
+// the name is written as subscribed (the first is the scenario's
+// headline), and the step. run gets the view v of the rule the step is
+// filed under (XDSTP-3 for the name written otherwise), the name as set
+// and subscribed (sorted), and as the path writes it.
+type orderPath struct {
+	path, what string
+	variants   []wire.Variant
+	rules      []string
+	run        func(s, v *S, sorted, written string)
+}
+
+// orderPaths are the paths of the parameter-order scenarios (see
+// orderScenarios). A delta request names a subscribed resource only in
+// its unsubscribe list; a SotW request names them all in every ACK and
+// NACK (RES-1); the server writes the name in a delta removal, and
+// leaves it out of a SotW Cluster full state.
+var orderPaths = []orderPath{
+	{"unsubscribe", "a delta unsubscription", delta, []string{"UNSUB-2"}, func(s, v *S, sorted, written string) {
+		s.SetX(CDS, sorted, 1)
+		s.Subscribe(CDS, sorted)
+		r, _ := s.AwaitX(CDS, sorted)
+		s.Ack(CDS, r)
+		s.Unsubscribe(CDS, written)
+		s.Barrier(CDS, s.Set(CDS, "barrier", 1))
+		s.SetX(CDS, sorted, 2)
+		v.NeverCarrying(sorted+" was unsubscribed as "+written, CDS, sorted, written)
+	}},
+	{"removal", "a removal (delta removed_resources, SotW full state)", allVariants, []string{"DEL-1", "GRP-1", "XDSTP-4"}, func(s, v *S, sorted, written string) {
+		s.SetX(CDS, sorted, 1)
+		s.Subscribe(CDS, written)
+		r, _ := s.AwaitX(CDS, written)
+		s.Ack(CDS, r)
+		s.Delete(CDS, sorted)
+		if !s.Variant.IsDelta() {
+			if v.rule == "DEL-1" {
+				v = s.Checking("GRP-1") // the Cluster full state without it
+			}
+			s.Ack(CDS, v.awaitWhere(CDS, fmt.Sprintf("a Cluster full state without %s, which was deleted", written), func(r *fakeclient.Response) bool {
+				return !slices.ContainsFunc(r.Names(), func(n string) bool { return xdstp.Same(n, written) })
+			}))
+			return
+		}
+		want := xdstp.MustParse(written)
+		s.Ack(CDS, v.awaitWhere(CDS, fmt.Sprintf("a CDS response removing %s", written), func(r *fakeclient.Response) bool {
+			for _, n := range r.Removed {
+				switch {
+				case xdstp.Same(n, written):
+					return true
+				case sameResource(n, want):
+					s.Checking("XDSTP-4").Fatalf("CDS response (nonce %q) removes %s as %q: a removal names the resource with the context parameters subscribed", r.Nonce, written, n)
+				}
+			}
+			return false
+		}))
+	}},
+	{"ack", "a SotW ACK", sotw, []string{"UPD-3", "UPD-1"}, func(s, v *S, sorted, written string) {
+		s.SetX(CDS, sorted, 1)
+		s.Subscribe(CDS, sorted)
+		r, _ := s.AwaitX(CDS, sorted)
+		s.C.Respell(CDS, sorted, written)
+		s.Ack(CDS, r)
+		s.Checking("UPD-1").QuietCarrying("the ACK names "+sorted+" as "+written+", the same resource: nothing changed", CDS, sorted, written)
+		s.SetX(CDS, sorted, 2)
+		r, got := v.AwaitX(CDS, written)
+		v.requireXRevision(CDS, r, got, sorted, 2)
+	}},
+	{"nack", "a SotW NACK", sotw, []string{"ACK-9", "ACK-5"}, func(s, v *S, sorted, written string) {
+		s.SetX(CDS, sorted, 1)
+		s.Subscribe(CDS, sorted)
+		r, _ := s.AwaitX(CDS, sorted)
+		s.C.Respell(CDS, sorted, written)
+		s.Nack(CDS, r)
+		s.Checking("ACK-5").QuietCarrying("the NACK names "+sorted+" as "+written+", the same resource: the rejected version must not come again", CDS, sorted, written)
+		s.SetX(CDS, sorted, 2)
+		r, got := v.AwaitX(CDS, written)
+		v.requireXRevision(CDS, r, got, sorted, 2)
+	}},
+}
+
+// orderScenarios are XDSTP-3 on the paths after the subscription
+// (server/xdstp/context-parameter-order checks the subscription): a
+// table of paths × the name written as subscribed (sorted) or with its
+// context parameters in another order. The first scenario of a path
+// checks the path's own rules with an xdstp name; the second, whose
+// headline is XDSTP-3, the same with the name written otherwise. Each is
+// a scenario of its own, so that their quiet windows run side by side.
+func orderScenarios() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, p := range orderPaths {
+		for _, reorder := range []bool{false, true} {
+			id, title, rules := "server/xdstp/parameters-sorted-"+p.path, "An xdstp name written as subscribed, on "+p.what, p.rules
+			if reorder {
+				id, title = "server/xdstp/parameters-reordered-"+p.path, "An xdstp name written with its context parameters in another order is the subscribed one on "+p.what
+				rules = append([]string{"XDSTP-3"}, p.rules...)
+			}
+			out = append(out, &engine.Scenario{
+				ID:           id,
+				Title:        title,
+				Requirements: rules,
+				Level:        engine.LevelOf(rules[0], results.Must),
+				Variants:     p.variants,
+				Needs:        xneeds(CDS),
+				Run: ServerScript(func(s *S) {
+					set := s.XName(CDS, "ordered", "zone", "z1", "env", "prod")
+					sorted, written, v := set.String(), set.String(), s.Checking(p.rules[0])
+					if reorder {
+						written, v = reversedParams(set), s.Checking("XDSTP-3")
+					}
+					p.run(s, v, sorted, written)
+				}),
+			})
+		}
+	}
+	return out
 }

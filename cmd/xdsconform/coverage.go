@@ -30,9 +30,10 @@ var coreFamilies = []string{
 // nextFamilies are the areas of the newer half of the specification
 // (xds-transport-next-steps.md and the xRFCs after it, with the REST and
 // filesystem transports): xdstp naming, collections, redirects, dynamic
-// parameters, per-resource errors. Coverage is reported for them apart,
-// since most implementations have none of them yet.
-var nextFamilies = []string{"XDSTP", "COLL", "REDIR", "DYN", "ERR", "REST", "FS"}
+// parameters, per-resource errors, and the repository's own rule on
+// ending a locator subscription (LOC). Coverage is reported for them
+// apart, since most implementations have none of them yet.
+var nextFamilies = []string{"XDSTP", "COLL", "REDIR", "DYN", "ERR", "REST", "FS", "LOC"}
 
 // roles are the harness's roles, in report order.
 var roles = []string{requirements.RoleServer, requirements.RoleClient}

@@ -5,8 +5,8 @@
 // requirements.md in this directory is a byte-identical copy of
 // shared/spec/requirements.md, so that a clean clone has the rules without
 // the shared/ tree, followed by one appendix of the repository's own: rules
-// the protocol document implies and the shared catalogue lacks (the ROB
-// family), each in a family of its own so the shared numbering never
+// the protocol documents imply and the shared catalogue lacks (the ROB and
+// LOC families), each in a family of its own so the shared numbering never
 // shifts. catalog.tsv is generated from that file and checked in: after the
 // document changes, copy it over the part before the appendix and run make
 // generate (a test fails while catalog.tsv is out of date with the copy,

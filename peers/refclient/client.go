@@ -177,6 +177,7 @@ type Client struct {
 	slots         map[string]*slot                // "" for ADS, else the type URL
 	firstVersions map[string]map[string]string    // first accepted version per type and name (a fault's memory)
 	unrequested   []*resState                     // resources never asked for, kept by the apply-unrequested fault
+	spellings     map[string]map[string]string    // type URL → watched name → as last delivered (status-splits-spellings)
 	deadlines     map[timerKey]time.Time
 	timer         *time.Timer
 	nodeCounter   int

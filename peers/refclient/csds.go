@@ -58,6 +58,12 @@ func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 				continue // OBS-1 broken: what does not exist is not shown at all
 			}
 			g := &statuspb.ClientConfig_GenericXdsConfig{TypeUrl: s.typ, Name: s.name, ClientStatus: status}
+			if sp := c.spellings[s.typ][s.name]; sp != "" && sp != s.name && c.fault(FaultStatusSplitsSpellings) {
+				// XDSTP-3, OBS-1 broken: the subscribed name waits on, the
+				// name as delivered is another entry.
+				cfg.GenericXdsConfigs = append(cfg.GenericXdsConfigs, &statuspb.ClientConfig_GenericXdsConfig{TypeUrl: s.typ, Name: s.name, ClientStatus: statusRequested})
+				g.Name = sp
+			}
 			// The version in use; with none yet (Envoy profile), the one
 			// warming, shown as only REQUESTED.
 			if rev := cmp.Or(use, warm); rev != nil {

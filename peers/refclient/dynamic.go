@@ -40,6 +40,19 @@ func (c *Client) locators(u string, names []string) []*discovery.ResourceLocator
 	return out
 }
 
+// bareLocators are names as resource locators without parameters
+// (locator-unsubscribe-without-params only).
+func bareLocators(names []string) []*discovery.ResourceLocator {
+	if len(names) == 0 {
+		return nil
+	}
+	out := make([]*discovery.ResourceLocator, len(names))
+	for i, n := range names {
+		out[i] = &discovery.ResourceLocator{Name: n}
+	}
+	return out
+}
+
 // matches reports whether a variant's constraints match params (DYN-7):
 // a value matches that exact value, exists any value of a key present,
 // and the and/or/not lists combine them. A key the constraints do not

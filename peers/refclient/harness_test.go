@@ -37,6 +37,9 @@ type treq struct {
 	// Locators are resource_locators (Delta: resource_locators_subscribe)
 	// as "name map[k:v]" (xRFC TP2).
 	Locators []string
+	// UnsubLocators are Delta resource_locators_unsubscribe, written alike
+	// (LOC-1).
+	UnsubLocators []string
 }
 
 func fromSotW(r *discovery.DiscoveryRequest) treq {
@@ -47,7 +50,8 @@ func fromSotW(r *discovery.DiscoveryRequest) treq {
 func fromDelta(r *discovery.DeltaDiscoveryRequest) treq {
 	q := treq{TypeURL: r.GetTypeUrl(), Names: nilIfEmpty(r.GetResourceNamesSubscribe()),
 		Unsub: nilIfEmpty(r.GetResourceNamesUnsubscribe()), Nonce: r.GetResponseNonce(),
-		Err: r.GetErrorDetail(), Node: r.GetNode(), Locators: locatorStrings(r.GetResourceLocatorsSubscribe())}
+		Err: r.GetErrorDetail(), Node: r.GetNode(), Locators: locatorStrings(r.GetResourceLocatorsSubscribe()),
+		UnsubLocators: locatorStrings(r.GetResourceLocatorsUnsubscribe())}
 	if len(r.GetInitialResourceVersions()) > 0 {
 		q.IRV = r.GetInitialResourceVersions()
 	}

@@ -41,6 +41,7 @@ type raw struct {
 // apply-rejected fault).
 type item struct {
 	name      string
+	spelled   string // name as the response wrote it (omission-verbatim)
 	any       *anypb.Any
 	version   string
 	refs      []ref
@@ -386,7 +387,14 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			// REDIR-1: a redirect to another resource of the type.
 			name := c.deliveredName(u, r.name)
 			target, err := c.redirectTarget(u, r.any)
+			if err != nil && c.fault(FaultRedirectFailureSilent) {
+				// REDIR-3 broken: accepted, leading nowhere, no error shown.
+				seen[name] = len(items)
+				items = append(items, item{name: name, any: r.any, version: r.version, ttl: r.ttl})
+				continue
+			}
 			if err != nil {
+				// REDIR-3: a redirect the client cannot follow is rejected.
 				probs = append(probs, problem{name, fmt.Sprintf("resource %q: %v", r.name, err)})
 				continue
 			}
@@ -409,10 +417,13 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 			probs = append(probs, problem{r.name, fmt.Sprintf("resource %d: decode %s: %v", i, t.Short, err)})
 			continue
 		}
-		name := c.deliveredName(u, wire.NameOf(m))
+		spelled := wire.NameOf(m)
+		name := c.deliveredName(u, spelled)
 		if name == "" && u == listenerCollection.URL {
+			spelled = r.name
 			name = c.deliveredName(u, r.name) // a collection is named by its Resource (COLL-1)
 		}
+		c.noteSpelling(u, name, spelled)
 		if name == "" {
 			if c.fault(FaultCrashOnEmptyName) {
 				return nil, nil, fmt.Errorf("refclient: crashed on %s resource %d with an empty name", t.Short, i)
@@ -431,7 +442,7 @@ func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs [
 		if msg := c.checkVariant(u, r.constraints); msg != "" {
 			probs = append(probs, problem{name, msg}) // DYN-10
 		}
-		it := item{name: name, any: r.any, version: r.version, refs: refs, ttl: r.ttl, heartbeat: r.heartbeat}
+		it := item{name: name, spelled: spelled, any: r.any, version: r.version, refs: refs, ttl: r.ttl, heartbeat: r.heartbeat}
 		if j, dup := seen[name]; dup {
 			if !c.fault(FaultAckDuplicates) { // else DUP-2 broken
 				probs = append(probs, problem{name, fmt.Sprintf("duplicate resource name %q", name)})
@@ -489,6 +500,9 @@ func (c *Client) applySotW(st *stream, u string, items []item, spared map[string
 	t, _ := wire.TypeByURL(u)
 	for _, it := range items {
 		in[it.name] = true
+		if c.fault(FaultOmissionVerbatim) {
+			in[it.name], in[it.spelled] = false, true // DEL-4, XDSTP-3 broken: only the string asked for counts
+		}
 		switch s := c.stateOrAdopt(u, it.name); {
 		case s != nil:
 			c.store(s, it)
@@ -530,6 +544,7 @@ func (c *Client) applySotW(st *stream, u string, items []item, spared map[string
 			// Another server's resource: this response says nothing of it.
 		case s.any != nil:
 			c.remove(s)
+			c.removeAcross(u, name)
 		case !t.Wildcard:
 			c.remove(s) // DEL-5 broken: even a name never received is given up
 		case c.fault(FaultAbsenceIsProof):
@@ -569,15 +584,19 @@ func (c *Client) applyDelta(u string, items []item, removed []string) {
 		return // DEL-2 broken
 	}
 	for _, name := range removed {
-		name = c.deliveredName(u, name)
-		if s := c.state(u, name); s != nil {
+		watched := c.deliveredName(u, name) // XDSTP-3: in any parameter order
+		if c.fault(FaultRemovalVerbatim) {
+			watched = name // DEL-2, XDSTP-3 broken
+		}
+		if s := c.state(u, watched); s != nil {
 			c.remove(s)
+			c.removeAcross(u, s.name)
 			continue
 		}
 		// DEL-3: a removal of a name not watched is harmless.
-		c.deletedDropped(u, name)
-		if c.fault(FaultRemovalRewatchesDropped) && c.dropped(u, name) {
-			c.rewatchName(u, name) // DEL-3 broken: it is watched again
+		c.deletedDropped(u, watched)
+		if c.fault(FaultRemovalRewatchesDropped) && c.dropped(u, watched) {
+			c.rewatchName(u, watched) // DEL-3 broken: it is watched again
 		}
 	}
 }

@@ -238,6 +238,9 @@ func (c *Client) requested(u string) []string {
 	maps.DeleteFunc(names, func(n string, _ bool) bool {
 		return (isGlob(n) && !c.cfg.Variant.IsDelta() && !c.fault(FaultGlobOverSotW)) || c.inWatchedGlob(u, n)
 	})
+	if c.fault(FaultOneWatchPerPath) {
+		return onePerPath(slices.Sorted(maps.Keys(names)))
+	}
 	return slices.Sorted(maps.Keys(names))
 }
 
@@ -277,6 +280,9 @@ func (c *Client) syncType(st *stream, u string) {
 		return
 	}
 	if !st.sent[u] {
+		if st.gen > 1 && c.fault(FaultGlobMembersByNameOnReconnect) {
+			names = c.globsAsMembers(u, names) // DELTA-7 broken: the glob is not subscribed again
+		}
 		if len(names) > 0 {
 			c.subscribe(st, u, names, nil)
 		}
@@ -405,8 +411,20 @@ func (c *Client) sotwRequest(st *stream, u string, names []string, reply bool) *
 		st.repliedNames[u] = slices.Clone(names) // nack-restates-replied-names' memory
 	}
 	if c.locating() {
-		// xRFC TP2: the names go as locators with the parameters.
-		req.ResourceLocators, req.ResourceNames = c.locators(u, req.ResourceNames), nil
+		// xRFC TP2: the names go as locators with the parameters; a
+		// locator left out ends its subscription (LOC-1).
+		located := req.ResourceNames
+		if c.fault(FaultLocatorsSticky) {
+			// LOC-1 broken: every locator ever sent stays.
+			set := setOf(located)
+			for n := range c.everRequested[u] {
+				if c.inGroup(n, st.slot.group) {
+					set[n] = true
+				}
+			}
+			located = slices.Sorted(maps.Keys(set))
+		}
+		req.ResourceLocators, req.ResourceNames = c.locators(u, located), nil
 	}
 	resent := st.gen > 1 && !st.sent[u]
 	st.sent[u] = true
@@ -459,7 +477,15 @@ func (c *Client) deltaRequest(st *stream, u string, sub, unsub []string) *discov
 	if c.locating() {
 		// xRFC TP2: the names go as locators with the parameters.
 		req.ResourceLocatorsSubscribe, req.ResourceNamesSubscribe = c.locators(u, sub), nil
-		req.ResourceLocatorsUnsubscribe, req.ResourceNamesUnsubscribe = c.locators(u, unsub), nil
+		switch {
+		case c.fault(FaultLocatorUnsubscribeByName):
+			// LOC-1 broken: the bare names stay in resource_names_unsubscribe.
+		case c.fault(FaultLocatorUnsubscribeWithoutParams):
+			req.ResourceLocatorsUnsubscribe, req.ResourceNamesUnsubscribe = bareLocators(unsub), nil // LOC-1 broken
+		default:
+			// LOC-1: each ends with the locator it was subscribed with.
+			req.ResourceLocatorsUnsubscribe, req.ResourceNamesUnsubscribe = c.locators(u, unsub), nil
+		}
 	}
 	st.sent[u] = true
 	if st.sentNames[u] == nil {

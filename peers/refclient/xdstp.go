@@ -2,6 +2,7 @@ package refclient
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -122,6 +123,15 @@ func (c *Client) deliveredName(u, name string) string {
 		return name
 	}
 	canon := n.Resource()
+	if c.fault(FaultAuthorityBlindMatch) {
+		// XDSTP-3 broken: the first watched name with its path is taken,
+		// whatever its authority.
+		for _, w := range slices.Sorted(maps.Keys(c.res[u])) {
+			if pathKey(w) == pathKey(canon) {
+				return w
+			}
+		}
+	}
 	if c.fault(FaultIgnoreContextParams) && c.state(u, canon) == nil {
 		// XDSTP-5 broken: a watched name with the same authority, type and
 		// id is taken to be this one, whatever its context parameters.
@@ -290,8 +300,7 @@ func isGlob(name string) bool {
 }
 
 // inWatchedGlob reports whether name, of type u, is a member of a glob
-// the client watches: one path level under it, with its context
-// parameters.
+// the client watches (memberOf).
 func (c *Client) inWatchedGlob(u, name string) bool {
 	if !xdstp.Is(name) || isGlob(name) {
 		return false
@@ -300,7 +309,23 @@ func (c *Client) inWatchedGlob(u, name string) bool {
 	if err != nil {
 		return false
 	}
-	return c.watched[u][n.Glob().Resource()] && isGlob(n.Glob().Resource())
+	for w := range c.watched[u] {
+		if g, err := xdstp.Parse(w); err == nil && c.memberOf(n, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// memberOf reports whether n is a member of glob g: one path level below
+// it, with its context parameters (COLL-4).
+func (c *Client) memberOf(n, g xdstp.Name) bool {
+	if c.fault(FaultGlobDeepMembers) && g.IsGlob() && !n.IsGlob() {
+		// DELTA-5 broken: anything below the glob's path is taken.
+		return g.Authority == n.Authority && g.Type == n.Type &&
+			strings.HasPrefix(n.ID, strings.TrimSuffix(g.ID, "*")) && maps.Equal(g.Params, n.Params)
+	}
+	return n.InGlob(g)
 }
 
 // globMembers are the resources of type u the client holds as members
@@ -315,11 +340,25 @@ func (c *Client) globMembers(u, glob string) []string {
 		if s.any == nil || !xdstp.Is(name) {
 			continue
 		}
-		if n, err := xdstp.Parse(name); err == nil && !n.IsGlob() && n.Glob().Resource() == g.Resource() {
+		if n, err := xdstp.Parse(name); err == nil && c.memberOf(n, g) {
 			out = append(out, name)
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// globsAsMembers is names with every glob replaced by the names of its
+// members the client holds (glob-members-by-name-on-reconnect only).
+func (c *Client) globsAsMembers(u string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if isGlob(n) {
+			out = append(out, c.globMembers(u, n)...)
+			continue
+		}
+		out = append(out, n)
+	}
 	return out
 }
 
@@ -378,4 +417,64 @@ func (c *Client) checkLocator(name string) error {
 		return fmt.Errorf("locator %q: %w", name, err)
 	}
 	return nil
+}
+
+// noteSpelling records how a response wrote the watched name name of type
+// u (status-splits-spellings only).
+func (c *Client) noteSpelling(u, name, spelled string) {
+	if !c.fault(FaultStatusSplitsSpellings) || name == "" {
+		return
+	}
+	if c.spellings == nil {
+		c.spellings = map[string]map[string]string{}
+	}
+	if c.spellings[u] == nil {
+		c.spellings[u] = map[string]string{}
+	}
+	c.spellings[u][name] = spelled
+}
+
+// pathKey is an xdstp name without its authority, "" for any other name:
+// what the faults below take for its identity.
+func pathKey(name string) string {
+	if !xdstp.Is(name) {
+		return ""
+	}
+	n, err := xdstp.Parse(name)
+	if err != nil {
+		return ""
+	}
+	n.Authority = ""
+	return n.Resource()
+}
+
+// removeAcross is removal-across-authorities: the removal of name deletes
+// the held resources of every authority with its path too.
+func (c *Client) removeAcross(u, name string) {
+	k := pathKey(name)
+	if !c.fault(FaultRemovalAcrossAuthorities) || k == "" {
+		return
+	}
+	for n, s := range c.res[u] {
+		if n != name && s.any != nil && pathKey(n) == k {
+			c.remove(s) // XDSTP-3 broken: another authority's resource
+		}
+	}
+}
+
+// onePerPath is one-watch-per-path: of names differing only in their
+// authority, the first alone.
+func onePerPath(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if k := pathKey(n); k != "" {
+			if seen[k] {
+				continue // RES-1, XDSTP-3 broken
+			}
+			seen[k] = true
+		}
+		out = append(out, n)
+	}
+	return out
 }

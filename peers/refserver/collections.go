@@ -114,6 +114,12 @@ func (s *Server) inGlob(t wire.Type, g xdstp.Name, name string) bool {
 		return false // breaks COLL-7: deeper globs have no members
 	}
 	n, err := xdstp.Parse(name)
+	if err == nil && s.has(FaultGlobDeep) {
+		// Breaks COLL-4: anything below the glob's path is a member.
+		dir := strings.TrimSuffix(g.ID, "*")
+		return n.Authority == g.Authority && n.Type == g.Type && strings.HasPrefix(n.ID, dir) && maps.Equal(n.Params, g.Params)
+	}
+	// COLL-4: one path level below the glob, no deeper.
 	return err == nil && n.InGlob(g)
 }
 
@@ -160,6 +166,9 @@ func (c *deltaConn) subscribeGlob(ts *deltaType, snap snapshot, n string, send, 
 	g, ok := globOf(n)
 	if !ok {
 		return false
+	}
+	if ts.globs[n] && c.s.has(FaultGlobResubscribeSilent) {
+		return true // breaks DELTA-3: a glob subscribed again brings nothing
 	}
 	ts.globs[n] = true
 	if e, ok := snap.resources[n]; ok && e.err != nil && !c.s.has(FaultGlobErrorsDropped) { // the fault breaks ERR-11

@@ -200,6 +200,7 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 			continue
 		}
 		n = c.resolveAlias(snap, n)
+		n = c.unsubscribing(ts.subscribed, n) // XDSTP-3: in any parameter order (naming.go)
 		if n == "*" && !c.s.has(FaultStarIsLiteral) {
 			if !c.s.has(FaultStickyWildcard) { // breaks WILD-4 when set
 				ts.wildcard = false // WILD-4: explicit names stay

@@ -133,7 +133,18 @@ func (c *conn) locate(t wire.Type, req *discovery.DiscoveryRequest) []string {
 		}
 	}
 	for n := range c.dyn.params[t.URL] {
-		if !kept[n] && c.dyn.setParams(t.URL, n, nil) {
+		if kept[n] {
+			continue
+		}
+		if c.s.has(FaultLocatorUnsubscribeIgnored) {
+			// Breaks LOC-1: a locator left out stays subscribed.
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+			continue
+		}
+		// LOC-1: a locator the request leaves out is unsubscribed.
+		if c.dyn.setParams(t.URL, n, nil) {
 			changed = true
 		}
 	}
@@ -161,6 +172,10 @@ func (c *conn) locateDelta(t wire.Type, req *discovery.DeltaDiscoveryRequest) (s
 		c.dyn.setParams(t.URL, l.GetName(), locatorParams(l))
 	}
 	for _, l := range req.GetResourceLocatorsUnsubscribe() {
+		if c.s.has(FaultLocatorUnsubscribeIgnored) {
+			continue // breaks LOC-1: the locator subscription stays
+		}
+		// LOC-1: the subscription of the locator's name ends.
 		unsub = append(unsub, l.GetName())
 		c.dyn.setParams(t.URL, l.GetName(), nil)
 	}
@@ -361,10 +376,10 @@ func (c *deltaConn) removeDelta(t wire.Type, resp *discovery.DeltaDiscoveryRespo
 	cons := c.dyn.sent[t.URL][name]
 	c.dyn.noteSent(t.URL, name, nil)
 	if cons == nil || c.s.has(FaultPlainVariantRemoval) { // breaks DYN-5 when set
-		resp.RemovedResources = append(resp.RemovedResources, name)
+		resp.RemovedResources = append(resp.RemovedResources, c.removedName(name)) // XDSTP-4 (naming.go)
 		return
 	}
-	resp.RemovedResourceNames = append(resp.RemovedResourceNames, &discovery.ResourceName{Name: name, DynamicParameterConstraints: cons})
+	resp.RemovedResourceNames = append(resp.RemovedResourceNames, &discovery.ResourceName{Name: c.removedName(name), DynamicParameterConstraints: cons})
 }
 
 // sendTorn is FaultTornVariantChange: the removals of replaced variants

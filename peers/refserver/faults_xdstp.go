@@ -13,7 +13,9 @@ const (
 	// stream of this one (XDSTP-2).
 	FaultWrongTypeSegment Fault = "wrong-type-segment"
 	// FaultXdstpVerbatim matches xdstp names as strings, so a name whose
-	// context parameters come in another order is not found (XDSTP-3).
+	// context parameters come in another order is not found, whether it
+	// is subscribed, unsubscribed or listed again in an ACK or NACK
+	// (XDSTP-3).
 	FaultXdstpVerbatim Fault = "xdstp-verbatim"
 	// FaultDropContextParams delivers xdstp names without their context
 	// parameters (XDSTP-4).

@@ -160,6 +160,8 @@ type conn struct {
 
 	dyn dynState // dynamic parameters the client subscribes with (dynamic.go)
 
+	naming namingState // the naming faults' memory (naming.go)
+
 	nonces    uint64 // stream-wide counter: nonces never repeat on a stream (NONCE-2)
 	lastNonce string // last nonce sent on the stream for any type
 

@@ -285,6 +285,9 @@ func (c *sotwConn) reloaded(ts *sotwType, snap snapshot) []string {
 // applyNames replaces the subscription of ts by resource_names. SotW
 // requests always carry the whole set of names (RES-1).
 func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
+	// XDSTP-3: a subscribed xdstp name written otherwise is the same
+	// subscription (naming.go).
+	requested = c.respelled(ts.names, requested)
 	if c.s.firstNameOnly(ts.t) && len(requested) > 1 {
 		requested = requested[:1] // breaks RES-2, MULTI-1
 	}

@@ -86,7 +86,11 @@ func (s *Server) xdstpMatch(t wire.Type, sub xdstp.Name, stored string) bool {
 		return false
 	}
 	k, err := xdstp.Parse(stored)
-	if err != nil || k.Authority != sub.Authority || k.ID != sub.ID {
+	if err != nil || k.ID != sub.ID {
+		return false
+	}
+	// XDSTP-3: the authority is a component like the others.
+	if k.Authority != sub.Authority && !s.has(FaultAuthorityBlind) { // breaks XDSTP-3 when set
 		return false
 	}
 	if sub.TypeURL() != t.URL || k.Type != sub.Type {
@@ -129,21 +133,27 @@ func (c *conn) xview(t wire.Type, snap snapshot, sotw bool, subscribed nameSet, 
 		return snap
 	}
 	stored := sortedNames(snap.resources)
+	found := nameSet{}
 	for _, n := range names {
 		sub, err := xdstp.Parse(n)
 		if err != nil || !sub.IsURN() {
 			continue // globs are collections (collections.go); the rest matches nothing
 		}
 		var e *entry
+		key := n
 		if c.s.has(FaultXdstpVerbatim) {
 			e = snap.resources[n] // breaks XDSTP-3: only the same string matches
 		} else {
+			key = ""
 			for _, k := range stored {
 				if c.s.xdstpMatch(t, sub, k) {
-					e = snap.resources[k]
+					e, key = snap.resources[k], k
 					break
 				}
 			}
+		}
+		if key != n {
+			e = c.staleAlias(n, e) // naming.go: breaks XDSTP-3 with FaultStaleXdstpAlias
 		}
 		if e == nil {
 			if _, ok := snap.resources[n]; ok && !c.s.has(FaultXdstpVerbatim) {
@@ -151,8 +161,10 @@ func (c *conn) xview(t wire.Type, snap snapshot, sotw bool, subscribed nameSet, 
 			}
 			continue
 		}
+		found[n] = true
 		snap.resources[n] = c.servedAs(e, n)
 	}
+	c.acrossAuthorities(names, found, snap) // naming.go: breaks XDSTP-3 with FaultRemovalAcrossAuthorities
 	return snap
 }
 
