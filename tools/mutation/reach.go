@@ -73,20 +73,53 @@ func cmdReach(args []string) error {
 	return err
 }
 
+// reaches is what each suite run reaches, by suite name: a mutant faces
+// only the runs that reach it (the Envoy profile's code is not the gRPC
+// profile's).
+type reaches map[string]*reached
+
+// covers says whether any run reaches the position.
+func (r reaches) covers(file string, line, col int) bool {
+	for _, x := range r {
+		if x.covers(file, line, col) {
+			return true
+		}
+	}
+	return r == nil
+}
+
 // loadReach reads the coverage of the unmutated suites for the current
 // peer sources, measuring it first if no shard has yet.
-func loadReach(ctx context.Context, f runFlags) (*reached, error) {
+func loadReach(ctx context.Context, f runFlags) (reaches, error) {
 	key, err := sourcesKey(f.root)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(f.work, "reach-"+key+".txt")
-	if _, err := os.Stat(path); err != nil {
-		if err := measureReach(ctx, f, path); err != nil {
+	base := filepath.Join(f.work, "reach-"+key)
+	if _, err := os.Stat(base + ".done"); err != nil {
+		if err := measureReach(ctx, f, base); err != nil {
 			return nil, fmt.Errorf("measuring what the suites reach: %w", err)
 		}
 	}
-	return parseReach(path)
+	out := reaches{}
+	for _, pkg := range []string{"refserver", "refclient"} {
+		for _, args := range suites(f, pkg) {
+			r, err := parseReach(base + "-" + suiteName(args) + ".txt")
+			if err != nil {
+				return nil, err
+			}
+			out[suiteName(args)] = r
+		}
+	}
+	return out, nil
+}
+
+// suiteName names a suite run: server, client, client-envoy.
+func suiteName(args []string) string {
+	if len(args) > 0 && args[len(args)-1] == "envoy" {
+		return args[0] + "-envoy"
+	}
+	return args[0]
 }
 
 // sourcesKey hashes the peers' sources: coverage measured for others is stale.
@@ -109,7 +142,7 @@ func sourcesKey(root string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
-func measureReach(ctx context.Context, f runFlags, path string) error {
+func measureReach(ctx context.Context, f runFlags, base string) error {
 	dir, err := os.MkdirTemp(f.work, "reach-")
 	if err != nil {
 		if err := os.MkdirAll(f.work, 0o755); err != nil {
@@ -132,28 +165,31 @@ func measureReach(ctx context.Context, f runFlags, path string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build -cover: %v: %s", err, firstLines(string(out), 3))
 	}
-	cov := filepath.Join(dir, "cov")
-	if err := os.Mkdir(cov, 0o755); err != nil {
-		return err
-	}
 	for _, pkg := range []string{"refserver", "refclient"} {
 		for _, args := range suites(f, pkg) {
+			cov := filepath.Join(dir, "cov-"+suiteName(args))
+			if err := os.Mkdir(cov, 0o755); err != nil {
+				return err
+			}
 			cmd := exec.CommandContext(ctx, bin, append(args, "--json", filepath.Join(dir, "r.json"))...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "GOCOVERDIR="+cov)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				// The unmutated suites must pass: a mutant's failure
 				// means nothing over a suite that fails anyway.
-				return fmt.Errorf("unmutated %s suite: %v\n%s", args[0], err, tail(string(out), 15))
+				return fmt.Errorf("unmutated %s suite: %v\n%s", suiteName(args), err, tail(string(out), 15))
+			}
+			path := base + "-" + suiteName(args) + ".txt"
+			conv := exec.CommandContext(ctx, "go", "tool", "covdata", "textfmt", "-i="+cov, "-o="+path+".tmp")
+			if out, err := conv.CombinedOutput(); err != nil {
+				return fmt.Errorf("go tool covdata: %v: %s", err, out)
+			}
+			if err := os.Rename(path+".tmp", path); err != nil {
+				return err
 			}
 		}
 	}
-	tmp := path + ".tmp"
-	conv := exec.CommandContext(ctx, "go", "tool", "covdata", "textfmt", "-i="+cov, "-o="+tmp)
-	if out, err := conv.CombinedOutput(); err != nil {
-		return fmt.Errorf("go tool covdata: %v: %s", err, out)
-	}
-	return os.Rename(tmp, path)
+	return os.WriteFile(base+".done", nil, 0o644)
 }
 
 func tail(s string, n int) string {

@@ -268,7 +268,7 @@ func suites(f runFlags, pkg string) [][]string {
 	return [][]string{c, append(append([]string{}, c...), "--client-profile", "envoy")}
 }
 
-func runMutant(ctx context.Context, f runFlags, dir string, m Mutant, reach *reached) (r Result) {
+func runMutant(ctx context.Context, f runFlags, dir string, m Mutant, reach reaches) (r Result) {
 	start := time.Now()
 	r = Result{Mutant: m, Reached: reach.covers(m.File, m.Line, m.Col)}
 	defer func() { r.Duration = time.Since(start) }()
@@ -311,6 +311,9 @@ func runMutant(ctx context.Context, f runFlags, dir string, m Mutant, reach *rea
 	var notes []string
 	r.Rules = map[string]int{}
 	for _, args := range suites(f, m.Package) {
+		if x, ok := reach[suiteName(args)]; ok && !x.covers(m.File, m.Line, m.Col) {
+			continue // this run never executes the mutated code
+		}
 		report := filepath.Join(dir, "report.json")
 		_ = os.Remove(report)
 		status, note := runSuite(ctx, f, bin, append(args, "--json", report), report, &r)
