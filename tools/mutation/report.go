@@ -66,15 +66,15 @@ func cmdReport(args []string) error {
 	if err != nil {
 		return err
 	}
-	results, runs, err := readResults(filepath.Join(f.root, f.results))
+	results, runs, err := readResults(inRoot(f.root, f.results))
 	if err != nil {
 		return err
 	}
-	triage, err := readTriage(filepath.Join(f.root, *triagePath))
+	triage, err := readTriage(inRoot(f.root, *triagePath))
 	if err != nil {
 		return err
 	}
-	fh, err := os.Create(filepath.Join(f.root, *outPath))
+	fh, err := os.Create(inRoot(f.root, *outPath))
 	if err != nil {
 		return err
 	}
@@ -83,6 +83,14 @@ func cmdReport(args []string) error {
 		return err
 	}
 	return fh.Close()
+}
+
+// inRoot is path, relative to root unless absolute.
+func inRoot(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
 }
 
 // fileTally is one file's counts.
