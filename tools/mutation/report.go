@@ -222,7 +222,7 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 	p("Total: %d killed of %d non-equivalent (%.1f%%)\n\n", total.killed, nonEquivalent, pct)
 	p("Killed by a failing check: %d; by a broken precondition only: %d; as a MAY behaviour gone only: %d.\n\n", hows["fail"], hows["blocked"], hows["unsupported"])
 	if total.na > 0 {
-		p("**%d in-scope mutants have no current result** (not run since their file changed): the total leaves them out.\n\n", total.na)
+		p("**%d in-scope mutants have no current result** (not run yet, or run on other contents of their file): the total leaves them out.\n\n", total.na)
 	}
 	p("%s\n\n", wallTime(runs))
 	p("| File | In scope | Killed | Survived (never reached) | Timed out | Error | Equivalent | Fault-only | Not viable | Out of scope |\n")
