@@ -9,6 +9,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // xds_protocol#ack-nack-and-resource-type-instance-version, #when-to-send-an-update
@@ -77,7 +78,38 @@ var ackScenarios = append([]*engine.Scenario{
 			s.Checking("ACK-4").NackWith(EDS, r, &status.Status{Code: 13, Message: strings.Repeat("résumé ✓ 検証 ", 400)})
 		}),
 	},
-}, slices.Concat(nackScenariosCore, combinedFamily())...)
+}, slices.Concat(wildcardAckQuiet(), nackScenariosCore, combinedFamily())...)
+
+// wildcardAckQuiet generates, for each wildcard mode, server/ack/no-resend-
+// after-ack under a wildcard: the ACK of the wildcard's answer is
+// answered with nothing, neither the resources again nor an empty
+// response (which the client would ACK in turn, a loop). Delta only: on a
+// server shared with other pairs, their changes push to a SotW wildcard
+// stream full states that rightly carry this pair's resources again; a
+// delta push carries what changed alone.
+func wildcardAckQuiet() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, m := range wildcardModes {
+		out = append(out, &engine.Scenario{
+			ID:           "server/ack/" + m.name + "-no-resend-after-ack",
+			Title:        m.words + ": the ACK of the wildcard's answer is not answered, neither with the resources again nor with an empty response",
+			Requirements: []string{"UPD-1", m.rule},
+			Level:        results.Should,
+			Variants:     delta,
+			Needs:        with(Fixture(), m.need),
+			Run: ServerScript(func(s *S) {
+				for _, t := range s.TypesOf(wildcardTypes...) {
+					a := s.Set(t, "a", 1)
+					m.subscribe(s, t)
+					s.wildcardSet(t, a) // ACKed
+					s.forbidOn(s.C, fakeclient.Watch{Rule: "UPD-1", Why: "nothing changed after the ACK", Types: []wire.Type{t},
+						Match: func(r *fakeclient.Response) bool { return r.Has(a) || r.HasRemoved(a) || carriesNothing(r) }})
+				}
+			}),
+		})
+	}
+	return out
+}
 
 // nackThenNewVersion is the body of the scenarios about what follows a
 // NACK: the client NACKs its first endpoints with nack, and the next
@@ -94,4 +126,10 @@ func nackThenNewVersion(nack func(s *S, r *fakeclient.Response)) func(*engine.T)
 		s.Set(EDS, "a", 2)
 		s.Checking(s.Headline()).AwaitRevision(EDS, a, 2)
 	})
+}
+
+// carriesNothing says a delta response carries no resource, no removal and
+// no error: it tells the client nothing.
+func carriesNothing(r *fakeclient.Response) bool {
+	return len(r.Resources) == 0 && len(r.Removed) == 0 && len(r.RemovedNames) == 0 && len(r.Errors) == 0
 }

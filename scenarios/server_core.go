@@ -111,6 +111,87 @@ func unsubscribeFamily() []*engine.Scenario {
 	return out
 }
 
+// unsubscribeCompany is one row of the table of what a delta unsubscribe
+// lists before the name it drops: another name dropped with it, a name
+// never subscribed (UNSUB-4: harmless), "*" (WILD-4: ends the wildcard) or
+// a glob collection. Whatever comes first in resource_names_unsubscribe,
+// every name listed is dropped: a server that stops at the first, or
+// handles the first kind specially and skips the rest, keeps pushing the
+// name after it (UNSUB-2). SotW has no list to stop in: a request names
+// what stays subscribed.
+type unsubscribeCompany struct {
+	id, words string
+	rule      string // the rule of the name listed first
+	needs     []engine.Need
+	types     []wire.Type
+	// first subscribes, on t, to what the row lists first and returns the
+	// names to list before b, the resources that unsubscribing them drops
+	// (whose changes must stay silent too), and a change to those. bar is
+	// the barrier of t, which exists and is not subscribed by name.
+	first func(s *S, t wire.Type, bar string) (listed, dropped []string, change func())
+}
+
+var unsubscribeCompanies = []unsubscribeCompany{
+	{"after-another", "another name dropped in the same request", "UNSUB-2", nil, namedTypes, func(s *S, t wire.Type, _ string) ([]string, []string, func()) {
+		c := s.Set(t, "c", 1)
+		s.Subscribe(t, c)
+		s.AwaitAll(t, c)
+		return []string{c}, []string{c}, func() { s.Set(t, "c", 2) }
+	}},
+	{"after-phantom", "a name never subscribed", "UNSUB-4", nil, namedTypes, func(s *S, _ wire.Type, _ string) ([]string, []string, func()) {
+		return []string{s.Name("never-subscribed")}, nil, func() {}
+	}},
+	{"after-star", "\"*\"", "WILD-4", []engine.Need{targets.NeedExplicitWildcard}, wildcardTypes, func(s *S, t wire.Type, bar string) ([]string, []string, func()) {
+		s.Subscribe(t, "*")
+		s.wildcardSet(t, bar) // a and b are held already
+		return []string{"*"}, nil, func() {}
+	}},
+	{"after-glob", "a glob collection", "COLL-4", []engine.Need{targets.NeedChosenNames, targets.NeedXdstp, targets.NeedGlobCollections}, []wire.Type{LDS}, func(s *S, t wire.Type, _ string) ([]string, []string, func()) {
+		m := s.XName(t, "dropped/m").String()
+		s.SetX(t, m, 1)
+		glob := s.XName(t, "dropped/*").String()
+		s.Subscribe(t, glob)
+		s.awaitMembers([]string{glob}, []string{m}, nil)
+		return []string{glob}, []string{m}, func() { s.SetX(t, m, 2) }
+	}},
+}
+
+// unsubscribeListFamily is the table of unsubscribeCompanies, for every
+// type the row applies to: subscribe a and b, then unsubscribe what the
+// row lists first and b in one request; b must never come again.
+func unsubscribeListFamily() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, k := range unsubscribeCompanies {
+		out = append(out, &engine.Scenario{
+			ID:           "server/unsubscribe/listed-" + k.id,
+			Title:        fmt.Sprintf("Delta: a name listed in resource_names_unsubscribe after %s is dropped too", k.words),
+			Requirements: []string{"UNSUB-2", k.rule},
+			Level:        results.Should,
+			Variants:     delta,
+			Needs:        with(Fixture(k.types...), k.needs...),
+			Run: ServerScript(func(s *S) {
+				for _, t := range s.TypesOf(k.types...) {
+					a, b, bar := s.Set(t, "a", 1), s.Set(t, "b", 1), s.Set(t, "barrier", 1)
+					s.Subscribe(t, a, b)
+					s.AwaitAll(t, a, b)
+					listed, dropped, change := k.first(s, t, bar)
+					s.Unsubscribe(t, append(listed, b)...)
+					s.heldBarrier(t, bar) // the unsubscribe is taken in
+					v := s.Checking("UNSUB-2")
+					v.NeverCarrying(fmt.Sprintf("%s %s was unsubscribed, after %q in the same request", t.Short, b, listed), t, b)
+					if len(dropped) > 0 {
+						v.NeverCarrying(fmt.Sprintf("%s %q were dropped by unsubscribing %q", t.Short, dropped, listed), t, dropped...)
+					}
+					s.Set(t, "b", 2)
+					change()
+					s.pushed(t, "a", a, 2)
+				}
+			}),
+		})
+	}
+	return out
+}
+
 // combinedRequest is one row of the table of requests that carry two
 // meanings at once: the reply to the latest response (an ACK or a NACK)
 // and a change of the subscription (a name added, or one name swapped for

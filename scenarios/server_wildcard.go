@@ -123,7 +123,7 @@ func wildcardDelivery() []*engine.Scenario {
 }
 
 // xds_protocol#how-the-client-specifies-what-resources-to-return (wildcard)
-var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
+var wildcardScenarios = append(slices.Concat(wildcardDelivery(), unsubscribeOverlapFamily()), []*engine.Scenario{
 	{
 		ID:           "server/wildcard/star-plus-names",
 		Title:        "Adding \"*\" to explicit names keeps the names and adds the wildcard",
@@ -141,7 +141,7 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 	},
 	{
 		ID:           "server/wildcard/drop-star-keeps-names",
-		Title:        "Dropping \"*\" ends the wildcard but keeps the explicit names",
+		Title:        "Dropping \"*\" ends the wildcard but keeps the explicit names (delta: still held, so a deletion is reported)",
 		Requirements: []string{"WILD-4"},
 		Level:        results.Must,
 		Variants:     allVariants,
@@ -156,10 +156,24 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 			// what the client holds), not on WILD-4: a server that breaks
 			// it blocks the pair by DELTA-3.
 			s.Barrier(CDS, bar)
-			s.Set(CDS, "b", 2)
+			if s.Variant.IsDelta() {
+				// The name kept is still subscribed and held: its deletion
+				// is reported (as DEL-1 has it for any name), and its
+				// re-creation below pushed. It comes first: a change of b
+				// would wake a server that forgot a into sending it again,
+				// and so remember it.
+				s.Delete(CDS, a)
+				s.Ack(CDS, s.Checking("WILD-4").AwaitRemoved(CDS, a))
+			}
+			// b, held only through the wildcard, is dropped with it: neither
+			// its deletion (delta: the client no longer holds it) nor its
+			// re-creation is sent.
 			s.NeverCarrying("b is no longer covered by a wildcard", CDS, b)
-			s.Set(CDS, "a", 2)
-			s.Checking("WILD-4").AwaitRevision(CDS, a, 2)
+			s.Delete(CDS, b)
+			v := s.Checking("WILD-4")
+			v.pushed(CDS, "a", a, 2) // the deletion of b is taken in before its re-creation
+			s.Set(CDS, "b", 2)
+			v.pushed(CDS, "a", a, 3)
 		}),
 	},
 	{
@@ -254,19 +268,45 @@ var wildcardScenarios = append(wildcardDelivery(), []*engine.Scenario{
 			s.Checking("WILD-9").AwaitRevision(CDS, a, 2)
 		}),
 	},
-	{
-		ID:           "server/wildcard/delta-unsubscribe-overlap",
-		Title:        "Delta: unsubscribing a name the wildcard covers resends it in resources",
-		Requirements: []string{"UNSUB-6"},
-		Level:        results.Must,
-		Variants:     delta,
-		Needs:        with(Fixture(CDS), targets.NeedExplicitWildcard),
-		Run: ServerScript(func(s *S) {
-			a := s.Set(CDS, "a", 1)
-			s.Subscribe(CDS, "*", a)
-			s.AwaitAll(CDS, a)
-			s.Unsubscribe(CDS, a)
-			s.Checking("UNSUB-6").AwaitRevision(CDS, a, 1)
-		}),
-	},
 }...)
+
+// unsubscribeOverlapFamily generates UNSUB-6's two cases: a delta client
+// holding "*" and a name unsubscribes the name, and the server tells it
+// whether it keeps the resource: in resources if the wildcard covers it,
+// in removed_resources if not. A name no resource has is outside the
+// wildcard's set; its subscription is answered with its removal first
+// (DNE-5), which the step reads before the unsubscribe.
+func unsubscribeOverlapFamily() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, inside := range []bool{true, false} {
+		id, words := "delta-unsubscribe-overlap", "a name the wildcard covers resends it in resources"
+		if !inside {
+			id, words = "delta-unsubscribe-outside", "a name outside the wildcard's set reports it in removed_resources"
+		}
+		out = append(out, &engine.Scenario{
+			ID:           "server/wildcard/" + id,
+			Title:        "Delta: unsubscribing, beside \"*\", " + words,
+			Requirements: []string{"UNSUB-6"},
+			Level:        results.Must,
+			Variants:     delta,
+			Needs:        with(Fixture(CDS), targets.NeedExplicitWildcard),
+			Run: ServerScript(func(s *S) {
+				a := s.Set(CDS, "a", 1)
+				s.Subscribe(CDS, "*", a)
+				s.AwaitAll(CDS, a)
+				if inside {
+					s.Unsubscribe(CDS, a)
+					s.Checking("UNSUB-6").AwaitRevision(CDS, a, 1)
+					return
+				}
+				outside := s.Name("outside")
+				s.Subscribe(CDS, outside)
+				s.expecting(CDS, "DNE-5") // the answer a missing name is owed
+				s.Ack(CDS, s.precondition("DNE-5").AwaitRemoved(CDS, outside))
+				s.Unsubscribe(CDS, outside)
+				s.Checking("UNSUB-6").AwaitRemoved(CDS, outside)
+			}),
+		})
+	}
+	return out
+}

@@ -194,6 +194,14 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 		send[n] = true // DELTA-3: subscribing always (re)sends the resource
 	}
 
+	if len(unsub) > 1 && c.s.has(FaultUnsubscribeFirstOnly) {
+		unsub = unsub[:1] // breaks UNSUB-2: the names after the first stay
+	}
+	if c.s.has(FaultGlobUnsubscribeKept) {
+		// Breaks UNSUB-2: the globs stay subscribed.
+		unsub = slices.DeleteFunc(slices.Clone(unsub), func(n string) bool { return ts.globs[n] })
+	}
+
 	for _, n := range unsub {
 		if ts.globs[n] {
 			c.unsubscribeGlob(ts, n)
@@ -237,6 +245,13 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 			remove[n] = true
 		}
 	}
+	if ts.wildcard && c.s.has(FaultOverlapOutsideSilent) {
+		// Breaks UNSUB-6: a name outside the wildcard's set, unsubscribed
+		// beside "*", is not reported removed.
+		for _, n := range unsub {
+			delete(remove, n)
+		}
+	}
 
 	if !first && len(sub) == 0 && len(unsub) == 0 && c.s.has(FaultEmptyDeltaUnsubscribesAll) {
 		// Breaks DELTA-2: empty lists are read as "unsubscribe everything".
@@ -265,12 +280,32 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 			}
 		}
 		ts.excluded = nameSet{}
+		if c.s.has(FaultDropStarForgetsHeld) {
+			ts.known = map[string]string{} // breaks WILD-4: the names kept are forgotten too
+		}
+	}
+	if !first && wasWildcard && ts.wildcard && c.s.has(FaultRequestForgetsWildcardHeld) {
+		// Breaks DEL-1: what the wildcard alone delivered is forgotten.
+		for n := range ts.known {
+			if !ts.subscribed[n] && !send[n] {
+				delete(ts.known, n)
+			}
+		}
 	}
 	if first {
 		// initial_resource_versions names count as subscribed only when the
 		// request or the wildcard subscribes to them.
 		for n := range ts.known {
 			if !ts.subscribed[n] && !ts.wildcard {
+				delete(ts.known, n)
+			}
+		}
+	}
+	if first && c.s.has(FaultReconnectHeldUntracked) {
+		// Breaks DEL-1: what the client listed and is not sent again is
+		// not remembered as held.
+		for n := range req.GetInitialResourceVersions() {
+			if !send[n] {
 				delete(ts.known, n)
 			}
 		}
@@ -303,6 +338,10 @@ func (c *deltaConn) onRequest(req *discovery.DeltaDiscoveryRequest) error {
 	// full state does.
 	if len(send) > 0 || len(remove) > 0 || (first && ts.wildcard) {
 		if err := c.send(ts, snap, send, remove); err != nil {
+			return err
+		}
+	} else if ts.wildcard && c.s.has(FaultWildcardAnswersEveryRequest) {
+		if err := c.send(ts, snap, send, remove); err != nil { // breaks UPD-1: an empty answer
 			return err
 		}
 	}
@@ -508,6 +547,13 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	}
 	if err := c.sendTorn(ts, snap); err != nil { // breaks DYN-6 with FaultTornVariantChange
 		return err
+	}
+	if c.s.has(FaultRemovalKeptHeld) {
+		// Breaks UPD-1: what was removed still counts as held, so every
+		// later push reports it removed again.
+		for n := range remove {
+			ts.known[n] = "removed"
+		}
 	}
 	return c.st.Send(resp)
 }
