@@ -1,0 +1,24 @@
+package scenarios
+
+import "github.com/xdsconform/xdsconform/peers/refserver"
+
+// The self-proof of the steps added to the newer families (xdstp names,
+// collections and globs, dynamic parameters, resource errors, REST) after
+// mutation testing showed them missing: each fails against the
+// reference-server fault mirroring the mutant, naming its rule.
+func init() {
+	for id, catches := range map[string][]serverCatch{
+		"server/collections/glob-unsubscribed-update": {{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"}},
+		"server/collections/glob-unsubscribed-deletion": {
+			{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"},
+			{fault: refserver.FaultGlobMembersStillHeld, rule: "UNSUB-2"},
+		},
+		"server/collections/glob-unsubscribed-creation":      {{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"}},
+		"server/collections/glob-unsubscribed-error-cleared": {
+			{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"},
+			{fault: refserver.FaultGlobMembersStillHeld, rule: "UNSUB-2"},
+		},
+	} {
+		mustCatch[id] = catches
+	}
+}
