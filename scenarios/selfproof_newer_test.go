@@ -13,7 +13,7 @@ func init() {
 			{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"},
 			{fault: refserver.FaultGlobMembersStillHeld, rule: "UNSUB-2"},
 		},
-		"server/collections/glob-unsubscribed-creation":      {{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"}},
+		"server/collections/glob-unsubscribed-creation": {{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"}},
 		"server/collections/glob-unsubscribed-error-cleared": {
 			{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"},
 			{fault: refserver.FaultGlobMembersStillHeld, rule: "UNSUB-2"},
