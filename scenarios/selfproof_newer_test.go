@@ -18,6 +18,9 @@ func init() {
 			{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"},
 			{fault: refserver.FaultGlobMembersStillHeld, rule: "UNSUB-2"},
 		},
+		"server/rest/legacy-wildcard-poll": {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-2"}},
+		"server/rest/star-wildcard-poll":   {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-1"}},
+		"server/rest/unreadable-polls":     {{fault: refserver.FaultRESTBadPollEmptyOK, rule: "REST-3"}},
 	} {
 		mustCatch[id] = catches
 	}

@@ -1,5 +1,7 @@
 package refserver
 
+import "net/http"
+
 // The faults below mirror survivors of mutation testing (make mutation)
 // in the reference server's newer families: xdstp names, collections and
 // globs, dynamic parameters, resource errors and REST. Each is a
@@ -15,6 +17,16 @@ const (
 	// tracking the members the client held through it as held, so their
 	// deletions are still reported (UNSUB-2).
 	FaultGlobMembersStillHeld Fault = "glob-members-still-held"
+	// FaultRESTWildcardIgnored answers a REST poll that names nothing, or
+	// names "*", with no resource, as if it named none (WILD-2, WILD-1).
+	FaultRESTWildcardIgnored Fault = "rest-wildcard-ignored"
+	// FaultRESTTypeURLRequired rejects a REST poll whose body has no
+	// type_url, which the path already implies (REST-5).
+	FaultRESTTypeURLRequired Fault = "rest-type-url-required"
+	// FaultRESTBadPollEmptyOK answers a REST poll it cannot read (a body
+	// that is no DiscoveryRequest, too big, or of another type) with 200
+	// and an empty body: a reply that is no DiscoveryResponse (REST-3).
+	FaultRESTBadPollEmptyOK Fault = "rest-bad-poll-empty-ok"
 )
 
 // newerFaults are the faults of this file with their descriptions, in the
@@ -25,6 +37,9 @@ var newerFaults = []struct {
 }{
 	{FaultGlobUnsubscribeIgnored, "UNSUB-2 (SHOULD): an unsubscribed glob collection stays subscribed, its members keep coming"},
 	{FaultGlobMembersStillHeld, "UNSUB-2 (SHOULD): after a glob collection is unsubscribed, the deletions of the members the client held are still reported"},
+	{FaultRESTWildcardIgnored, "WILD-2, WILD-1 (SHOULD): a REST poll naming nothing or \"*\" gets no resource"},
+	{FaultRESTTypeURLRequired, "REST-5: a REST poll without type_url in its body is rejected"},
+	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},
 }
 
 func init() {
@@ -32,4 +47,29 @@ func init() {
 		AllFaults = append(AllFaults, x.f)
 		faultDescriptions[x.f] = x.desc
 	}
+}
+
+// badPollAsOK is FaultRESTBadPollEmptyOK's response writer: the 400 that
+// refuses a poll, and its text, are dropped, so net/http answers 200 with
+// an empty body.
+type badPollAsOK struct {
+	http.ResponseWriter
+	dropped bool
+}
+
+// WriteHeader drops a 400.
+func (b *badPollAsOK) WriteHeader(code int) {
+	if code == http.StatusBadRequest {
+		b.dropped = true
+		return
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+// Write drops the text of a dropped 400.
+func (b *badPollAsOK) Write(p []byte) (int, error) {
+	if b.dropped {
+		return len(p), nil
+	}
+	return b.ResponseWriter.Write(p)
 }
