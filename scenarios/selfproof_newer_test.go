@@ -1,6 +1,9 @@
 package scenarios
 
-import "github.com/xdsconform/xdsconform/peers/refserver"
+import (
+	"github.com/xdsconform/xdsconform/peers/refserver"
+	"github.com/xdsconform/xdsconform/wire"
+)
 
 // The self-proof of the steps added to the newer families (xdstp names,
 // collections and globs, dynamic parameters, resource errors, REST) after
@@ -20,7 +23,12 @@ func init() {
 		},
 		"server/rest/legacy-wildcard-poll": {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-2"}},
 		"server/rest/star-wildcard-poll":   {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-1"}},
+		"server/rest/named-poll":           {{fault: refserver.FaultNamedIsWildcard, rule: "WILD-8"}},
 		"server/rest/unreadable-polls":     {{fault: refserver.FaultRESTBadPollEmptyOK, rule: "REST-3"}},
+		"server/dynamic/parameters-changed": {
+			{fault: refserver.FaultParamChangeNotPushed, rule: "DYN-7", variants: wire.SotWOnly},
+			{fault: refserver.FaultNameKeepsParams, rule: "DYN-7"},
+		},
 	} {
 		mustCatch[id] = catches
 	}

@@ -224,6 +224,30 @@ func restWildcardPolls() []*engine.Scenario {
 			}),
 		})
 	}
+	// A poll naming resources of a wildcard type asks for those alone
+	// (WILD-8: "full-state semantics then cover only the subscribed
+	// names").
+	out = append(out, &engine.Scenario{
+		ID:           "server/rest/named-poll",
+		Title:        "A REST poll naming a listener or a cluster gets that one, not every one of its type",
+		Requirements: []string{"WILD-8"},
+		Level:        results.Should,
+		Variants:     []wire.Variant{wire.REST},
+		Needs:        Fixture(wildcardTypes...),
+		Run: ServerScript(func(s *S) {
+			for _, t := range wildcardTypes {
+				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
+				v := s.Checking("WILD-8")
+				resp := v.Poll(t, "", protojson.MarshalOptions{}, a)
+				v.requirePolled(t, resp, a, 1)
+				for _, r := range resp.GetResources() {
+					if n, err := wire.AnyName(r); err == nil && n == b {
+						v.Errorf("%s poll naming %q only was answered with %q too (version %q)", t.Short, a, b, resp.GetVersionInfo())
+					}
+				}
+			}
+		}),
+	})
 	return out
 }
 

@@ -27,6 +27,13 @@ const (
 	// that is no DiscoveryRequest, too big, or of another type) with 200
 	// and an empty body: a reply that is no DiscoveryResponse (REST-3).
 	FaultRESTBadPollEmptyOK Fault = "rest-bad-poll-empty-ok"
+	// FaultParamChangeNotPushed does not push the variant a SotW
+	// subscription's new dynamic parameters match when the request names
+	// the same resources as before (DYN-7).
+	FaultParamChangeNotPushed Fault = "param-change-not-pushed"
+	// FaultNameKeepsParams lets a name subscribed by resource_names keep
+	// the dynamic parameters its earlier locator carried (DYN-7).
+	FaultNameKeepsParams Fault = "name-keeps-params"
 )
 
 // newerFaults are the faults of this file with their descriptions, in the
@@ -39,6 +46,8 @@ var newerFaults = []struct {
 	{FaultGlobMembersStillHeld, "UNSUB-2 (SHOULD): after a glob collection is unsubscribed, the deletions of the members the client held are still reported"},
 	{FaultRESTWildcardIgnored, "WILD-2, WILD-1 (SHOULD): a REST poll naming nothing or \"*\" gets no resource"},
 	{FaultRESTTypeURLRequired, "REST-5: a REST poll without type_url in its body is rejected"},
+	{FaultParamChangeNotPushed, "DYN-7: a SotW request changing only a locator's dynamic parameters gets no new variant"},
+	{FaultNameKeepsParams, "DYN-7: a name subscribed by resource_names keeps the parameters of its earlier locator"},
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},
 }
 

@@ -153,6 +153,9 @@ func (s *Server) restResponse(t wire.Type, snap snapshot, names []string) *disco
 	if s.has(FaultRESTWildcardIgnored) {
 		wildcard = false // breaks WILD-2, WILD-1
 	}
+	if s.has(FaultNamedIsWildcard) && t.Wildcard {
+		wildcard = true // breaks WILD-8: a poll by name gets everything
+	}
 	for _, n := range sortedNames(snap.resources) {
 		if wildcard || slices.Contains(names, n) {
 			resp.Resources = append(resp.Resources, snap.resources[n].res)
