@@ -53,7 +53,7 @@ func (s *S) AwaitError(t wire.Type, name string) *fakeclient.Response {
 
 // TP3 §Protocol Behavior; DP DiscoveryResponse.resource_errors,
 // DeltaDiscoveryResponse.resource_errors.
-var errorScenarios = []*engine.Scenario{
+var errorScenarios = append(errorResubscribed(), []*engine.Scenario{
 	{
 		ID:           "server/errors/reported",
 		Title:        "A subscribed resource the server cannot provide is reported in resource_errors with its status",
@@ -134,7 +134,7 @@ var errorScenarios = []*engine.Scenario{
 			}
 		}),
 	},
-}
+}...)
 
 // TP3 §Wildcard Subscriptions and Glob Collections: an error for a
 // resource a wildcard or glob covers is named with the resource's name, an
@@ -185,4 +185,55 @@ var errorWildcardScenarios = []*engine.Scenario{
 			}
 		}),
 	},
+}
+
+// errorResubscription is one way of subscribing a resource, for the
+// table of errorResubscribed: by name, or through a locator with dynamic
+// parameters (a SotW server keeps those on a path of its own).
+type errorResubscription struct {
+	id, how     string
+	needs       []engine.Need // beyond resource errors
+	subscribe   func(s *S, name string)
+	unsubscribe func(s *S, name string)
+}
+
+var errorResubscriptions = []errorResubscription{
+	{"named", "by name", nil, func(s *S, n string) { s.Subscribe(EDS, n) }, func(s *S, n string) { s.Unsubscribe(EDS, n) }},
+	{"located", "through a locator", []engine.Need{targets.NeedDynamicParameters},
+		func(s *S, n string) { s.SubscribeLocator(EDS, n, params{"env": "prod"}) },
+		func(s *S, n string) {
+			s.must(EDS, s.C.UnsubscribeLocators(EDS, fakeclient.Locator(n, params{"env": "prod"})))
+		}},
+}
+
+// errorResubscribed generates, for each way of subscribing, the scenario
+// of a resource in error dropped and subscribed again: its error is
+// reported again. ERR-4 lets a server say an error once because the
+// client remembers it (ERR-5); a client that dropped the resource forgot
+// it, and a name requested anew is answered (RES-4; delta DELTA-3), its
+// answer being the error.
+func errorResubscribed() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, w := range errorResubscriptions {
+		needs := with(with(Fixture(EDS), targets.NeedResourceErrors), w.needs...)
+		out = append(out, &engine.Scenario{
+			ID:           "server/errors/resubscribed-" + w.id,
+			Title:        fmt.Sprintf("A resource in error, subscribed %s, dropped and subscribed again, has its error reported again", w.how),
+			Requirements: []string{"RES-4", "DELTA-3"},
+			Level:        results.Must,
+			Variants:     allVariants,
+			Needs:        needs,
+			Run: ServerScript(func(s *S) {
+				bar := s.Set(EDS, "barrier", 1)
+				a := s.SetError(EDS, "a", codes.PermissionDenied)
+				w.subscribe(s, a)
+				s.Ack(EDS, s.precondition("ERR-1").AwaitError(EDS, a))
+				w.unsubscribe(s, a)
+				s.Barrier(EDS, bar) // the drop is taken in
+				w.subscribe(s, a)
+				s.Checking(s.subscribeRule(EDS, []string{a})).AwaitError(EDS, a)
+			}),
+		})
+	}
+	return out
 }

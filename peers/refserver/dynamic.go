@@ -61,6 +61,9 @@ type dynState struct {
 	// errSent are, per type URL, the version of the error last reported
 	// of each name in SotW (errors.go), reported once (ERR-4).
 	errSent map[string]map[string]string
+	// errEver is FaultErrorsOncePerStream's memory: every error version
+	// reported on the stream, by type URL and name.
+	errEver map[string]string
 }
 
 // paramsFor returns the parameters a stream subscribes name of type url

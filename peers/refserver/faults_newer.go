@@ -34,6 +34,10 @@ const (
 	// FaultNameKeepsParams lets a name subscribed by resource_names keep
 	// the dynamic parameters its earlier locator carried (DYN-7).
 	FaultNameKeepsParams Fault = "name-keeps-params"
+	// FaultErrorsOncePerStream reports a SotW resource error once per
+	// stream: a name dropped and subscribed again does not get its error
+	// again (RES-4).
+	FaultErrorsOncePerStream Fault = "errors-once-per-stream"
 )
 
 // newerFaults are the faults of this file with their descriptions, in the
@@ -48,6 +52,7 @@ var newerFaults = []struct {
 	{FaultRESTTypeURLRequired, "REST-5: a REST poll without type_url in its body is rejected"},
 	{FaultParamChangeNotPushed, "DYN-7: a SotW request changing only a locator's dynamic parameters gets no new variant"},
 	{FaultNameKeepsParams, "DYN-7: a name subscribed by resource_names keeps the parameters of its earlier locator"},
+	{FaultErrorsOncePerStream, "RES-4: a SotW resource error is reported once per stream, not again to a request that names the resource anew"},
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},
 }
 
