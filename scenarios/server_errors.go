@@ -224,12 +224,16 @@ func errorResubscribed() []*engine.Scenario {
 			Variants:     allVariants,
 			Needs:        needs,
 			Run: ServerScript(func(s *S) {
-				bar := s.Set(EDS, "barrier", 1)
+				// b stays subscribed by name, so every request names
+				// something: the drop of a is the very request before
+				// its subscription anew, which the stream reads in order.
+				b := s.Set(EDS, "b", 1)
 				a := s.SetError(EDS, "a", codes.PermissionDenied)
+				s.Subscribe(EDS, b)
+				s.Ack(EDS, s.AwaitResource(EDS, b))
 				w.subscribe(s, a)
 				s.Ack(EDS, s.precondition("ERR-1").AwaitError(EDS, a))
 				w.unsubscribe(s, a)
-				s.Barrier(EDS, bar) // the drop is taken in
 				w.subscribe(s, a)
 				s.Checking(s.subscribeRule(EDS, []string{a})).AwaitError(EDS, a)
 			}),
