@@ -115,7 +115,7 @@ var errorScenarios = append(errorResubscribed(), []*engine.Scenario{
 	},
 	{
 		ID:           "server/errors/not-repeated",
-		Title:        "SotW: an error already reported is not repeated with every later Cluster response",
+		Title:        "SotW: an error already reported is not repeated with every later Cluster response: after an update, or a request adding a name",
 		Requirements: []string{"ERR-4"},
 		Level:        results.May,
 		Variants:     sotw,
@@ -125,12 +125,26 @@ var errorScenarios = append(errorResubscribed(), []*engine.Scenario{
 			b := s.SetError(CDS, "b", codes.PermissionDenied)
 			s.Subscribe(CDS, a, b)
 			s.Ack(CDS, s.AwaitError(CDS, b))
-			s.Set(CDS, "a", 2)
-			r := s.AwaitRevision(CDS, a, 2)
-			if r.ErrorFor(b) != nil {
-				// The client remembers the error (ERR-5); saying it again
-				// is allowed, only not needed.
-				s.Checking("ERR-4").Errorf("response %q, about %q, repeats the error for %q already reported", r.Nonce, a, b)
+			for _, next := range []struct {
+				what string
+				make func() *fakeclient.Response
+			}{
+				{"an update of " + a, func() *fakeclient.Response { s.Set(CDS, "a", 2); return s.AwaitRevision(CDS, a, 2) }},
+				// A request that restates b among its names changes the
+				// subscription, not b's.
+				{"a request adding a name", func() *fakeclient.Response {
+					c := s.Set(CDS, "c", 1)
+					s.Subscribe(CDS, c)
+					return s.AwaitResource(CDS, c)
+				}},
+			} {
+				r := next.make()
+				if r.ErrorFor(b) != nil {
+					// The client remembers the error (ERR-5); saying it
+					// again is allowed, only not needed.
+					s.Checking("ERR-4").Errorf("response %q, after %s, repeats the error for %q already reported", r.Nonce, next.what, b)
+				}
+				s.Ack(CDS, r)
 			}
 		}),
 	},
