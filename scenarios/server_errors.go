@@ -115,11 +115,13 @@ var errorScenarios = append(errorResubscribed(), []*engine.Scenario{
 	},
 	{
 		ID:           "server/errors/not-repeated",
-		Title:        "SotW: an error already reported is not repeated with every later Cluster response: after an update, or a request adding a name",
+		Title:        "An error already reported is not repeated with every later Cluster response: after an update, or a request adding a name",
 		Requirements: []string{"ERR-4"},
 		Level:        results.May,
-		Variants:     sotw,
-		Needs:        with(Fixture(CDS), targets.NeedResourceErrors),
+		// Delta too: a server that does not note the error as held
+		// pushes it again at every change of the type.
+		Variants: allVariants,
+		Needs:    with(Fixture(CDS), targets.NeedResourceErrors),
 		Run: ServerScript(func(s *S) {
 			a := s.Set(CDS, "a", 1)
 			b := s.SetError(CDS, "b", codes.PermissionDenied)

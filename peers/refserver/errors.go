@@ -127,6 +127,9 @@ func (c *deltaConn) deltaError(ts *deltaType, resp *discovery.DeltaDiscoveryResp
 		return false
 	}
 	ts.known[name] = c.versionOf(e)
+	if c.s.has(FaultDeltaErrorsNotHeld) {
+		delete(ts.known, name) // ERR-4 not used: pushed again at every change of the type
+	}
 	ts.everSent[name] = c.versionOf(e)
 	c.dyn.noteSent(ts.t.URL, name, nil)
 	if c.s.has(FaultNoResourceErrors) {

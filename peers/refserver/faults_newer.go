@@ -38,6 +38,10 @@ const (
 	// stream: a name dropped and subscribed again does not get its error
 	// again (RES-4).
 	FaultErrorsOncePerStream Fault = "errors-once-per-stream"
+	// FaultDeltaErrorsNotHeld does not note a resource error reported on
+	// a delta stream as held, so it is pushed again at every change of
+	// the type (ERR-4, MAY).
+	FaultDeltaErrorsNotHeld Fault = "delta-errors-not-held"
 )
 
 // newerFaults are the faults of this file with their descriptions, in the
@@ -53,6 +57,7 @@ var newerFaults = []struct {
 	{FaultParamChangeNotPushed, "DYN-7: a SotW request changing only a locator's dynamic parameters gets no new variant"},
 	{FaultNameKeepsParams, "DYN-7: a name subscribed by resource_names keeps the parameters of its earlier locator"},
 	{FaultErrorsOncePerStream, "RES-4: a SotW resource error is reported once per stream, not again to a request that names the resource anew"},
+	{FaultDeltaErrorsNotHeld, "ERR-4 (MAY): a resource error reported on a delta stream is pushed again at every change of its type"},
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},
 }
 
