@@ -1,6 +1,9 @@
 package scenarios
 
-import "github.com/xdsconform/xdsconform/peers/refserver"
+import (
+	"github.com/xdsconform/xdsconform/peers/refserver"
+	"github.com/xdsconform/xdsconform/wire"
+)
 
 // The catches of the dynamic-parameter (xRFC TP2) and per-resource error
 // (xRFC TP3) scenarios: one fault per step.
@@ -24,9 +27,12 @@ func init() {
 		"server/errors/reported":               {{fault: refserver.FaultNoResourceErrors, rule: "ERR-1"}},
 		"server/errors/disjoint":               {{fault: refserver.FaultErrorAndResource, rule: "ERR-2", want: "both in resources and in resource_errors"}},
 		"server/errors/full-state-kept":        {{fault: refserver.FaultErrorsDropFullState, rule: "ERR-3", want: "which still exists"}},
-		"server/errors/not-repeated":           {{fault: refserver.FaultRepeatErrors, rule: "ERR-4", want: "repeats the error"}},
-		"server/errors/glob-named":             {{fault: refserver.FaultGlobErrorsDropped, rule: "ERR-11"}},
-		"server/errors/wildcard-member-named":  {{fault: refserver.FaultWildcardErrorsUnnamed, rule: "ERR-11", want: "no name to report errors under"}},
+		"server/errors/not-repeated": {
+			{fault: refserver.FaultRepeatErrors, rule: "ERR-4", want: "repeats the error", variants: wire.SotWOnly},
+			{fault: refserver.FaultDeltaErrorsNotHeld, rule: "ERR-4", want: "repeats the error", variants: wire.DeltaOnly},
+		},
+		"server/errors/glob-named":            {{fault: refserver.FaultGlobErrorsDropped, rule: "ERR-11"}},
+		"server/errors/wildcard-member-named": {{fault: refserver.FaultWildcardErrorsUnnamed, rule: "ERR-11", want: "no name to report errors under"}},
 	} {
 		mustCatch[id] = catches
 	}

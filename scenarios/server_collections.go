@@ -8,6 +8,7 @@ import (
 
 	xdscore "github.com/cncf/xds/go/xds/core/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	"google.golang.org/grpc/codes"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeclient"
@@ -121,7 +122,7 @@ func (s *S) awaitMembers(globs, members []string, check func(*fakeclient.Respons
 }
 
 // TP1 §Collections (list, glob), §Server redirects
-var collectionScenarios = []*engine.Scenario{
+var collectionScenarios = append(globUnsubscribeFamily(), []*engine.Scenario{
 	{
 		ID:           "server/collections/list",
 		Title:        "A list collection lists the listeners under its path with its context parameters, and follows them",
@@ -135,9 +136,11 @@ var collectionScenarios = []*engine.Scenario{
 				s.XName(LDS, "team-a/b", "env", "prod"),
 				s.XName(LDS, "team-b/c", "env", "prod"), // another path
 				s.XName(LDS, "team-a/d", "env", "dev"),  // other parameters
+				s.XName(LDS, "flat", "env", "prod"),     // no path: in no collection
 			} {
 				s.SetX(LDS, m.String(), 1)
 			}
+			s.Set(LDS, "opaque", 1) // not an xdstp name: in no collection
 			coll := s.collectionOf("team-a", "env", "prod")
 			r, got := s.awaitCollection(coll)
 			v := s.Checking("COLL-1")
@@ -205,7 +208,10 @@ var collectionScenarios = []*engine.Scenario{
 			for _, n := range []string{a, b, out, dev} {
 				s.SetX(LDS, n, 1)
 			}
+			opaque := s.Set(LDS, "opaque", 1) // not an xdstp name
 			glob := s.XName(LDS, "pool/*", "env", "prod").String()
+			s.forbidOn(s.C, fakeclient.Watch{Rule: "COLL-4", Why: opaque + " is no xdstp name, so no glob's member", Types: []wire.Type{LDS},
+				Match: func(r *fakeclient.Response) bool { return r.Has(opaque) }})
 			s.forbidOn(s.C, fakeclient.Watch{Rule: "COLL-4", Why: out + " is not under the glob's path", Types: []wire.Type{LDS},
 				Match: func(r *fakeclient.Response) bool { return r.Has(out) }})
 			s.forbidOn(s.C, fakeclient.Watch{Rule: "XDSTP-5", Why: dev + " has other context parameters than the glob", Types: []wire.Type{LDS},
@@ -362,4 +368,72 @@ var collectionScenarios = []*engine.Scenario{
 			})
 		}),
 	},
+}...)
+
+// globUnsubscribeEvent is one row of the table of what may happen after a
+// client unsubscribed from a glob collection: the unsubscribeEvents of
+// server_core.go for a glob, whose members the client holds through it
+// alone, and for a glob whose collection as a whole is in error (ERR-11).
+// None of it may reach the client (UNSUB-2). A server that keeps a glob's
+// subscription apart from its names may forget to end it, or end it but
+// go on tracking its members as held.
+type globUnsubscribeEvent struct {
+	id, words string
+	errored   bool // the glob itself is in error (needs resource errors)
+	// happen makes the event happen to the member a, the member c not
+	// yet created, or the glob itself.
+	happen func(s *S, glob, a, c string)
+}
+
+var globUnsubscribeEvents = []globUnsubscribeEvent{
+	{"update", "an update of a member", false, func(s *S, _, a, _ string) { s.SetX(LDS, a, 2) }},
+	{"deletion", "the deletion of a member", false, func(s *S, _, a, _ string) { s.Delete(LDS, a) }},
+	{"creation", "a new member", false, func(s *S, _, _, c string) { s.SetX(LDS, c, 1) }},
+	{"error-cleared", "the end of the collection's error", true, func(s *S, glob, _, _ string) { s.Delete(LDS, glob) }},
+}
+
+// globUnsubscribeFamily is the table of globUnsubscribeEvents: subscribe
+// a listener by name and a glob (served, or reported in error), unsubscribe
+// the glob, then the event; neither the glob nor a member may come again.
+// The listener subscribed by name, updated after the event, bounds the
+// wait: a server pushes changes in the order they happen.
+func globUnsubscribeFamily() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, e := range globUnsubscribeEvents {
+		needs := with(xneeds(LDS), targets.NeedGlobCollections)
+		if e.errored {
+			needs = with(needs, targets.NeedResourceErrors)
+		}
+		out = append(out, &engine.Scenario{
+			ID:           "server/collections/glob-unsubscribed-" + e.id,
+			Title:        fmt.Sprintf("After a glob collection is unsubscribed, %s is not sent to the client", e.words),
+			Requirements: []string{"UNSUB-2"},
+			Level:        results.Should,
+			Variants:     delta,
+			Needs:        needs,
+			Run: ServerScript(func(s *S) {
+				a := s.SetX(LDS, s.XName(LDS, "gone/a").String(), 1)
+				b := s.SetX(LDS, s.XName(LDS, "gone/b").String(), 1)
+				c := s.XName(LDS, "gone/c").String() // created by the event only
+				glob := s.XName(LDS, "gone/*").String()
+				kept, bar := s.Set(LDS, "kept", 1), s.Set(LDS, "barrier", 1)
+				s.Subscribe(LDS, kept)
+				s.Ack(LDS, s.AwaitResource(LDS, kept))
+				if e.errored {
+					s.setErrorOn(LDS, glob, codes.PermissionDenied)
+					s.Subscribe(LDS, glob)
+					s.Ack(LDS, s.precondition("ERR-11").AwaitError(LDS, glob))
+				} else {
+					s.Subscribe(LDS, glob)
+					s.precondition("COLL-4").awaitMembers([]string{glob}, []string{a, b}, nil)
+				}
+				s.Unsubscribe(LDS, glob)
+				s.Barrier(LDS, bar) // the unsubscription is taken in
+				s.Checking("UNSUB-2").NeverCarrying(fmt.Sprintf("%s was unsubscribed before %s", glob, e.words), LDS, glob, a, b, c)
+				e.happen(s, glob, a, c)
+				s.pushed(LDS, "kept", kept, 2)
+			}),
+		})
+	}
+	return out
 }

@@ -306,6 +306,71 @@ var dynamicScenarios = []*engine.Scenario{
 			s.Checking("LOC-1").NeverCarrying(a+" was unsubscribed through the locator it was subscribed with", EDS, a)
 		}),
 	},
+	{
+		ID:    "server/dynamic/parameters-changed",
+		Title: "A subscription whose dynamic parameters change gets the variant the new ones match: the locator again with others, or the name without any",
+		// DYN-7: the variant served is the one whose constraints the
+		// subscription's parameters match; a name subscribed by
+		// resource_names has none (DYN-2), so a variant for clients
+		// without the key matches it. A SotW request that restates the
+		// same names with other parameters changes the subscription all
+		// the same (RES-1: every request restates it whole).
+		Requirements: []string{"DYN-7"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
+			v := s.Checking("DYN-7")
+			for i, row := range []struct {
+				why    string
+				change func(s *S, name string)
+			}{
+				{"its locator without the key", func(s *S, name string) { s.SubscribeLocator(EDS, name, params{}) }},
+				{"resource_names instead of its locator", func(s *S, name string) { s.subscribeByName(EDS, name) }},
+			} {
+				name := s.SetVariant(EDS, fmt.Sprintf("p%d", i), 1, canary)
+				s.SetVariant(EDS, fmt.Sprintf("p%d", i), 2, notCanary)
+				// A client of its own per row (DYN-11: a client's
+				// parameters are its own).
+				rc := *s
+				rc.C = s.Another()
+				rc.SubscribeLocator(EDS, name, params{"canary": "yes"})
+				rc.Ack(EDS, rc.AwaitRevision(EDS, name, 1))
+				row.change(&rc, name)
+				vc := *v
+				vc.C = rc.C
+				r := vc.awaitWhere(EDS, fmt.Sprintf("%s, after a request naming it by %s, as its %s variant (revision 2)", name, row.why, wire.ConstraintsString(notCanary)), func(r *fakeclient.Response) bool {
+					got := r.Get(name)
+					if got == nil {
+						return false
+					}
+					ok, _ := s.isRevision(EDS, name, 2, got)
+					return ok
+				})
+				rc.Ack(EDS, r)
+			}
+		}),
+	},
+}
+
+// subscribeByName subscribes name of type t by resource_names alone: in
+// delta resource_names_subscribe; in SotW a request restating the names
+// with name among them and its locator left out.
+func (s *S) subscribeByName(t wire.Type, name string) {
+	s.expecting(t, s.subscribeRule(t, []string{name}))
+	if s.Variant.IsDelta() {
+		req := s.C.DeltaRequest(t)
+		req.ResourceNamesSubscribe = []string{name}
+		s.must(t, s.C.SendDelta(t, req))
+		return
+	}
+	names := s.C.Names(t)
+	if !slices.Contains(names, name) {
+		names = append(names, name)
+	}
+	req := s.C.SotWRequest(t, names)
+	req.ResourceLocators = slices.DeleteFunc(req.ResourceLocators, func(l *discovery.ResourceLocator) bool { return l.GetName() == name })
+	s.must(t, s.C.SendSotW(t, req))
 }
 
 // subscribeMixed sends one request that subscribes name of type t by

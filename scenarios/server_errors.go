@@ -53,7 +53,7 @@ func (s *S) AwaitError(t wire.Type, name string) *fakeclient.Response {
 
 // TP3 §Protocol Behavior; DP DiscoveryResponse.resource_errors,
 // DeltaDiscoveryResponse.resource_errors.
-var errorScenarios = []*engine.Scenario{
+var errorScenarios = append(errorResubscribed(), []*engine.Scenario{
 	{
 		ID:           "server/errors/reported",
 		Title:        "A subscribed resource the server cannot provide is reported in resource_errors with its status",
@@ -115,26 +115,42 @@ var errorScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "server/errors/not-repeated",
-		Title:        "SotW: an error already reported is not repeated with every later Cluster response",
+		Title:        "An error already reported is not repeated with every later Cluster response: after an update, or a request adding a name",
 		Requirements: []string{"ERR-4"},
 		Level:        results.May,
-		Variants:     sotw,
-		Needs:        with(Fixture(CDS), targets.NeedResourceErrors),
+		// Delta too: a server that does not note the error as held
+		// pushes it again at every change of the type.
+		Variants: allVariants,
+		Needs:    with(Fixture(CDS), targets.NeedResourceErrors),
 		Run: ServerScript(func(s *S) {
 			a := s.Set(CDS, "a", 1)
 			b := s.SetError(CDS, "b", codes.PermissionDenied)
 			s.Subscribe(CDS, a, b)
 			s.Ack(CDS, s.AwaitError(CDS, b))
-			s.Set(CDS, "a", 2)
-			r := s.AwaitRevision(CDS, a, 2)
-			if r.ErrorFor(b) != nil {
-				// The client remembers the error (ERR-5); saying it again
-				// is allowed, only not needed.
-				s.Checking("ERR-4").Errorf("response %q, about %q, repeats the error for %q already reported", r.Nonce, a, b)
+			for _, next := range []struct {
+				what string
+				make func() *fakeclient.Response
+			}{
+				{"an update of " + a, func() *fakeclient.Response { s.Set(CDS, "a", 2); return s.AwaitRevision(CDS, a, 2) }},
+				// A request that restates b among its names changes the
+				// subscription, not b's.
+				{"a request adding a name", func() *fakeclient.Response {
+					c := s.Set(CDS, "c", 1)
+					s.Subscribe(CDS, c)
+					return s.AwaitResource(CDS, c)
+				}},
+			} {
+				r := next.make()
+				if r.ErrorFor(b) != nil {
+					// The client remembers the error (ERR-5); saying it
+					// again is allowed, only not needed.
+					s.Checking("ERR-4").Errorf("response %q, after %s, repeats the error for %q already reported", r.Nonce, next.what, b)
+				}
+				s.Ack(CDS, r)
 			}
 		}),
 	},
-}
+}...)
 
 // TP3 §Wildcard Subscriptions and Glob Collections: an error for a
 // resource a wildcard or glob covers is named with the resource's name, an
@@ -185,4 +201,59 @@ var errorWildcardScenarios = []*engine.Scenario{
 			}
 		}),
 	},
+}
+
+// errorResubscription is one way of subscribing a resource, for the
+// table of errorResubscribed: by name, or through a locator with dynamic
+// parameters (a SotW server keeps those on a path of its own).
+type errorResubscription struct {
+	id, how     string
+	needs       []engine.Need // beyond resource errors
+	subscribe   func(s *S, name string)
+	unsubscribe func(s *S, name string)
+}
+
+var errorResubscriptions = []errorResubscription{
+	{"named", "by name", nil, func(s *S, n string) { s.Subscribe(EDS, n) }, func(s *S, n string) { s.Unsubscribe(EDS, n) }},
+	{"located", "through a locator", []engine.Need{targets.NeedDynamicParameters},
+		func(s *S, n string) { s.SubscribeLocator(EDS, n, params{"env": "prod"}) },
+		func(s *S, n string) {
+			s.must(EDS, s.C.UnsubscribeLocators(EDS, fakeclient.Locator(n, params{"env": "prod"})))
+		}},
+}
+
+// errorResubscribed generates, for each way of subscribing, the scenario
+// of a resource in error dropped and subscribed again: its error is
+// reported again. ERR-4 lets a server say an error once because the
+// client remembers it (ERR-5); a client that dropped the resource forgot
+// it, and a name requested anew is answered (RES-4; delta DELTA-3), its
+// answer being the error.
+func errorResubscribed() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, w := range errorResubscriptions {
+		needs := with(with(Fixture(EDS), targets.NeedResourceErrors), w.needs...)
+		out = append(out, &engine.Scenario{
+			ID:           "server/errors/resubscribed-" + w.id,
+			Title:        fmt.Sprintf("A resource in error, subscribed %s, dropped and subscribed again, has its error reported again", w.how),
+			Requirements: []string{"RES-4", "DELTA-3"},
+			Level:        results.Must,
+			Variants:     allVariants,
+			Needs:        needs,
+			Run: ServerScript(func(s *S) {
+				// b stays subscribed by name, so every request names
+				// something: the drop of a is the very request before
+				// its subscription anew, which the stream reads in order.
+				b := s.Set(EDS, "b", 1)
+				a := s.SetError(EDS, "a", codes.PermissionDenied)
+				s.Subscribe(EDS, b)
+				s.Ack(EDS, s.AwaitResource(EDS, b))
+				w.subscribe(s, a)
+				s.Ack(EDS, s.precondition("ERR-1").AwaitError(EDS, a))
+				w.unsubscribe(s, a)
+				w.subscribe(s, a)
+				s.Checking(s.subscribeRule(EDS, []string{a})).AwaitError(EDS, a)
+			}),
+		})
+	}
+	return out
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/xdsconform/xdsconform/engine"
@@ -102,7 +104,7 @@ func (s *S) holdPoll(window time.Duration, t wire.Type, version string, names ..
 }
 
 // xds_protocol#rest-json-polling-subscriptions
-var restScenarios = []*engine.Scenario{
+var restScenarios = append(restWildcardPolls(), []*engine.Scenario{
 	{
 		ID:           "server/rest/endpoints",
 		Title:        "Each type is served at POST /v3/discovery:<type> with a DiscoveryResponse of that type",
@@ -114,6 +116,47 @@ var restScenarios = []*engine.Scenario{
 			for _, t := range restTypes {
 				a := s.Set(t, "a", 1)
 				s.requirePolled(t, s.Poll(t, "", protojson.MarshalOptions{}, a), a, 1)
+				// The path names the type: the body's type_url may be left
+				// out ("implicit in requests made via singleton xDS APIs such
+				// as CDS, LDS, etc. but is required for ADS",
+				// DiscoveryRequest.type_url), and REST has no ADS.
+				v := s.Checking("REST-5")
+				v.requirePolled(t, v.mustDecode(t, v.pollBody(t, s.requestJSON(&discovery.DiscoveryRequest{ResourceNames: []string{a}}))), a, 1)
+			}
+		}),
+	},
+	{
+		ID:    "server/rest/unreadable-polls",
+		Title: "A poll the server cannot read is refused or answered with a DiscoveryResponse of the path's type, never with anything else",
+		// A reply is a DiscoveryResponse in canonical proto3 JSON (REST-3)
+		// of the path's type (REST-5); how a server refuses a poll is not
+		// specified, so any status but 200 passes. A 200 with a body that
+		// is no DiscoveryResponse leaves a client nothing to read.
+		Requirements: []string{"REST-3", "REST-5"},
+		Level:        results.Must,
+		Variants:     []wire.Variant{wire.REST},
+		Needs:        Fixture(CDS),
+		Run: ServerScript(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			for _, row := range []struct {
+				what string
+				body []byte
+			}{
+				{"a body cut short", []byte(`{"versionInfo":"1","resourceNames":["` + a + `"]`)},
+				{"a DiscoveryRequest of another type", s.requestJSON(&discovery.DiscoveryRequest{TypeUrl: LDS.URL, ResourceNames: []string{a}})},
+				{"a DiscoveryRequest of 5 MiB (a NACK's detail)", s.requestJSON(&discovery.DiscoveryRequest{TypeUrl: CDS.URL, ResourceNames: []string{a},
+					ErrorDetail: &rpcstatus.Status{Code: 3, Message: strings.Repeat("x", 5<<20)}})},
+			} {
+				p := s.pollBody(CDS, row.body)
+				if p.Status != http.StatusOK {
+					continue // refused: how is not specified
+				}
+				switch {
+				case p.DecodeErr != nil:
+					s.Checking("REST-3").Errorf("a CDS poll with %s was answered 200 with no DiscoveryResponse in canonical proto3 JSON: %v; body: %q", row.what, p.DecodeErr, p.Body)
+				case p.Response.GetTypeUrl() != CDS.URL:
+					s.Checking("REST-5").Errorf("a CDS poll with %s was answered with a DiscoveryResponse of type_url %q", row.what, p.Response.GetTypeUrl())
+				}
 			}
 		}),
 	},
@@ -150,6 +193,89 @@ var restScenarios = []*engine.Scenario{
 			s.Checking("REST-4").requirePolled(CDS, s.pollPastVersion(CDS, first.GetVersionInfo(), a), a, 2)
 		}),
 	},
+}...)
+
+// restWildcardPolls generates, for each wildcard mode, the scenario of a
+// REST poll holding a wildcard subscription: a poll is a SotW request
+// (xds_protocol: "the same sequencing as SotW"), so one naming nothing is
+// the legacy wildcard (WILD-2), one naming "*" the explicit one (WILD-1).
+func restWildcardPolls() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, m := range wildcardModes {
+		var names []string
+		if m.name == "star" {
+			names = []string{"*"}
+		}
+		out = append(out, &engine.Scenario{
+			ID:           "server/rest/" + m.name + "-wildcard-poll",
+			Title:        m.words + ", a REST poll gets every listener and every cluster",
+			Requirements: []string{m.rule},
+			Level:        results.Should,
+			Variants:     []wire.Variant{wire.REST},
+			Needs:        with(Fixture(wildcardTypes...), m.need),
+			Run: ServerScript(func(s *S) {
+				for _, t := range wildcardTypes {
+					a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
+					v := s.Checking(m.rule)
+					resp := v.Poll(t, "", protojson.MarshalOptions{}, names...)
+					v.requirePolled(t, resp, a, 1)
+					v.requirePolled(t, resp, b, 1)
+				}
+			}),
+		})
+	}
+	// A poll naming resources of a wildcard type asks for those alone
+	// (WILD-8: "full-state semantics then cover only the subscribed
+	// names").
+	out = append(out, &engine.Scenario{
+		ID:           "server/rest/named-poll",
+		Title:        "A REST poll naming a listener or a cluster gets that one, not every one of its type",
+		Requirements: []string{"WILD-8"},
+		Level:        results.Should,
+		Variants:     []wire.Variant{wire.REST},
+		Needs:        Fixture(wildcardTypes...),
+		Run: ServerScript(func(s *S) {
+			for _, t := range wildcardTypes {
+				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
+				v := s.Checking("WILD-8")
+				resp := v.Poll(t, "", protojson.MarshalOptions{}, a)
+				v.requirePolled(t, resp, a, 1)
+				for _, r := range resp.GetResources() {
+					if n, err := wire.AnyName(r); err == nil && n == b {
+						v.Errorf("%s poll naming %q only was answered with %q too (version %q)", t.Short, a, b, resp.GetVersionInfo())
+					}
+				}
+			}
+		}),
+	})
+	return out
+}
+
+// requestJSON is req, its node filled in, as canonical proto3 JSON, to be
+// POSTed as written (pollBody).
+func (s *S) requestJSON(req *discovery.DiscoveryRequest) []byte {
+	req.Node = s.C.Node()
+	b, err := protojson.Marshal(req)
+	if err != nil {
+		s.Abortf("encoding a REST poll: %v", err)
+	}
+	return b
+}
+
+// pollBody POSTs body as written to the REST path of t and returns the
+// reply, within the expect timeout.
+func (s *S) pollBody(t wire.Type, body []byte) *fakeclient.Poll {
+	path, ok := t.RESTPath()
+	if !ok {
+		s.Abortf("%s has no REST endpoint", t.Short)
+	}
+	ctx, cancel := context.WithTimeout(s.Context(), s.Timeouts.Expect)
+	defer cancel()
+	p, err := s.REST().PostRaw(ctx, path, body)
+	if err != nil {
+		s.Fatalf("%s poll to %s: no reply within %v: %v", t.Short, path, s.Timeouts.Expect, err)
+	}
+	return p
 }
 
 // mustHoldUnchanged polls t at the current version and fails at the first

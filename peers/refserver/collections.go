@@ -199,7 +199,13 @@ func (c *deltaConn) subscribeGlob(ts *deltaType, snap snapshot, n string, send, 
 // longer tracked unless subscribed otherwise; like any unsubscription it
 // needs no response (UNSUB-5).
 func (c *deltaConn) unsubscribeGlob(ts *deltaType, n string) {
+	if c.s.has(FaultGlobUnsubscribeIgnored) {
+		return // breaks UNSUB-2: the glob's members keep coming
+	}
 	delete(ts.globs, n)
+	if c.s.has(FaultGlobMembersStillHeld) {
+		return // breaks UNSUB-2: the members' deletions are still reported
+	}
 	for m := range ts.known {
 		if !c.wants(ts, m) {
 			delete(ts.known, m)

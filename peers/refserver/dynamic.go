@@ -61,6 +61,9 @@ type dynState struct {
 	// errSent are, per type URL, the version of the error last reported
 	// of each name in SotW (errors.go), reported once (ERR-4).
 	errSent map[string]map[string]string
+	// errEver is FaultErrorsOncePerStream's memory: every error version
+	// reported on the stream, by type URL and name.
+	errEver map[string]string
 }
 
 // paramsFor returns the parameters a stream subscribes name of type url
@@ -143,10 +146,16 @@ func (c *conn) locate(t wire.Type, req *discovery.DiscoveryRequest) []string {
 			}
 			continue
 		}
+		if c.s.has(FaultNameKeepsParams) && slices.Contains(names, n) {
+			continue // breaks DYN-7: the name keeps the locator's parameters
+		}
 		// LOC-1: a locator the request leaves out is unsubscribed.
 		if c.dyn.setParams(t.URL, n, nil) {
 			changed = true
 		}
+	}
+	if c.s.has(FaultParamChangeNotPushed) {
+		changed = false // breaks DYN-7: the variant the new parameters match is not pushed
 	}
 	if changed {
 		c.poke()
@@ -164,6 +173,9 @@ func (c *conn) locateDelta(t wire.Type, req *discovery.DeltaDiscoveryRequest) (s
 		return sub, unsub // breaks DYN-2
 	}
 	for _, n := range sub {
+		if c.s.has(FaultNameKeepsParams) {
+			continue // breaks DYN-7: the name keeps its locator's parameters
+		}
 		c.dyn.setParams(t.URL, n, nil)
 	}
 	for _, l := range req.GetResourceLocatorsSubscribe() {

@@ -61,6 +61,16 @@ func (c *sotwConn) sotwError(ts *sotwType, resp *discovery.DiscoveryResponse, na
 		return false
 	}
 	repeat := c.dyn.errSent[ts.t.URL][name] == e.version
+	if c.s.has(FaultErrorsOncePerStream) {
+		// Breaks RES-4: an error once reported is never reported again on
+		// the stream, even to a request that names it anew.
+		key := ts.t.URL + " " + name
+		repeat = repeat || c.dyn.errEver[key] == e.version
+		if c.dyn.errEver == nil {
+			c.dyn.errEver = map[string]string{}
+		}
+		c.dyn.errEver[key] = e.version
+	}
 	ts.sent[name] = e.version // no change to push until the error changes
 	c.dyn.noteError(ts.t.URL, name, e.version)
 	switch {
@@ -117,6 +127,9 @@ func (c *deltaConn) deltaError(ts *deltaType, resp *discovery.DeltaDiscoveryResp
 		return false
 	}
 	ts.known[name] = c.versionOf(e)
+	if c.s.has(FaultDeltaErrorsNotHeld) {
+		delete(ts.known, name) // ERR-4 not used: pushed again at every change of the type
+	}
 	ts.everSent[name] = c.versionOf(e)
 	c.dyn.noteSent(ts.t.URL, name, nil)
 	if c.s.has(FaultNoResourceErrors) {

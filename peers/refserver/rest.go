@@ -49,6 +49,9 @@ func (s *Server) RESTHandler() http.Handler {
 }
 
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
+	if s.has(FaultRESTBadPollEmptyOK) {
+		w = &badPollAsOK{ResponseWriter: w} // breaks REST-3: a poll refused is answered 200, empty
+	}
 	t, ok := wire.TypeByRESTPath(r.URL.Path)
 	if ok && t.URL == wire.Route.URL && s.has(FaultRESTNoRoutesPath) {
 		ok = false // breaks REST-5: a path of the proto's annotations is not served
@@ -75,6 +78,10 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	req := &discovery.DiscoveryRequest{}
 	if err := protojson.Unmarshal(body, req); err != nil {
 		http.Error(w, "not a DiscoveryRequest in proto3 JSON: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if req.GetTypeUrl() == "" && s.has(FaultRESTTypeURLRequired) {
+		http.Error(w, "no type_url", http.StatusBadRequest) // breaks REST-5: the path implies it
 		return
 	}
 	if u := req.GetTypeUrl(); u != "" && u != t.URL {
@@ -143,6 +150,12 @@ func (s *Server) poll(ctx context.Context, t wire.Type, req *discovery.Discovery
 func (s *Server) restResponse(t wire.Type, snap snapshot, names []string) *discovery.DiscoveryResponse {
 	resp := &discovery.DiscoveryResponse{VersionInfo: snap.version, TypeUrl: t.URL, Nonce: snap.version}
 	wildcard := t.Wildcard && (len(names) == 0 || slices.Contains(names, "*"))
+	if s.has(FaultRESTWildcardIgnored) {
+		wildcard = false // breaks WILD-2, WILD-1
+	}
+	if s.has(FaultNamedIsWildcard) && t.Wildcard {
+		wildcard = true // breaks WILD-8: a poll by name gets everything
+	}
 	for _, n := range sortedNames(snap.resources) {
 		if wildcard || slices.Contains(names, n) {
 			resp.Resources = append(resp.Resources, snap.resources[n].res)
