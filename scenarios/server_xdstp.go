@@ -623,27 +623,27 @@ var orderPaths = []orderPath{
 		}))
 	}},
 	{"ack", "a SotW ACK", sotw, []string{"UPD-3", "UPD-1"}, func(s, v *S, sorted, written string) {
-		s.SetX(CDS, sorted, 1)
-		s.Subscribe(CDS, sorted)
-		r, _ := s.AwaitX(CDS, sorted)
-		s.C.Respell(CDS, sorted, written)
-		s.Ack(CDS, r)
-		s.Checking("UPD-1").QuietCarrying("the ACK names "+sorted+" as "+written+", the same resource: nothing changed", CDS, sorted, written)
-		s.SetX(CDS, sorted, 2)
-		r, got := v.AwaitX(CDS, written)
-		v.requireXRevision(CDS, r, got, sorted, 2)
+		s.answerRespelled(v, sorted, written, (*S).Ack, "UPD-1", "the ACK names "+sorted+" as "+written+", the same resource: nothing changed")
 	}},
 	{"nack", "a SotW NACK", sotw, []string{"ACK-9", "ACK-5"}, func(s, v *S, sorted, written string) {
-		s.SetX(CDS, sorted, 1)
-		s.Subscribe(CDS, sorted)
-		r, _ := s.AwaitX(CDS, sorted)
-		s.C.Respell(CDS, sorted, written)
-		s.Nack(CDS, r)
-		s.Checking("ACK-5").QuietCarrying("the NACK names "+sorted+" as "+written+", the same resource: the rejected version must not come again", CDS, sorted, written)
-		s.SetX(CDS, sorted, 2)
-		r, got := v.AwaitX(CDS, written)
-		v.requireXRevision(CDS, r, got, sorted, 2)
+		s.answerRespelled(v, sorted, written, (*S).Nack, "ACK-5", "the NACK names "+sorted+" as "+written+", the same resource: the rejected version must not come again")
 	}},
+}
+
+// answerRespelled subscribes to the cluster sorted, answers its response
+// (answer: ACK or NACK) with the name written otherwise, checks under
+// rule that the answer provokes no response carrying it (why), then that
+// the next revision still reaches the stream, checked by v.
+func (s *S) answerRespelled(v *S, sorted, written string, answer func(*S, wire.Type, *fakeclient.Response), rule, why string) {
+	s.SetX(CDS, sorted, 1)
+	s.Subscribe(CDS, sorted)
+	r, _ := s.AwaitX(CDS, sorted)
+	s.C.Respell(CDS, sorted, written)
+	answer(s, CDS, r)
+	s.Checking(rule).QuietCarrying(why, CDS, sorted, written)
+	s.SetX(CDS, sorted, 2)
+	r, got := v.AwaitX(CDS, written)
+	v.requireXRevision(CDS, r, got, sorted, 2)
 }
 
 // orderScenarios are XDSTP-3 on the paths after the subscription
