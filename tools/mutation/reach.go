@@ -5,14 +5,18 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sync/errgroup"
 )
 
 const module = "github.com/xdsconform/xdsconform/"
@@ -73,19 +77,41 @@ func cmdReach(args []string) error {
 	return err
 }
 
-// reaches is what each suite run reaches, by suite name: a mutant faces
-// only the runs that reach it (the Envoy profile's code is not the gRPC
-// profile's).
-type reaches map[string]*reached
+// reaches is what each suite run reaches, by suite name, and within it by
+// scenario: a mutant faces only the runs that reach it (the Envoy
+// profile's code is not the gRPC profile's), and in each run only the
+// scenarios that reach it. A scenario that never executes the mutated
+// code sees the unmutated peer, so leaving it out changes no verdict and
+// saves most of a run: a typical mutant is reached by a tenth of the
+// catalogue.
+type reaches map[string]*suiteReach
+
+// suiteReach is one suite run's coverage, scenario by scenario, each
+// measured in a run of that scenario alone (all its variants).
+type suiteReach struct {
+	ids []string // in catalogue order
+	by  map[string]*reached
+}
 
 // covers says whether any run reaches the position.
 func (r reaches) covers(file string, line, col int) bool {
 	for _, x := range r {
-		if x.covers(file, line, col) {
+		if len(x.scenarios(file, line, col)) > 0 {
 			return true
 		}
 	}
 	return r == nil
+}
+
+// scenarios are the scenarios of the run that reach the position.
+func (s *suiteReach) scenarios(file string, line, col int) []string {
+	var ids []string
+	for _, id := range s.ids {
+		if s.by[id].covers(file, line, col) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // loadReach reads the coverage of the unmutated suites for the current
@@ -104,11 +130,25 @@ func loadReach(ctx context.Context, f runFlags) (reaches, error) {
 	out := reaches{}
 	for _, pkg := range []string{"refserver", "refclient"} {
 		for _, args := range suites(f, pkg) {
-			r, err := parseReach(base + "-" + suiteName(args) + ".txt")
+			dir := base + "-" + suiteName(args)
+			idx, err := os.ReadFile(filepath.Join(dir, "index"))
 			if err != nil {
 				return nil, err
 			}
-			out[suiteName(args)] = r
+			s := &suiteReach{by: map[string]*reached{}}
+			for _, line := range strings.Split(strings.TrimSpace(string(idx)), "\n") {
+				n, id, ok := strings.Cut(line, " ")
+				if !ok {
+					continue
+				}
+				r, err := parseReach(filepath.Join(dir, n+".txt"))
+				if err != nil {
+					return nil, err
+				}
+				s.ids = append(s.ids, id)
+				s.by[id] = r
+			}
+			out[suiteName(args)] = s
 		}
 	}
 	return out, nil
@@ -122,11 +162,13 @@ func suiteName(args []string) string {
 	return args[0]
 }
 
-// sourcesKey hashes the peers' sources: coverage measured for others is stale.
+// sourcesKey hashes the peers' sources: coverage measured for others is
+// stale. The catalogue is in it too: a scenario added or changed reaches
+// other code.
 func sourcesKey(root string) (string, error) {
 	h := sha256.New()
-	for _, p := range Peers {
-		files, err := filepath.Glob(filepath.Join(root, p.Dir, "*.go"))
+	for _, dir := range append(peerDirs(), "scenarios") {
+		files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
 		if err != nil {
 			return "", err
 		}
@@ -142,23 +184,33 @@ func sourcesKey(root string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
+func peerDirs() []string {
+	var dirs []string
+	for _, p := range Peers {
+		dirs = append(dirs, p.Dir)
+	}
+	return dirs
+}
+
+// measureReach runs every scenario of every suite alone, in a binary
+// built with coverage, and keeps what each reached: base-SUITE/index
+// lists "N ID" a line, base-SUITE/N.txt is that scenario's coverage.
+// Scenarios run f.jobs at a time, each its own process.
 func measureReach(ctx context.Context, f runFlags, base string) error {
+	if err := os.MkdirAll(f.work, 0o755); err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp(f.work, "reach-")
 	if err != nil {
-		if err := os.MkdirAll(f.work, 0o755); err != nil {
-			return err
-		}
-		if dir, err = os.MkdirTemp(f.work, "reach-"); err != nil {
-			return err
-		}
+		return err
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "xdsconform")
 	// The main package is among them: a binary whose main is not
 	// instrumented writes no coverage at all.
 	pkgs := []string{module + "cmd/xdsconform"}
-	for _, p := range Peers {
-		pkgs = append(pkgs, module+p.Dir)
+	for _, p := range peerDirs() {
+		pkgs = append(pkgs, module+p)
 	}
 	build := exec.CommandContext(ctx, "go", "build", "-cover", "-coverpkg="+strings.Join(pkgs, ","), "-o", bin, "./cmd/xdsconform")
 	build.Dir = f.root
@@ -166,30 +218,102 @@ func measureReach(ctx context.Context, f runFlags, base string) error {
 		return fmt.Errorf("go build -cover: %v: %s", err, firstLines(string(out), 3))
 	}
 	for _, pkg := range []string{"refserver", "refclient"} {
+		ids, err := scenarioIDs(ctx, bin, pkg)
+		if err != nil {
+			return err
+		}
 		for _, args := range suites(f, pkg) {
-			cov := filepath.Join(dir, "cov-"+suiteName(args))
-			if err := os.Mkdir(cov, 0o755); err != nil {
+			name := suiteName(args)
+			out := base + "-" + name
+			if err := os.RemoveAll(out); err != nil {
 				return err
 			}
-			cmd := exec.CommandContext(ctx, bin, append(args, "--json", filepath.Join(dir, "r.json"))...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "GOCOVERDIR="+cov)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				// The unmutated suites must pass: a mutant's failure
-				// means nothing over a suite that fails anyway.
-				return fmt.Errorf("unmutated %s suite: %v\n%s", suiteName(args), err, tail(string(out), 15))
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
 			}
-			path := base + "-" + suiteName(args) + ".txt"
-			conv := exec.CommandContext(ctx, "go", "tool", "covdata", "textfmt", "-i="+cov, "-o="+path+".tmp")
-			if out, err := conv.CombinedOutput(); err != nil {
-				return fmt.Errorf("go tool covdata: %v: %s", err, out)
+			fmt.Fprintf(os.Stderr, "reach: %s suite, %d scenarios one at a time\n", name, len(ids))
+			if err := forEach(ctx, f.jobs, len(ids), func(i int) error {
+				return measureOne(ctx, bin, dir, args, name, ids[i], filepath.Join(out, strconv.Itoa(i)+".txt"))
+			}); err != nil {
+				return err
 			}
-			if err := os.Rename(path+".tmp", path); err != nil {
+			var idx strings.Builder
+			for i, id := range ids {
+				fmt.Fprintf(&idx, "%d %s\n", i, id)
+			}
+			if err := os.WriteFile(filepath.Join(out, "index"), []byte(idx.String()), 0o644); err != nil {
 				return err
 			}
 		}
 	}
 	return os.WriteFile(base+".done", nil, 0o644)
+}
+
+// measureOne runs one scenario of one suite and writes its coverage.
+func measureOne(ctx context.Context, bin, dir string, args []string, suite, id, path string) error {
+	cov, err := os.MkdirTemp(dir, "cov-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cov)
+	cmd := exec.CommandContext(ctx, bin, append(args, "--run", id, "--json", filepath.Join(cov, "r.json"))...)
+	cmd.Dir = cov
+	cmd.Env = append(os.Environ(), "GOCOVERDIR="+cov)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		// The unmutated suites must pass: a mutant's failure means
+		// nothing over a scenario that fails anyway.
+		return fmt.Errorf("unmutated %s suite, %s: %v\n%s", suite, id, err, tail(string(out), 15))
+	}
+	conv := exec.CommandContext(ctx, "go", "tool", "covdata", "textfmt", "-i="+cov, "-o="+path+".tmp")
+	if out, err := conv.CombinedOutput(); err != nil {
+		return fmt.Errorf("go tool covdata: %v: %s", err, out)
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+// scenarioIDs are the built-in scenarios of the role the peer plays
+// against the suite: the server suite's for the server, the client's for
+// the client.
+func scenarioIDs(ctx context.Context, bin, pkg string) ([]string, error) {
+	role := map[string]string{"refserver": "server", "refclient": "client"}[pkg]
+	out, err := exec.CommandContext(ctx, bin, "list", "--json").Output()
+	if err != nil {
+		return nil, fmt.Errorf("xdsconform list --json: %w", err)
+	}
+	var list []struct {
+		ID   string `json:"id"`
+		Role string `json:"role"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("xdsconform list --json: %w", err)
+	}
+	var ids []string
+	for _, s := range list {
+		if s.Role == role {
+			ids = append(ids, s.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("xdsconform list --json: no %s scenario", role)
+	}
+	return ids, nil
+}
+
+// forEach calls fn(0..n-1), jobs at a time, and returns the first error
+// (the others still finish: each is a process of its own, bounded by ctx).
+func forEach(ctx context.Context, jobs, n int, fn func(int) error) error {
+	if jobs < 1 {
+		jobs = 1
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs)
+	for i := 0; i < n; i++ {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return fn(i) })
+	}
+	return g.Wait()
 }
 
 func tail(s string, n int) string {

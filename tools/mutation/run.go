@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,8 +59,11 @@ type Result struct {
 	Rules map[string]int `json:"rules,omitempty"`
 	// Note says what else the suite saw: pairs in error, blocked,
 	// inconclusive or unsupported, a crash's first line, a build error.
-	Note     string        `json:"note,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
+	Note string `json:"note,omitempty"`
+	// Scenarios is how many scenario runs the mutant faced: those of
+	// each suite run that reach it.
+	Scenarios int           `json:"scenarios,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
 }
 
 // RunRecord is a shard's start and end, for the wall time the report gives.
@@ -80,12 +84,14 @@ type runFlags struct {
 	dneTimer            string
 	suiteTimeout        time.Duration
 	only                string
+	jobs                int // scenarios measured at a time (reach)
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.root, "root", ".", "the repository root")
 	fs.StringVar(&f.work, "work", filepath.Join(os.TempDir(), "xdsconform-mutation"), "scratch directory: mutated files, binaries, coverage")
 	fs.StringVar(&f.results, "results", "tools/mutation/results.jsonl", "results file, appended to (one JSON line a mutant)")
+	fs.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "scenarios run at a time while measuring what each reaches (once per peer sources, by the first shard to need it)")
 }
 
 func cmdList(args []string) error {
@@ -311,8 +317,13 @@ func runMutant(ctx context.Context, f runFlags, dir string, m Mutant, reach reac
 	var notes []string
 	r.Rules = map[string]int{}
 	for _, args := range suites(f, m.Package) {
-		if x, ok := reach[suiteName(args)]; ok && !x.covers(m.File, m.Line, m.Col) {
-			continue // this run never executes the mutated code
+		var ids []string
+		if x, ok := reach[suiteName(args)]; ok {
+			if ids = x.scenarios(m.File, m.Line, m.Col); len(ids) == 0 {
+				continue // this run never executes the mutated code
+			}
+			r.Scenarios += len(ids)
+			args = append(append([]string{}, args...), "--run", strings.Join(ids, ","))
 		}
 		report := filepath.Join(dir, "report.json")
 		_ = os.Remove(report)
