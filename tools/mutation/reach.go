@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -218,12 +217,12 @@ func measureReach(ctx context.Context, f runFlags, base string) error {
 		return fmt.Errorf("go build -cover: %v: %s", err, firstLines(string(out), 3))
 	}
 	for _, pkg := range []string{"refserver", "refclient"} {
-		ids, err := scenarioIDs(ctx, bin, pkg)
-		if err != nil {
-			return err
-		}
 		for _, args := range suites(f, pkg) {
 			name := suiteName(args)
+			ids, err := scenariosRun(ctx, bin, dir, args, name)
+			if err != nil {
+				return err
+			}
 			out := base + "-" + name
 			if err := os.RemoveAll(out); err != nil {
 				return err
@@ -271,30 +270,32 @@ func measureOne(ctx context.Context, bin, dir string, args []string, suite, id, 
 	return os.Rename(path+".tmp", path)
 }
 
-// scenarioIDs are the built-in scenarios of the role the peer plays
-// against the suite: the server suite's for the server, the client's for
-// the client.
-func scenarioIDs(ctx context.Context, bin, pkg string) ([]string, error) {
-	role := map[string]string{"refserver": "server", "refclient": "client"}[pkg]
-	out, err := exec.CommandContext(ctx, bin, "list", "--json").Output()
+// scenariosRun runs a suite whole, unmutated, and names the scenarios
+// that ran in it (a pair that was not skipped), in its order: the Envoy
+// profile runs scenarios the gRPC profile skips, and the other way round.
+// The whole suite must pass: a mutant's failure means nothing over a
+// suite that fails anyway.
+func scenariosRun(ctx context.Context, bin, dir string, args []string, suite string) ([]string, error) {
+	report := filepath.Join(dir, suite+".json")
+	cmd := exec.CommandContext(ctx, bin, append(args, "--json", report)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("unmutated %s suite: %v\n%s", suite, err, tail(string(out), 15))
+	}
+	rep, err := readReport(report)
 	if err != nil {
-		return nil, fmt.Errorf("xdsconform list --json: %w", err)
-	}
-	var list []struct {
-		ID   string `json:"id"`
-		Role string `json:"role"`
-	}
-	if err := json.Unmarshal(out, &list); err != nil {
-		return nil, fmt.Errorf("xdsconform list --json: %w", err)
+		return nil, err
 	}
 	var ids []string
-	for _, s := range list {
-		if s.Role == role {
-			ids = append(ids, s.ID)
+	seen := map[string]bool{}
+	for _, p := range rep.Results {
+		if p.Outcome != "skipped" && !seen[p.ID] {
+			seen[p.ID] = true
+			ids = append(ids, p.ID)
 		}
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("xdsconform list --json: no %s scenario", role)
+		return nil, fmt.Errorf("unmutated %s suite: no scenario ran", suite)
 	}
 	return ids, nil
 }
