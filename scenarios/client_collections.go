@@ -175,9 +175,7 @@ var clientCollectionScenarios = []*engine.Scenario{
 		// stream to open at all: nothing to see there.
 		Variants: []wire.Variant{wire.SotWADS, wire.DeltaADS, wire.DeltaPerType},
 		Needs:    needing(targets.ClientFeatureGlobCollections),
-		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
-			n.L = xname(authA, LDS, t.Name("listeners")+"/*")
-		}}, func(f *F) {
+		Run: fed(globListener, func(f *F) {
 			if !f.Variant.IsDelta() {
 				f.Checking("COLL-6").NeverAsked(LDS, f.L, "a glob collection is for delta streams only; SotW uses list collections")
 				return
@@ -202,9 +200,7 @@ var clientCollectionScenarios = []*engine.Scenario{
 		Level:        results.Should,
 		Variants:     delta,
 		Needs:        needing(targets.ClientFeatureGlobCollections),
-		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
-			n.L = xname(authA, LDS, t.Name("listeners")+"/*")
-		}}, func(f *F) {
+		Run: fed(globListener, func(f *F) {
 			f.precondition("COLL-6").AwaitSubscribed(LDS, f.L)
 			dir := strings.TrimSuffix(f.L, "*")
 			member, nested := dir+"web", dir+"deep/web"
@@ -233,9 +229,7 @@ var clientCollectionScenarios = []*engine.Scenario{
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        needing(targets.ClientFeatureGlobCollections),
-		Run: fed(fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
-			n.L = xname(authA, LDS, t.Name("listeners")+"/*")
-		}}, func(f *F) {
+		Run: fed(globListener, func(f *F) {
 			f.precondition("COLL-6").AwaitSubscribed(LDS, f.L)
 			member := strings.TrimSuffix(f.L, "*") + "web"
 			f.precondition(chainAckRule).ExpectAck(LDS, f.RespondDelta(LDS, "1", []proto.Message{wire.ClientListener(member, f.R, 1)}), "1")
@@ -297,3 +291,9 @@ var clientCollectionScenarios = []*engine.Scenario{
 		}),
 	},
 }
+
+// globListener points the client's listener at a glob collection of
+// authA, every other name of the chain a plain xdstp name of it.
+var globListener = fedSetup{shared: []string{authA}, names: func(t *engine.T, n *chain) {
+	n.L = xname(authA, LDS, t.Name("listeners")+"/*")
+}}
