@@ -98,14 +98,4 @@ func TestStoreErrors(t *testing.T) {
 		_, err := f.SetResource(ctx, r)
 		assert.Equal(t, codes.InvalidArgument, status.Code(err), "%s: %v", name, err)
 	}
-
-	// The seam for glob collections (ERR-11): an error set on the glob URL
-	// is reported under the glob URL.
-	glob := "xdstp://auth/envoy.config.endpoint.v3.ClusterLoadAssignment/c/*"
-	_, err = f.SetResource(ctx, &fixturepb.SetResourceRequest{NodeId: node, TypeUrl: wire.Endpoint.URL, Name: glob, Error: denied})
-	require.NoError(t, err)
-	got := collectionError(s.snapshot(node, wire.Endpoint.URL), glob)
-	require.NotNil(t, got)
-	assert.Equal(t, glob, got.GetResourceName().GetName())
-	assert.Nil(t, collectionError(s.snapshot(node, wire.Endpoint.URL), "xdstp://auth/envoy.config.endpoint.v3.ClusterLoadAssignment/other/*"))
 }

@@ -153,19 +153,3 @@ func (c *conn) errorName(ts *typeBase, named bool, name string) string {
 	}
 	return name
 }
-
-// collectionError is the seam for glob collections (xdstp, ERR-11): the
-// error the fixture set on glob, a glob collection's URL
-// (xdstp://authority/type/path/*), in snap, as the resource_errors entry
-// that reports it, named with the glob URL; nil when the collection is
-// not in error. The glob code answers a subscription to the glob with it
-// in place of the collection's members. Errors about a member are the
-// member's own entries, which the streams report under the member's name
-// (sotwError, deltaError). A legacy wildcard subscription has no name to
-// report an error under, so none is ever reported for it (ERR-11).
-func collectionError(snap snapshot, glob string) *discovery.ResourceError {
-	if e, ok := snap.resources[glob]; ok && e.err != nil {
-		return resourceError(glob, e.err)
-	}
-	return nil
-}
