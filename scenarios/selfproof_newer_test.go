@@ -23,10 +23,18 @@ func init() {
 		},
 		"server/errors/resubscribed-named":   {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
 		"server/errors/resubscribed-located": {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
-		"server/rest/legacy-wildcard-poll":   {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-2"}},
-		"server/rest/star-wildcard-poll":     {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-1"}},
-		"server/rest/named-poll":             {{fault: refserver.FaultNamedIsWildcard, rule: "WILD-8"}},
-		"server/rest/unreadable-polls":       {{fault: refserver.FaultRESTBadPollEmptyOK, rule: "REST-3"}},
+		"server/errors/resubscribed-named-alone": {
+			{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly},
+			{fault: refserver.FaultEmptyRequestKeepsErrors, rule: "RES-4", variants: wire.SotWOnly},
+		},
+		"server/errors/resubscribed-located-alone": {
+			{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly},
+			{fault: refserver.FaultEmptyRequestKeepsErrors, rule: "RES-4", variants: wire.SotWOnly},
+		},
+		"server/rest/legacy-wildcard-poll": {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-2"}},
+		"server/rest/star-wildcard-poll":   {{fault: refserver.FaultRESTWildcardIgnored, rule: "WILD-1"}},
+		"server/rest/named-poll":           {{fault: refserver.FaultNamedIsWildcard, rule: "WILD-8"}},
+		"server/rest/unreadable-polls":     {{fault: refserver.FaultRESTBadPollEmptyOK, rule: "REST-3"}},
 		"server/dynamic/parameters-changed": {
 			{fault: refserver.FaultParamChangeNotPushed, rule: "DYN-7", variants: wire.SotWOnly},
 			{fault: refserver.FaultNameKeepsParams, rule: "DYN-7"},

@@ -227,33 +227,42 @@ var errorResubscriptions = []errorResubscription{
 // reported again. ERR-4 lets a server say an error once because the
 // client remembers it (ERR-5); a client that dropped the resource forgot
 // it, and a name requested anew is answered (RES-4; delta DELTA-3), its
-// answer being the error.
+// answer being the error. Either another name stays subscribed, or the
+// resource is the only one, so that on SotW its drop is an empty request
+// (RES-6: after names, a subscription to nothing), a path of its own.
 func errorResubscribed() []*engine.Scenario {
 	var out []*engine.Scenario
 	for _, w := range errorResubscriptions {
-		needs := with(with(Fixture(EDS), targets.NeedResourceErrors), w.needs...)
-		out = append(out, &engine.Scenario{
-			ID:           "server/errors/resubscribed-" + w.id,
-			Title:        fmt.Sprintf("A resource in error, subscribed %s, dropped and subscribed again, has its error reported again", w.how),
-			Requirements: []string{"RES-4", "DELTA-3"},
-			Level:        results.Must,
-			Variants:     allVariants,
-			Needs:        needs,
-			Run: ServerScript(func(s *S) {
-				// b stays subscribed by name, so every request names
-				// something: the drop of a is the very request before
-				// its subscription anew, which the stream reads in order.
-				b := s.Set(EDS, "b", 1)
-				a := s.SetError(EDS, "a", codes.PermissionDenied)
-				s.Subscribe(EDS, b)
-				s.Ack(EDS, s.AwaitResource(EDS, b))
-				w.subscribe(s, a)
-				s.Ack(EDS, s.precondition("ERR-1").AwaitError(EDS, a))
-				w.unsubscribe(s, a)
-				w.subscribe(s, a)
-				s.Checking(s.subscribeRule(EDS, []string{a})).AwaitError(EDS, a)
-			}),
-		})
+		for _, alone := range []bool{false, true} {
+			needs := with(with(Fixture(EDS), targets.NeedResourceErrors), w.needs...)
+			id, title := "server/errors/resubscribed-"+w.id, fmt.Sprintf("A resource in error, subscribed %s, dropped and subscribed again, has its error reported again", w.how)
+			if alone {
+				id, title = id+"-alone", fmt.Sprintf("A resource in error, the only one subscribed (%s), dropped and subscribed again, has its error reported again", w.how)
+			}
+			out = append(out, &engine.Scenario{
+				ID:           id,
+				Title:        title,
+				Requirements: []string{"RES-4", "DELTA-3"},
+				Level:        results.Must,
+				Variants:     allVariants,
+				Needs:        needs,
+				Run: ServerScript(func(s *S) {
+					// Otherwise b stays subscribed by name, so every
+					// request names something.
+					a := s.SetError(EDS, "a", codes.PermissionDenied)
+					if !alone {
+						b := s.Set(EDS, "b", 1)
+						s.Subscribe(EDS, b)
+						s.Ack(EDS, s.AwaitResource(EDS, b))
+					}
+					w.subscribe(s, a)
+					s.Ack(EDS, s.precondition("ERR-1").AwaitError(EDS, a))
+					w.unsubscribe(s, a)
+					w.subscribe(s, a)
+					s.Checking(s.subscribeRule(EDS, []string{a})).AwaitError(EDS, a)
+				}),
+			})
+		}
 	}
 	return out
 }

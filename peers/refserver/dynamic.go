@@ -119,7 +119,6 @@ func (c *conn) poke() {
 func (c *conn) locate(t wire.Type, req *discovery.DiscoveryRequest) []string {
 	names, locs := req.GetResourceNames(), req.GetResourceLocators()
 	if c.s.has(FaultLocatorSubscriptionsIgnored) || (len(locs) == 0 && len(c.dyn.params[t.URL]) == 0) {
-		c.dyn.forgetErrors(t.URL, names)
 		return names // breaks DYN-2 when the fault is set: locators go unheard
 	}
 	out := slices.Clone(names)
@@ -160,7 +159,6 @@ func (c *conn) locate(t wire.Type, req *discovery.DiscoveryRequest) []string {
 	if changed {
 		c.poke()
 	}
-	c.dyn.forgetErrors(t.URL, out)
 	return out
 }
 

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
@@ -97,16 +96,17 @@ func (d *dynState) noteError(url, name, version string) {
 	d.errSent[url][name] = version
 }
 
-// forgetErrors forgets the errors reported for names a SotW request no
+// forgetErrors forgets the errors reported for names a SotW stream no
 // longer subscribes to, so subscribing again brings the error again, as
-// it brings a resource again (RES-4). A wildcard request may still cover
-// them, so it forgets none.
-func (d *dynState) forgetErrors(url string, names []string) {
-	if len(names) == 0 || slices.Contains(names, "*") {
+// it brings a resource again (RES-4). A wildcard may still cover them, so
+// it forgets none; an empty request after names (RES-6) subscribes to
+// nothing, so it forgets them all.
+func (d *dynState) forgetErrors(url string, subscribed nameSet, wildcard bool) {
+	if wildcard {
 		return
 	}
 	for n := range d.errSent[url] {
-		if !slices.Contains(names, n) {
+		if !subscribed[n] {
 			delete(d.errSent[url], n)
 		}
 	}

@@ -38,6 +38,10 @@ const (
 	// stream: a name dropped and subscribed again does not get its error
 	// again (RES-4).
 	FaultErrorsOncePerStream Fault = "errors-once-per-stream"
+	// FaultEmptyRequestKeepsErrors forgets no reported error when a SotW
+	// request drops every name (an empty request after names), so the
+	// error of a name subscribed again afterwards is not reported (RES-4).
+	FaultEmptyRequestKeepsErrors Fault = "empty-request-keeps-errors"
 	// FaultDeltaErrorsNotHeld does not note a resource error reported on
 	// a delta stream as held, so it is pushed again at every change of
 	// the type (ERR-4, MAY).
@@ -57,6 +61,7 @@ var newerFaults = []struct {
 	{FaultParamChangeNotPushed, "DYN-7: a SotW request changing only a locator's dynamic parameters gets no new variant"},
 	{FaultNameKeepsParams, "DYN-7: a name subscribed by resource_names keeps the parameters of its earlier locator"},
 	{FaultErrorsOncePerStream, "RES-4: a SotW resource error is reported once per stream, not again to a request that names the resource anew"},
+	{FaultEmptyRequestKeepsErrors, "RES-4: a SotW request that drops every name forgets no error, so a name subscribed again does not get its error"},
 	{FaultDeltaErrorsNotHeld, "ERR-4 (MAY): a resource error reported on a delta stream is pushed again at every change of its type"},
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},
 }

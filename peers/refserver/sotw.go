@@ -344,6 +344,9 @@ func (c *sotwConn) applyNames(ts *sotwType, requested []string) {
 		ts.everSubscribed[n] = true
 	}
 	ts.names, ts.wildcard = names, wildcard
+	if len(names) > 0 || !c.s.has(FaultEmptyRequestKeepsErrors) { // breaks RES-4 when set
+		c.dyn.forgetErrors(ts.t.URL, names, wildcard)
+	}
 }
 
 // wants reports whether the stream subscribes to name: explicitly or through
