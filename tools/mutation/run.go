@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -361,9 +362,30 @@ func runSuite(ctx context.Context, f runFlags, bin string, args []string, report
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
-	cmd.Stdout = nil
 	cmd.Stderr = &limited{b: &stderr, n: 64 << 10}
-	err := cmd.Run()
+	// The console says each pair's outcome as it ends. One failing pair
+	// is enough to kill the mutant: at the first, the suite is
+	// interrupted, and writes the report of what ran (as at Ctrl-C),
+	// which the verdict is read from. Most mutants are killed, many by
+	// pairs that fail fast while others wait out their timeouts.
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return Errored, err.Error()
+	}
+	if err := cmd.Start(); err != nil {
+		return Errored, err.Error()
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	interrupted := false
+	for sc.Scan() {
+		if !interrupted && strings.HasPrefix(sc.Text(), "FAIL  ") {
+			interrupted = true
+			_ = cmd.Process.Signal(os.Interrupt)
+		}
+	}
+	_, _ = io.Copy(io.Discard, stdout) // a line past the buffer: drain the rest
+	err = cmd.Wait()
 	if sctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		return TimedOut, fmt.Sprintf("%s suite ran past %s", args[0], f.suiteTimeout)
 	}
