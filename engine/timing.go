@@ -115,23 +115,16 @@ func (t *T) DoubtNow(rule, what string, measured, limit time.Duration, st LagSta
 }
 
 // LagStats is how long the harness was stalled in a window, and its
-// longest single stall.
-type LagStats struct {
-	Total, Max time.Duration
-}
-
-// Add returns the lag of two windows taken together.
-func (s LagStats) Add(o LagStats) LagStats {
-	return LagStats{Total: s.Total + o.Total, Max: max(s.Max, o.Max)}
-}
+// longest single stall: lag.Stats, named here for scenario code, which
+// reaches the sampler only through the engine.
+type LagStats = lag.Stats
 
 // LagIn returns the harness's lag in [from, to], for a timing check that
 // weighs it itself (a comparison of two durations, say): each duration
 // the harness measured may be longer than what happened by up to the lag
 // of its window.
 func (t *T) LagIn(from, to time.Time) LagStats {
-	st := lag.In(from, to)
-	return LagStats{Total: st.Total, Max: st.Max}
+	return lag.In(from, to)
 }
 
 // lagClause is the part of a timing failure's message that gives the
