@@ -356,9 +356,7 @@ func (t *T) linger() {
 			return
 		}
 	}
-	// Stretched over the stalls, it covers the whole window unless it hit
-	// its bound (a tenth is left for stalls that came as it ended).
-	t.Covers(t.Headline(), "the trailing quiet window, in which what must not happen is still watched for", t.Timeouts.Quiet*9/10, dl.Start(), time.Now())
+	t.Covers(t.Headline(), "the trailing quiet window, in which what must not happen is still watched for", StretchedNeed(t.Timeouts.Quiet), dl.Start(), time.Now())
 }
 
 // StopLinger ends the trailing window early: a watch has already caught a

@@ -72,6 +72,12 @@ func (t *T) Covers(rule, what string, need time.Duration, from, to time.Time) bo
 	return c.Verdict == results.TimingPass
 }
 
+// StretchedNeed is what a window stretched over the harness's stalls
+// (lag.NewDeadline) must be seen to cover for Covers: the whole window
+// unless it hit its bound, less a tenth for stalls that came as it ended,
+// which the stretch could not see coming.
+func StretchedNeed(window time.Duration) time.Duration { return window * 9 / 10 }
+
 // TimerWindow sizes a must-not-happen window about a peer's own protocol
 // timer (a server's REST long-poll hold, a client's does-not-exist timer):
 // such a window proves something only if it outlasts the timer, since what

@@ -1099,10 +1099,7 @@ func (c *C) neverFor(window time.Duration, stretch bool, until time.Time, t wire
 			}
 			need := window * windowShare / 100
 			if stretch {
-				// Stretched over the stalls, it covers the whole window
-				// unless it hit its bound (a tenth is left for stalls that
-				// came as it ended).
-				need = window * 9 / 10
+				need = engine.StretchedNeed(window)
 			}
 			c.Covers(c.ruleOr(""), fmt.Sprintf("watching that the status view never shows %s %s %s", t.Short, name, what), need, start, time.Now())
 			return
