@@ -121,6 +121,20 @@ func loadReach(ctx context.Context, f runFlags) (reaches, error) {
 		return nil, err
 	}
 	base := filepath.Join(f.work, "reach-"+key)
+	if err := os.MkdirAll(f.work, 0o755); err != nil {
+		return nil, err
+	}
+	// Shards started side by side measure once: the first holds the
+	// lock while it does, the others wait for it and read its files.
+	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	if _, err := os.Stat(base + ".done"); err != nil {
 		if err := measureReach(ctx, f, base); err != nil {
 			return nil, fmt.Errorf("measuring what the suites reach: %w", err)
