@@ -83,12 +83,7 @@ func init() {
 		}, "1 then 1", "1 then 2"},
 
 		{FaultNextRequestNamesAnsweredOnly, wire.SotWADS, 0, func(h *harness) string {
-			acceptListener(h)
-			h.expectSubscribe(wire.Route, "R")
-			h.send(wire.Route, "1", "r1", wire.ClientRoutes("R", 1, "C", "C2"))
-			h.expectAck(wire.Route, "1", "r1", "R")
-			h.expectSubscribe(wire.Cluster, "C", "C2")
-			h.send(wire.Cluster, "1", "c1", wire.ClientCluster("C", 1))
+			acceptRouteOfTwo(h)
 			return fmt.Sprint(h.next(wire.Cluster).Names)
 		}, "[C C2]", "[C]"},
 

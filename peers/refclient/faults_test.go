@@ -57,6 +57,17 @@ func acceptRoute(h *harness) {
 	h.expectSubscribe(wire.Cluster, "C")
 }
 
+// acceptRouteOfTwo is acceptRoute with a route naming two clusters, C and
+// C2, up to the response that carries C alone.
+func acceptRouteOfTwo(h *harness) {
+	acceptListener(h)
+	h.expectSubscribe(wire.Route, "R")
+	h.send(wire.Route, "1", "r1", wire.ClientRoutes("R", 1, "C", "C2"))
+	h.expectAck(wire.Route, "1", "r1", "R")
+	h.expectSubscribe(wire.Cluster, "C", "C2")
+	h.send(wire.Cluster, "1", "c1", wire.ClientCluster("C", 1))
+}
+
 func nacked(r treq) string { return fmt.Sprint(r.Err != nil) }
 
 // omit sends a SotW response of typ carrying nothing, checks it is ACKed
@@ -515,12 +526,7 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		}, "false", "true"},
 
 		{FaultAbsenceIsProof, wire.SotWADS, 0, func(h *harness) string {
-			acceptListener(h)
-			h.expectSubscribe(wire.Route, "R")
-			h.send(wire.Route, "1", "r1", wire.ClientRoutes("R", 1, "C", "C2"))
-			h.expectAck(wire.Route, "1", "r1", "R")
-			h.expectSubscribe(wire.Cluster, "C", "C2")
-			h.send(wire.Cluster, "1", "c1", wire.ClientCluster("C", 1))
+			acceptRouteOfTwo(h)
 			h.expectAck(wire.Cluster, "1", "c1", "C", "C2")
 			return csdsStatus(h, wire.Cluster, "C2")
 		}, "REQUESTED", "DOES_NOT_EXIST"},
