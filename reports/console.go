@@ -413,7 +413,7 @@ func (c *Console) Summary(run results.Run) {
 	if len(incons) > 0 {
 		// The harness, not the target, could not judge these: the figures
 		// say how far its own lag went, and the re-run line tries again.
-		fmt.Fprintf(&b, "\n=== Inconclusive: timing verdicts the harness's own lag could explain, not counted against the run (%d)\n", len(incons))
+		fmt.Fprintf(&b, "\n=== Inconclusive: timing verdicts the harness's own lag could explain, or windows the run's budget cut shorter than the timer they are about; not counted against the run (%d)\n", len(incons))
 		for _, r := range incons {
 			fmt.Fprintf(&b, "  %s: %s\n", clean(r.FullName()), clean(verdict.TimingDoubts(r)))
 			c.writeRerun(&b, r, "INCON", "    ")

@@ -246,7 +246,7 @@ func TestConsoleSummaryBlockedAndInconclusive(t *testing.T) {
     message:
         the fixture did not answer for node xdsconform-1a2b3c4d
 
-=== Inconclusive: timing verdicts the harness's own lag could explain, not counted against the run (1)
+=== Inconclusive: timing verdicts the harness's own lag could explain, or windows the run's budget cut shorter than the timer they are about; not counted against the run (1)
   client/ack/prompt[sotw-ads]: UPD-2: the ACK of version 2 took 1.2s, limit 1s, harness stalled 400ms (longest 300ms); still in doubt after running again alone 2 times
 
 === Known failing, not counted against the run (1)
