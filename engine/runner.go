@@ -200,7 +200,7 @@ func rerun(ctx context.Context, pairs []Pair, rs []results.Result, ran []bool, c
 			}
 			r.Timing.Reruns = try
 			r.Message = strings.TrimPrefix(r.Message+"\n"+fmt.Sprintf("(ran again by itself, %s, because in the run with the other pairs the harness's own lag could explain a timing verdict either way: %s)",
-				wording.N(try, "time"), firstLine(first.Message, 1)), "\n")
+				wording.N(try, "time"), doubtOf(first)), "\n")
 			rs[i] = r
 		}
 		if cfg.Progress != nil {
@@ -209,13 +209,18 @@ func rerun(ctx context.Context, pairs []Pair, rs []results.Result, ran []bool, c
 	}
 }
 
-// firstLine is the first line of s after skip lines.
-func firstLine(s string, skip int) string {
-	lines := strings.Split(s, "\n")
-	if skip < len(lines) {
-		return lines[skip]
+// doubtOf says what left r inconclusive: its first timing check in doubt,
+// as its message says it.
+func doubtOf(r results.Result) string {
+	if r.Timing != nil {
+		for _, c := range r.Timing.Checks {
+			if c.Verdict == results.TimingDoubt || c.Verdict == results.TimingShort {
+				return describeDoubts([]results.TimingCheck{c})
+			}
+		}
 	}
-	return s
+	line, _, _ := strings.Cut(r.Message, "\n")
+	return line
 }
 
 // A phase is a group of pairs that run together; each phase starts once
