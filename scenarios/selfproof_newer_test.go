@@ -23,6 +23,7 @@ func init() {
 		},
 		"server/errors/resubscribed-named":   {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
 		"server/errors/resubscribed-located": {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
+		"server/errors/others-supplied":      {{fault: refserver.FaultErrorEndsResponse, rule: "RES-2"}},
 		"server/errors/resubscribed-named-alone": {
 			{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly},
 			{fault: refserver.FaultEmptyRequestKeepsErrors, rule: "RES-4", variants: wire.SotWOnly},

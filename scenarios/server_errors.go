@@ -73,6 +73,24 @@ var errorScenarios = append(errorResubscribed(), []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "server/errors/others-supplied",
+		Title: "A request naming resources on either side of one in error gets each of them, whatever the order of the names",
+		// RES-2: every requested resource that exists is supplied; one in
+		// error, reported (ERR-1) or not, takes nothing from the others.
+		// The names sort before and after it, so a server that stops at
+		// the error in the order it writes the names is seen.
+		Requirements: []string{"RES-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        with(Fixture(EDS), targets.NeedResourceErrors),
+		Run: ServerScript(func(s *S) {
+			a, z := s.Set(EDS, "a", 1), s.Set(EDS, "z", 1)
+			m := s.SetError(EDS, "m", codes.PermissionDenied)
+			s.Subscribe(EDS, z, m, a)
+			s.Checking("RES-2").AwaitAll(EDS, a, z)
+		}),
+	},
+	{
 		ID:           "server/errors/disjoint",
 		Title:        "A resource that goes into error is reported in resource_errors and not also sent in resources",
 		Requirements: []string{"ERR-2"},

@@ -499,6 +499,9 @@ func (c *deltaConn) send(ts *deltaType, snap snapshot, send, remove nameSet) err
 	for _, n := range sortedNames(send) { // DUP-1: names are unique
 		e := snap.resources[n]
 		if c.deltaError(ts, resp, n, e) { // errors.go: in resource_errors instead (ERR-1, ERR-2)
+			if c.s.has(FaultErrorEndsResponse) {
+				break // breaks RES-2: the names after it are left out
+			}
 			continue
 		}
 		r := &discovery.Resource{Name: c.servedName(ts.t, n), Version: e.version, Resource: c.pack(ts.t, e), Aliases: e.aliases} // VER-7, DELTA-10

@@ -640,6 +640,9 @@ func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bo
 	for _, n := range names { // DUP-1: names are unique
 		e := snap.resources[n]
 		if c.sotwError(ts, resp, n, e) { // errors.go: in resource_errors instead (ERR-1, ERR-2)
+			if c.s.has(FaultErrorEndsResponse) {
+				break // breaks RES-2: the names after it are left out
+			}
 			continue
 		}
 		a := c.pack(ts.t, e)
