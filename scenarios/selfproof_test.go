@@ -51,6 +51,7 @@ type (
 // timeouts.
 var mustCatch = map[string][]serverCatch{
 	"server/stream/node-only-on-first-request": {{fault: refserver.FaultRequireNodeEveryRequest, rule: "STREAM-4"}},
+	"server/stream/type-implicit-on-per-type":  {{fault: refserver.FaultTypeURLRequired, rule: "ROB-4"}},
 	"server/stream/every-type-served": {
 		{fault: refserver.FaultDropOneType, rule: "STREAM-9"},
 		{fault: refserver.FaultWrongTypeUrl, rule: "STREAM-9"},

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
@@ -26,6 +28,24 @@ var streamScenarios = []*engine.Scenario{
 			v.Nack(EDS, v.AwaitResource(EDS, b))
 			v.Set(EDS, "a", 2)
 			v.AwaitRevision(EDS, a, 2)
+		}),
+	},
+	{
+		ID:    "server/stream/type-implicit-on-per-type",
+		Title: "On a per-type stream a request without type_url is a request of the stream's type: the name it adds is served",
+		// ROB-4: the type is implicit on the singleton APIs; STREAM-6
+		// only asks a client to set it there (SHOULD).
+		Requirements: []string{"ROB-4"},
+		Level:        results.Must,
+		Variants:     perType,
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
+			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
+			s.Subscribe(EDS, a)
+			s.Ack(EDS, s.AwaitResource(EDS, a))
+			s.SendUnusual(EDS, func(r *discovery.DiscoveryRequest) { r.TypeUrl, r.ResourceNames = "", []string{a, b} },
+				func(r *discovery.DeltaDiscoveryRequest) { r.TypeUrl, r.ResourceNamesSubscribe = "", []string{b} })
+			s.Checking("ROB-4").AwaitResource(EDS, b)
 		}),
 	},
 	{

@@ -42,6 +42,10 @@ const (
 	// request drops every name (an empty request after names), so the
 	// error of a name subscribed again afterwards is not reported (RES-4).
 	FaultEmptyRequestKeepsErrors Fault = "empty-request-keeps-errors"
+	// FaultTypeURLRequired refuses a request without type_url on a
+	// per-type stream, where the type is implicit (ROB-4): the stream
+	// ends with INVALID_ARGUMENT.
+	FaultTypeURLRequired Fault = "type-url-required"
 	// FaultErrorEndsResponse ends a response's resources at the first
 	// name in error: the names after it in the response's order are left
 	// out (RES-2).
@@ -66,6 +70,7 @@ var newerFaults = []struct {
 	{FaultNameKeepsParams, "DYN-7: a name subscribed by resource_names keeps the parameters of its earlier locator"},
 	{FaultErrorsOncePerStream, "RES-4: a SotW resource error is reported once per stream, not again to a request that names the resource anew"},
 	{FaultEmptyRequestKeepsErrors, "RES-4: a SotW request that drops every name forgets no error, so a name subscribed again does not get its error"},
+	{FaultTypeURLRequired, "ROB-4: a request without type_url on a per-type stream ends the stream"},
 	{FaultErrorEndsResponse, "RES-2: a response leaves out the resources named after one in error"},
 	{FaultDeltaErrorsNotHeld, "ERR-4 (MAY): a resource error reported on a delta stream is pushed again at every change of its type"},
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},

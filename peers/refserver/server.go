@@ -232,7 +232,8 @@ func (c *conn) takesWrappers() bool {
 // the service's type when type_url is empty.
 func (c *conn) resolveType(typeURL string) (wire.Type, error) {
 	if c.service != nil {
-		if typeURL == "" || typeURL == c.service.URL {
+		// ROB-4: the type is implicit on a per-type stream.
+		if (typeURL == "" && !c.s.has(FaultTypeURLRequired)) || typeURL == c.service.URL { // breaks ROB-4 when set
 			return *c.service, nil
 		}
 		// ROB-1: another type on a per-type stream ends that stream alone.
