@@ -162,6 +162,7 @@ var mustCatch = map[string][]serverCatch{
 	"server/ttl/only-for-capable-clients":        {{fault: refserver.FaultTTLForEveryone, rule: "TTL-1"}},
 	"server/ttl/removed-by-resend":               {{fault: refserver.FaultTTLChangeNotPushed, rule: "TTL-3"}},
 	"server/ttl/wrapped-only-for-capable":        {{fault: refserver.FaultWrapForEveryone, rule: "TTL-5", want: "comes wrapped in a Resource"}},
+	"server/dynamic/sotw-by-name-bare":           {{fault: refserver.FaultWrapForEveryone, rule: "TTL-5", want: "comes wrapped in a Resource"}},
 	"server/warming/endpoints-after-cluster":     {{fault: refserver.FaultSlowWarming, rule: "WARM-3"}},
 	"server/warming/unchanged-routes-not-resent": {{fault: refserver.FaultResendRoutesOnListenerUpdate, rule: "WARM-5"}},
 	"server/warming/endpoints-resent-after-cluster-update": {

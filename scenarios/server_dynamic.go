@@ -171,6 +171,25 @@ var dynamicScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "server/dynamic/sotw-by-name-bare",
+		Title: "SotW: a variant served to a client that subscribed by name, without locators or resource-in-sotw, comes bare, not in a Resource wrapper",
+		// TTL-5: wrappers only for clients that can take them; a client
+		// that subscribed by locator can (DYN-1), one by name alone
+		// cannot. The variant matches a client without parameters.
+		Requirements: []string{"TTL-5"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        with(Fixture(EDS), targets.NeedDynamicParameters),
+		Run: ServerScript(func(s *S) {
+			a := s.SetVariant(EDS, "a", 1, wire.Not(wire.Exists("env")))
+			s.Subscribe(EDS, a)
+			r := s.precondition("DYN-7").AwaitResource(EDS, a)
+			if r.Wrapped(a) {
+				s.Checking("TTL-5").Errorf("%q comes wrapped in a Resource (response %q), but the client subscribed by name and did not advertise %s", a, r.Nonce, wire.FeatureResourceInSotW)
+			}
+		}),
+	},
+	{
 		ID:           "server/dynamic/matching",
 		Title:        "Each subscription gets the variant its dynamic parameters match: exact, exists, not, and, or, extra keys",
 		Requirements: []string{"DYN-7"},
