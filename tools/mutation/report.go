@@ -213,8 +213,10 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 	p("A mutant in code the unmutated suites never run survives without a run (*never reached*).\n")
 	p("Mutants of a fault switch's own condition, or of code only a fault switch reaches, are out of\n")
 	p("scope and listed apart; so are mutants that do not compile. Survivors are triaged in\n")
-	p("`tools/mutation/triage.txt`: equivalent (no behaviour any peer could observe changes; the reason\n")
-	p("says why), fault-only (a branch the static scope rules miss), or a gap and what closes it.\n\n")
+	p("`tools/mutation/triage.txt`: equivalent (no behaviour any peer could observe changes, or, said\n")
+	p("so in the reason, only one every rule allows, or one off the wire, such as a fixture's own\n")
+	p("check), fault-only (a branch the static scope rules miss, or a test mode of the reference),\n")
+	p("or a gap and what closes it.\n\n")
 	p("Operators: %s.\n\n", strings.Join([]string{
 		string(CondBoundary), string(CondNegation), string(InvertLogical), string(RemoveNot), string(InvertNegatives),
 		string(ArithmeticBase), string(IncDec), string(InvertBool), string(RemoveStatement), string(InvertLoopCtrl)}, ", "))
