@@ -48,22 +48,37 @@ type dynState struct {
 	// params are, per type URL, the dynamic parameters each name is
 	// subscribed with (its resource_locators); a name subscribed by
 	// resource_names has none.
-	params map[string]map[string]map[string]string
+	params byTypeURL[map[string]string]
 	// located says the client subscribed by locator, so it takes SotW
 	// Resource wrappers (DYN-1).
 	located bool
 	// sent are, per type URL, the constraints of the variant last sent
 	// of each name (delta): its removal must name them (DYN-5).
-	sent map[string]map[string]*discovery.DynamicParameterConstraints
+	sent byTypeURL[*discovery.DynamicParameterConstraints]
 	// torn are FaultTornVariantChange's removals, sent ahead of the
 	// response that replaces them.
 	torn []*discovery.ResourceName
 	// errSent are, per type URL, the version of the error last reported
 	// of each name in SotW (errors.go), reported once (ERR-4).
-	errSent map[string]map[string]string
+	errSent byTypeURL[string]
 	// errEver is FaultErrorsOncePerStream's memory: every error version
 	// reported on the stream, by type URL and name.
 	errEver map[string]string
+}
+
+// byTypeURL is a stream's memory of something per type URL and name; its
+// zero value is empty and ready for set.
+type byTypeURL[V any] map[string]map[string]V
+
+// set records v for name of type url, making the maps it needs.
+func (m *byTypeURL[V]) set(url, name string, v V) {
+	if *m == nil {
+		*m = byTypeURL[V]{}
+	}
+	if (*m)[url] == nil {
+		(*m)[url] = map[string]V{}
+	}
+	(*m)[url][name] = v
 }
 
 // paramsFor returns the parameters a stream subscribes name of type url
@@ -82,13 +97,7 @@ func (d *dynState) setParams(url, name string, params map[string]string) bool {
 		}
 		return had
 	}
-	if d.params == nil {
-		d.params = map[string]map[string]map[string]string{}
-	}
-	if d.params[url] == nil {
-		d.params[url] = map[string]map[string]string{}
-	}
-	d.params[url][name] = maps.Clone(params)
+	d.params.set(url, name, maps.Clone(params))
 	return !had || !maps.Equal(old, params)
 }
 
@@ -370,13 +379,7 @@ func (d *dynState) noteSent(url, name string, cons *discovery.DynamicParameterCo
 		delete(d.sent[url], name)
 		return
 	}
-	if d.sent == nil {
-		d.sent = map[string]map[string]*discovery.DynamicParameterConstraints{}
-	}
-	if d.sent[url] == nil {
-		d.sent[url] = map[string]*discovery.DynamicParameterConstraints{}
-	}
-	d.sent[url][name] = cons
+	d.sent.set(url, name, cons)
 }
 
 // removeDelta lists name as removed in resp: in removed_resource_names,

@@ -87,13 +87,7 @@ func (c *sotwConn) sotwError(ts *sotwType, resp *discovery.DiscoveryResponse, na
 
 // noteError records that the error at version was reported for name.
 func (d *dynState) noteError(url, name, version string) {
-	if d.errSent == nil {
-		d.errSent = map[string]map[string]string{}
-	}
-	if d.errSent[url] == nil {
-		d.errSent[url] = map[string]string{}
-	}
-	d.errSent[url][name] = version
+	d.errSent.set(url, name, version)
 }
 
 // forgetErrors forgets the errors reported for names a SotW stream no
