@@ -257,8 +257,8 @@ var xdstpScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "server/xdstp/context-parameters-exact",
-		Title:        "A resource matches only a subscription with exactly its context parameters",
-		Requirements: []string{"XDSTP-5"},
+		Title:        "A resource matches only a subscription with exactly its context parameters, and its own id",
+		Requirements: []string{"XDSTP-5", "XDSTP-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        xneeds(CDS),
@@ -266,45 +266,50 @@ var xdstpScenarios = []*engine.Scenario{
 			bar := s.Set(CDS, "barrier", 1)
 			set := s.XName(CDS, "exact", "some", "thing")
 			s.SetX(CDS, set.String(), 1)
-			// What the fixture holds is none of these.
-			var others []string
+			// What the fixture holds is none of these: XDSTP-5 for
+			// the parameters; XDSTP-3 for another id with the same
+			// authority, type and parameters (names match component by
+			// component).
+			type other struct{ name, rule string }
+			var others []other
 			for _, params := range []map[string]string{
 				nil,                             // fewer parameters
 				{"some": "thing", "extra": "1"}, // more
 				{"some": "other"},               // another value
 				{"Some": "thing"},               // another key
 			} {
-				others = append(others, set.WithParams(params).String())
+				others = append(others, other{set.WithParams(params).String(), "XDSTP-5"})
 			}
-			s.Subscribe(CDS, append(others, bar)...)
-			v := s.Checking("XDSTP-5")
-			exact := func(r *fakeclient.Response) bool {
-				for _, o := range others {
-					if r.Has(o) {
-						v.Errorf("%s response (nonce %q) serves %q, but the fixture set only %q", CDS.Short, r.Nonce, o, set.String())
-						return true
+			others = append(others, other{s.XName(CDS, "exact-other", "some", "thing").String(), "XDSTP-3"})
+			names := []string{bar}
+			for _, o := range others {
+				names = append(names, o.name)
+			}
+			s.Subscribe(CDS, names...)
+			served := func(r *fakeclient.Response) *other {
+				for i, o := range others {
+					if r.Has(o.name) {
+						return &others[i]
 					}
 				}
-				return false
+				return nil
 			}
 			// The barrier is delivered in the answer to the first request
 			// (RES-2), a precondition: only what comes with it is checked.
 			r := s.awaitWhere(CDS, fmt.Sprintf("a CDS response carrying %q", bar), func(r *fakeclient.Response) bool {
-				if exact(r) {
-					v.FailNow()
+				if o := served(r); o != nil {
+					s.Checking(o.rule).Fatalf("%s response (nonce %q) serves %q, but the fixture set only %q", CDS.Short, r.Nonce, o.name, set.String())
 				}
 				return r.Has(bar)
 			})
 			s.Ack(CDS, r)
-			s.forbidOn(s.C, fakeclient.Watch{Rule: "XDSTP-5", Why: "only " + set.String() + " exists", Types: []wire.Type{CDS},
-				Match: func(r *fakeclient.Response) bool {
-					for _, o := range others {
-						if r.Has(o) {
-							return true
-						}
-					}
-					return false
-				}})
+			for _, rule := range []string{"XDSTP-5", "XDSTP-3"} {
+				s.forbidOn(s.C, fakeclient.Watch{Rule: rule, Why: "only " + set.String() + " exists", Types: []wire.Type{CDS},
+					Match: func(r *fakeclient.Response) bool {
+						o := served(r)
+						return o != nil && o.rule == rule
+					}})
+			}
 		}),
 	},
 	{

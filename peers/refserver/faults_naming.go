@@ -17,6 +17,10 @@ const (
 	// context parameters only, so a name of one authority is served the
 	// resource of another (XDSTP-3).
 	FaultAuthorityBlind Fault = "authority-blind"
+	// FaultIDBlind matches xdstp subscriptions on authority, type and
+	// context parameters alone: another id with the same ones is the
+	// first stored match (XDSTP-3).
+	FaultIDBlind Fault = "id-blind"
 	// FaultRemovalAcrossAuthorities applies the deletion of an xdstp
 	// resource to every subscribed name with its type, id and context
 	// parameters, whatever their authority (XDSTP-3).
@@ -54,6 +58,7 @@ var namingFaults = []struct {
 	desc string
 }{
 	{FaultLocatorUnsubscribeIgnored, "LOC-1: a subscription made through a resource locator never ends"},
+	{FaultIDBlind, "XDSTP-3: an xdstp name is served another resource of its authority, type and context parameters, whatever its id"},
 	{FaultAuthorityBlind, "XDSTP-3: xdstp names of different authorities with the same type, id and context parameters match one resource"},
 	{FaultRemovalAcrossAuthorities, "XDSTP-3: deleting an xdstp resource removes the names of every authority with its type, id and context parameters"},
 	{FaultUnsubscribeVerbatim, "XDSTP-3: a delta unsubscription with context parameters in another order unsubscribes nothing"},
