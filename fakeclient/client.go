@@ -787,6 +787,14 @@ func (c *Client) ReplyChanging(t wire.Type, r *Response, detail *status.Status, 
 
 // Known returns, for delta, the resources received for t and not removed
 // since, with their versions: what a real client would list in
+// AckedVersion is the version_info of the last SotW response of t ACKed
+// through Ack: what the client's next request says it holds.
+func (c *Client) AckedVersion(t wire.Type) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state(t).ackedVersion
+}
+
 // initial_resource_versions after a reconnect.
 func (c *Client) Known(t wire.Type) map[string]string {
 	c.mu.Lock()

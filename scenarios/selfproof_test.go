@@ -119,10 +119,12 @@ var mustCatch = map[string][]serverCatch{
 	"server/wildcard/delta-unsubscribe-overlap":      {{fault: refserver.FaultUnsubscribeWildcardMember, rule: "UNSUB-6"}},
 	"server/deletion/sotw-named-omitted": {
 		{fault: refserver.FaultNeverReportDeletions, rule: "DEL-7"},
+		{fault: refserver.FaultStaticVersion, rule: "VER-1", want: "leaves out the deleted"},
 		{fault: refserver.FaultForgetDeleted, rule: "DNE-3", regression: true},
 	},
 	"server/deletion/sotw-wildcard-omitted": {
 		{fault: refserver.FaultNeverReportDeletions, rule: "DEL-7"},
+		{fault: refserver.FaultStaticVersion, rule: "VER-1", want: "leaves out the deleted"},
 		{fault: refserver.FaultEmptyStateOnDelete, rule: "GRP-1", want: "which was not deleted"},
 		{fault: refserver.FaultForgetDeleted, rule: "WILD-2", regression: true},
 	},

@@ -52,8 +52,8 @@ func deletionFamily() []*engine.Scenario {
 	for _, k := range subscriptionKinds {
 		out = append(out, &engine.Scenario{
 			ID:           "server/deletion/sotw-" + k.name + "-omitted",
-			Title:        fmt.Sprintf("SotW: a deleted listener or cluster %s is left out of the next full state, the rest kept, and comes back re-created", k.words),
-			Requirements: []string{"DEL-7", "GRP-1", k.keeps},
+			Title:        fmt.Sprintf("SotW: a deleted listener or cluster %s is left out of the next full state, under a new version, the rest kept, and comes back re-created as it was", k.words),
+			Requirements: []string{"DEL-7", "GRP-1", "VER-1", k.keeps},
 			Level:        results.Must,
 			Variants:     sotw,
 			Needs:        with(Fixture(), k.needs...),
@@ -61,6 +61,7 @@ func deletionFamily() []*engine.Scenario {
 				for _, t := range s.TypesOf(wildcardTypes...) {
 					a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 					k.subscribe(s, t, a, b)
+					held := s.C.AckedVersion(t)
 					s.Delete(t, b)
 					// Other pairs' changes on a shared server push full
 					// states to a wildcard stream too, some produced
@@ -71,9 +72,16 @@ func deletionFamily() []*engine.Scenario {
 						require.True(full, r.Has(a), "%s response (nonce %q) dropped %q, which was not deleted", t.Short, r.Nonce, a)
 						return !r.Has(b)
 					})
+					// A deletion is a change of the type (VER-1): the full
+					// state without b is not the one the client holds.
+					if gone.Version == held {
+						s.Checking("VER-1").Errorf("%s response (nonce %q) leaves out the deleted %q under version_info %q, the version of the full state the client holds with it", t.Short, gone.Nonce, b, held)
+					}
 					s.Ack(t, gone)
-					s.Set(t, "b", 2)
-					s.Checking(k.keeps).AwaitRevision(t, b, 2)
+					// Re-created as it was: what the server sent before the
+					// deletion is no copy the client still holds.
+					s.Set(t, "b", 1)
+					s.Checking(k.keeps).AwaitRevision(t, b, 1)
 				}
 			}),
 		}, &engine.Scenario{
