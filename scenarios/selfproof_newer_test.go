@@ -21,9 +21,10 @@ func init() {
 			{fault: refserver.FaultGlobUnsubscribeIgnored, rule: "UNSUB-2"},
 			{fault: refserver.FaultGlobMembersStillHeld, rule: "UNSUB-2"},
 		},
-		"server/errors/resubscribed-named":   {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
-		"server/errors/resubscribed-located": {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
-		"server/errors/others-supplied":      {{fault: refserver.FaultErrorEndsResponse, rule: "RES-2"}},
+		"server/errors/resubscribed-named":    {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
+		"server/errors/resubscribed-located":  {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
+		"server/nack/resubscribed-after-nack": {{fault: refserver.FaultNackRejectsEverySent, rule: "RES-5"}},
+		"server/errors/others-supplied":       {{fault: refserver.FaultErrorEndsResponse, rule: "RES-2"}},
 		"server/errors/resubscribed-named-alone": {
 			{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly},
 			{fault: refserver.FaultEmptyRequestKeepsErrors, rule: "RES-4", variants: wire.SotWOnly},

@@ -59,6 +59,52 @@ var ackScenarios = append([]*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "server/nack/resubscribed-after-nack",
+		Title: "A name dropped and asked for again is sent again, whatever a NACK rejected before: accepted since, changed since, or never in the rejected response",
+		// RES-5: a name requested anew is newly requested. What a NACK
+		// rejected may be kept from a response (ACK-5), but only as long
+		// as it is that very content, of that name, still rejected.
+		Requirements: []string{"RES-5"},
+		Level:        results.Must,
+		Variants:     sotw,
+		Needs:        Fixture(EDS),
+		Run: ServerScript(func(s *S) {
+			v := s.Checking("RES-5")
+			// Accepted since: rejected at revision 1, accepted at 2, then
+			// at 1 again; revision 1 is no longer rejected.
+			a := s.Set(EDS, "accepted-since", 1)
+			s.Subscribe(EDS, a)
+			s.Nack(EDS, s.AwaitRevision(EDS, a, 1))
+			s.Set(EDS, "accepted-since", 2)
+			s.Ack(EDS, s.AwaitRevision(EDS, a, 2))
+			s.Set(EDS, "accepted-since", 1)
+			s.Ack(EDS, s.AwaitRevision(EDS, a, 1))
+			s.Unsubscribe(EDS, a)
+			s.Subscribe(EDS, a)
+			s.Ack(EDS, v.AwaitRevision(EDS, a, 1))
+			// Changed since: rejected at revision 1, dropped, changed.
+			b := s.Set(EDS, "changed-since", 1)
+			s.Subscribe(EDS, b)
+			s.Nack(EDS, s.AwaitRevision(EDS, b, 1))
+			s.Unsubscribe(EDS, b)
+			s.Set(EDS, "changed-since", 2)
+			s.Subscribe(EDS, b)
+			s.Ack(EDS, v.AwaitRevision(EDS, b, 2))
+			// Never rejected: accepted, then another name's push alone
+			// is NACKed; the first is dropped and asked for again.
+			c := s.Set(EDS, "kept", 1)
+			s.Subscribe(EDS, c)
+			s.Ack(EDS, s.AwaitRevision(EDS, c, 1))
+			s.Set(EDS, "changed-since", 3)
+			if r := s.AwaitRevision(EDS, b, 3); !r.Has(c) {
+				s.Nack(EDS, r)
+				s.Unsubscribe(EDS, c)
+				s.Subscribe(EDS, c)
+				v.AwaitRevision(EDS, c, 1)
+			}
+		}),
+	},
+	{
 		ID:           "server/nack/new-version-after-nack",
 		Title:        "After a NACK the stream stays open and a later version is pushed on it, without a further request",
 		Requirements: []string{"ACK-9"},

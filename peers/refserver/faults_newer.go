@@ -46,6 +46,11 @@ const (
 	// per-type stream, where the type is implicit (ROB-4): the stream
 	// ends with INVALID_ARGUMENT.
 	FaultTypeURLRequired Fault = "type-url-required"
+	// FaultNackRejectsEverySent takes a SotW NACK for a rejection of
+	// every resource the stream was ever sent, not only of those the
+	// rejected response carried, so an accepted name dropped and asked
+	// for again is left out of the answer (RES-5).
+	FaultNackRejectsEverySent Fault = "nack-rejects-every-sent"
 	// FaultErrorEndsResponse ends a response's resources at the first
 	// name in error: the names after it in the response's order are left
 	// out (RES-2).
@@ -71,6 +76,7 @@ var newerFaults = []struct {
 	{FaultErrorsOncePerStream, "RES-4: a SotW resource error is reported once per stream, not again to a request that names the resource anew"},
 	{FaultEmptyRequestKeepsErrors, "RES-4: a SotW request that drops every name forgets no error, so a name subscribed again does not get its error"},
 	{FaultTypeURLRequired, "ROB-4: a request without type_url on a per-type stream ends the stream"},
+	{FaultNackRejectsEverySent, "RES-5: a SotW NACK rejects every resource ever sent, so an accepted one dropped and asked for again is not sent"},
 	{FaultErrorEndsResponse, "RES-2: a response leaves out the resources named after one in error"},
 	{FaultDeltaErrorsNotHeld, "ERR-4 (MAY): a resource error reported on a delta stream is pushed again at every change of its type"},
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},

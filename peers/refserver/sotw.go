@@ -677,7 +677,9 @@ func (c *sotwConn) sendWith(ts *sotwType, snap snapshot, names []string, full bo
 	}
 	ts.lastNonce = resp.Nonce
 	ts.lastVersion = snap.version
-	ts.lastSent = map[string]string{}
+	if !c.s.has(FaultNackRejectsEverySent) { // breaks RES-5 when set: a NACK rejects every name ever sent
+		ts.lastSent = map[string]string{}
+	}
 	for _, n := range names {
 		if e, ok := snap.resources[n]; ok {
 			ts.lastSent[n] = c.versionOf(e)
