@@ -241,14 +241,22 @@ var xdstpScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        xneeds(CDS),
 		Run: ServerScript(func(s *S) {
-			for _, tc := range []struct{ set, sub string }{
+			for i, tc := range []struct{ set, sub string }{
 				{"?a=1&b=2", "?b=2&a=1"},
 				{"?z=9&y=8&x=7", "?x=7&z=9&y=8"},
 			} {
 				base := s.XName(CDS, "ordered"+strings.NewReplacer("?", "-", "&", "-", "=", "").Replace(tc.set))
 				set, sub := base.String()+tc.set, base.String()+tc.sub
 				s.SetX(CDS, set, 1)
-				s.Subscribe(CDS, sub)
+				names := []string{sub}
+				if i == 0 {
+					// The first request names, before it, an xdstp name
+					// that matches nothing and an opaque one: the match
+					// of each name is its own (a delta request keeps
+					// this order).
+					names = []string{s.XName(CDS, "matches-nothing").String(), s.Set(CDS, "opaque", 1), sub}
+				}
+				s.Subscribe(CDS, names...)
 				r, got := s.Checking("XDSTP-3").AwaitX(CDS, sub)
 				s.requireXRevision(CDS, r, got, set, 1)
 				s.Ack(CDS, r)
