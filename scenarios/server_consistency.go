@@ -114,6 +114,10 @@ var consistencyScenarios = []*engine.Scenario{
 		Run: ServerScript(func(s *S) {
 			x, y, r, l := s.Name("x"), s.Name("y"), s.Name("r"), s.Name("l")
 			s.Apply(
+				// z stays as it is throughout: the full states of the
+				// swap carry it once each (DUP-1, checked on every
+				// response).
+				Change{Type: CDS, Base: "z", Message: wire.ClientCluster(s.Name("z"), 1)},
 				Change{Type: CDS, Base: "x", Message: wire.ClientCluster(x, 1)},
 				Change{Type: EDS, Base: "x", Message: wire.ClientEndpoints(x, 1)},
 				Change{Type: RDS, Base: "r", Message: wire.ClientRoute(r, x, 1)},
