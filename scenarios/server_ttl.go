@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -55,7 +56,7 @@ var ttlScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "server/ttl/removed-by-resend",
-		Title:        "The server passes on a TTL, and removes it by resending the resource without one",
+		Title:        "The server passes on a TTL, resends the resource when only its TTL changes, and removes it by resending the resource without one",
 		Requirements: []string{"TTL-3"},
 		Level:        results.Must,
 		Variants:     allVariants,
@@ -67,6 +68,13 @@ var ttlScenarios = []*engine.Scenario{
 				v.Fatalf("%q was set with a TTL of %v, but response %q gives it %v", a, resourceTTL, r.Nonce, ttlWords(got))
 			}
 			s.Ack(EDS, r)
+			// The same resource with another TTL: the TTL alone changed,
+			// and is resent ("To update the TTL ... resends the resource
+			// with a new TTL").
+			s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: 2 * resourceTTL})
+			s.Ack(EDS, v.awaitWhere(EDS, fmt.Sprintf("a response resending %s with its new TTL of %v", a, 2*resourceTTL), func(r *fakeclient.Response) bool {
+				return r.Has(a) && r.TTLOf(a).AsDuration() == 2*resourceTTL
+			}))
 			s.Set(EDS, "a", 1) // the same resource, no TTL
 			v.awaitWhere(EDS, "a response resending "+a+" without a TTL", func(r *fakeclient.Response) bool {
 				return r.Has(a) && r.TTLOf(a) == nil
