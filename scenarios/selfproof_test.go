@@ -175,6 +175,7 @@ var mustCatch = map[string][]serverCatch{
 		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-2"},
 		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-4"},
 		{fault: refserver.FaultRemovalsFirst, rule: "CONS-6"},
+		{fault: refserver.FaultStaticVersion, rule: "VER-1", variants: wire.SotWOnly},
 	},
 	"server/consistency/new-listener": {
 		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-3"},

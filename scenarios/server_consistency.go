@@ -106,8 +106,8 @@ func order(a, b int) string {
 var consistencyScenarios = []*engine.Scenario{
 	{
 		ID:           "server/consistency/cluster-swap",
-		Title:        "ADS: a route moved to a new cluster comes after the cluster and its endpoints, and the old cluster goes after it",
-		Requirements: []string{"CONS-1", "CONS-2", "CONS-4", "CONS-6"},
+		Title:        "ADS: a route moved to a new cluster comes after the cluster and its endpoints, and the old cluster goes after it, each under a new version",
+		Requirements: []string{"CONS-1", "CONS-2", "CONS-4", "CONS-6", "VER-1"},
 		Level:        results.Should,
 		Variants:     ads,
 		Needs:        consistencyNeeds,
@@ -135,6 +135,20 @@ var consistencyScenarios = []*engine.Scenario{
 				event{"the listener", LDS, func(rr *fakeclient.Response) bool { return rr.Has(l) }},
 				event{"cluster x", CDS, func(rr *fakeclient.Response) bool { return rr.Has(x) }},
 			)
+			// A batch is a change of every type it touches (VER-1): on
+			// SotW each response it brings carries a new version_info.
+			held := map[string]string{CDS.URL: s.C.AckedVersion(CDS), RDS.URL: s.C.AckedVersion(RDS)}
+			newVersion := func(match func(*fakeclient.Response) bool) func(*fakeclient.Response) bool {
+				return func(rr *fakeclient.Response) bool {
+					if !match(rr) {
+						return false
+					}
+					if !s.Variant.IsDelta() && rr.Version == held[rr.TypeURL] {
+						s.Checking("VER-1").Errorf("response %q brings the batch's change under version_info %q, the version the client already held", rr.Nonce, rr.Version)
+					}
+					return true
+				}
+			}
 			s.Apply(
 				Change{Type: CDS, Base: "y", Message: wire.ClientCluster(y, 1)},
 				Change{Type: EDS, Base: "y", Message: wire.ClientEndpoints(y, 1)},
@@ -143,9 +157,9 @@ var consistencyScenarios = []*engine.Scenario{
 				Change{Type: EDS, Base: x, Delete: true},
 			)
 			seen := s.arrivals(
-				event{"cluster y", CDS, func(rr *fakeclient.Response) bool { return rr.Has(y) }},
+				event{"cluster y", CDS, newVersion(func(rr *fakeclient.Response) bool { return rr.Has(y) })},
 				event{"y's endpoints", EDS, func(rr *fakeclient.Response) bool { return rr.Has(y) }},
-				event{"the route to y", RDS, carriesExactly(r, wire.ClientRoute(r, y, 2))},
+				event{"the route to y", RDS, newVersion(carriesExactly(r, wire.ClientRoute(r, y, 2)))},
 				event{"cluster x gone", CDS, lacks(x)},
 			)
 			s.before("CONS-1", seen, "cluster y", "the route to y")
