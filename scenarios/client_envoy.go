@@ -85,6 +85,29 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/status/envoy-chain-shown",
+		Title: "The status view of an Envoy-profile client shows each resource of its chain in use at its version, and a rejected update of its listener as rejected",
+		// OBS-1 in the Envoy profile: the view is /config_dump, whose
+		// sections (listeners, routes, clusters, endpoints) are each
+		// read; the gRPC profile's is CSDS (client/status/*).
+		Requirements: []string{"OBS-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        envoyObserved,
+		Run: ClientScript(func(c *C) {
+			c.EnvoyChain()
+			v := c.Checking("OBS-1")
+			for _, x := range []struct {
+				t    wire.Type
+				name string
+			}{{LDS, c.L}, {RDS, c.R}, {CDS, c.CL}, {EDS, c.CL}} {
+				v.AwaitAcked(x.t, x.name, "1")
+			}
+			c.Checking("ACK-7").ExpectNack(LDS, c.Respond(LDS, "2", wire.InvalidListener(c.L, 2)))
+			c.showsAfter(LDS, c.L, observer.Nacked, "the NACK of an invalid version of it", "", nil)
+		}),
+	},
+	{
 		ID:           "client/warming/update-waits-for-endpoints",
 		Title:        "An updated cluster keeps its old version in use until fresh endpoints arrive",
 		Requirements: []string{"WARM-2"},

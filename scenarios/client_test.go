@@ -144,7 +144,7 @@ var mustCatchClient = map[string][]clientCatch{
 	},
 	"client/nack/error-message":         {{fault: refclient.FaultNackEmptyMessage, rule: "ACK-4"}},
 	"client/nack/last-accepted-version": {{fault: refclient.FaultNackRejectedVersion, rule: "ACK-3"}},
-	"client/nack/keeps-previous":        {{fault: refclient.FaultApplyRejected, rule: "ACK-7"}},
+	"client/nack/keeps-previous":        {{fault: refclient.FaultNackWithoutErrorDetail, rule: "ACK-7", variants: sotwOnly}},
 	"client/nack/partial-use":           {{fault: refclient.FaultAllOrNothing, rule: "ACK-8"}},
 	"client/nack/reported-in-status": {
 		{fault: refclient.FaultNoErrorState, rule: "OBS-1"},
@@ -263,6 +263,7 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/wildcard/redeclared-on-delta-reconnect": {{fault: refclient.FaultWildcardLostOnReconnect, rule: "WILD-7"}},
 	"client/warming/cluster-waits-for-endpoints":    {{fault: refclient.FaultNoWarming, rule: "WARM-1"}},
 	"client/warming/update-waits-for-endpoints":     {{fault: refclient.FaultUpdateSkipsWarming, rule: "WARM-2"}},
+	"client/status/envoy-chain-shown":               {{fault: refclient.FaultDumpOmitsRoutes, rule: "OBS-1"}, {fault: refclient.FaultNackWithoutErrorDetail, rule: "ACK-7", variants: sotwOnly}},
 	"client/vhds/never-over-sotw":                   {{fault: refclient.FaultVHDSOverSotW, rule: "STREAM-10", want: "over SotW"}},
 	// Robustness (scenarios/client_robustness.go).
 	"client/robustness/undecodable-resource": {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3"}, {fault: refclient.FaultNackSticky, rule: "ACK-6"}},

@@ -140,7 +140,9 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 			if use != nil {
 				dr.VersionInfo, dr.RouteConfig, dr.LastUpdated = use.version, use.any, stamp(use.updated)
 			}
-			routes.DynamicRouteConfigs = append(routes.DynamicRouteConfigs, dr)
+			if !c.fault(FaultDumpOmitsRoutes) { // breaks OBS-1 when set
+				routes.DynamicRouteConfigs = append(routes.DynamicRouteConfigs, dr)
+			}
 		}
 	}
 	for _, s := range c.sorted(wire.Endpoint.URL) {

@@ -10,14 +10,19 @@ const (
 	// not exist, as Envoy's /config_dump lists only what it holds, so the
 	// view never shows DOES_NOT_EXIST (OBS-1).
 	FaultStatusOmitsMissing Fault = "status-omits-missing"
+	// FaultDumpOmitsRoutes leaves every route configuration out of
+	// /config_dump (the Envoy profile's view), as if RDS were not
+	// dumped (OBS-1).
+	FaultDumpOmitsRoutes Fault = "dump-omits-routes"
 )
 
 var statusFaultDescriptions = map[Fault]string{
 	FaultStatusOmitsMissing: "OBS-1: CSDS leaves out the resources that do not exist, as /config_dump does, so it never shows DOES_NOT_EXIST",
+	FaultDumpOmitsRoutes:    "OBS-1: /config_dump (the Envoy profile's view) leaves out every route configuration",
 }
 
 func init() {
-	for _, f := range []Fault{FaultStatusOmitsMissing} {
+	for _, f := range []Fault{FaultStatusOmitsMissing, FaultDumpOmitsRoutes} {
 		AllFaults = append(AllFaults, f)
 		faultDescriptions[f] = statusFaultDescriptions[f]
 	}
