@@ -46,6 +46,21 @@ var clientDeletionScenarios = append(sotwAbsences(), []*engine.Scenario{
 		}),
 	},
 	{
+		ID:           "client/deletion/delta-removed-together",
+		Title:        "Every resource a response lists in removed_resources is deleted, not only the first",
+		Requirements: []string{"DEL-2"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        observed,
+		Run: ClientScript(func(c *C) {
+			other := c.twoClusters()
+			c.ExpectAck(CDS, c.Remove(CDS, "3", other, c.CL), "")
+			v := c.Checking("DEL-2")
+			v.AwaitGone(CDS, other)
+			v.AwaitGone(CDS, c.CL)
+		}),
+	},
+	{
 		ID:           "client/deletion/delta-omission-kept",
 		Title:        "Delta: a resource a response leaves out stays as it was",
 		Requirements: []string{"GRP-3"},

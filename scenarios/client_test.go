@@ -223,6 +223,7 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/deletion/sotw-endpoints-absence-kept":              {{fault: refclient.FaultOmissionDeletesAllTypes, rule: "DEL-5"}},
 	"client/deletion/sotw-endpoints-absence-kept-among-others": {{fault: refclient.FaultOmissionDeletesAllTypes, rule: "DEL-5"}},
 	"client/deletion/delta-removed":                            {{fault: refclient.FaultIgnoreRemoved, rule: "DEL-2"}},
+	"client/deletion/delta-removed-together":                   {{fault: refclient.FaultIgnoreRemoved, rule: "DEL-2"}},
 	"client/deletion/delta-removed-among-updates": {
 		{fault: refclient.FaultIgnoreRemoved, rule: "DEL-2"},
 		{fault: refclient.FaultIgnoreRemovedWithResources, rule: "DEL-2", regression: true},
