@@ -169,6 +169,7 @@ var mustCatch = map[string][]serverCatch{
 	"server/warming/unchanged-routes-not-resent": {{fault: refserver.FaultResendRoutesOnListenerUpdate, rule: "WARM-5"}},
 	"server/warming/endpoints-resent-after-cluster-update": {
 		{fault: refserver.FaultNoCLAAfterClusterUpdate, rule: "WARM-4"},
+		{fault: refserver.FaultResendOnAck, rule: "UPD-1"},
 	},
 	"server/consistency/cluster-swap": {
 		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-1"},

@@ -42,7 +42,7 @@ var warmingScenarios = []*engine.Scenario{
 	{
 		ID:           "server/warming/endpoints-resent-after-cluster-update",
 		Title:        "After a cluster update, the same endpoints requested again are sent again (Envoy warming)",
-		Requirements: []string{"WARM-4"},
+		Requirements: []string{"WARM-4", "UPD-1"},
 		Level:        results.Should,
 		Variants:     []wire.Variant{wire.SotWADS},
 		Needs:        with(Fixture(CDS, EDS), targets.NeedEnvoyWarming),
@@ -58,7 +58,11 @@ var warmingScenarios = []*engine.Scenario{
 			// As Envoy does for an updated cluster: the same EDS request
 			// again, which it answers only with the endpoints.
 			s.Subscribe(EDS)
-			s.Checking("WARM-4").AwaitRevision(EDS, c, 1)
+			s.Ack(EDS, s.Checking("WARM-4").AwaitRevision(EDS, c, 1))
+			// Once sent, the endpoints are owed no more: the ACK of the
+			// resend asks for nothing new (an ACK answered with the same
+			// endpoints again would loop).
+			s.Checking("UPD-1").Never("an ACK of the endpoints resent after the cluster update asks for nothing new", EDS)
 		}),
 	},
 	{
