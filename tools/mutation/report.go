@@ -98,7 +98,7 @@ type fileTally struct {
 	file                                          string
 	scope, killed, survived, unreached, timedOut  int
 	errored, equivalent, faultOnly, notViable, na int
-	outOfScope                                    int
+	outOfScope, fixture                           int
 }
 
 // classify is the class a mutant counts in: its result, unless triage
@@ -112,7 +112,7 @@ func classify(m Mutant, results map[string]Result, triage map[string]Triage) (st
 	if !ok || r.FileHash != m.FileHash {
 		return "not-run", nil
 	}
-	if r.Status != Killed && r.Status != NotViable {
+	if r.Status != Killed && r.Status != NotViable && r.Status != FixtureRefused {
 		if t, ok := triage[m.Key]; ok && (t.Kind == "equivalent" || t.Kind == "fault-only") {
 			return t.Kind, &r
 		}
@@ -147,6 +147,9 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 			continue
 		case "not-viable":
 			t.notViable++
+			continue
+		case string(FixtureRefused):
+			t.fixture++
 			continue
 		}
 		t.scope++
@@ -190,6 +193,7 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 		total.notViable += t.notViable
 		total.na += t.na
 		total.outOfScope += t.outOfScope
+		total.fixture += t.fixture
 	}
 	nonEquivalent := total.scope - total.equivalent - total.faultOnly - total.na
 
@@ -212,7 +216,11 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 	p("blamed), `inconclusive`, or a suite that ran past its time, are not a kill.\n")
 	p("A mutant in code the unmutated suites never run survives without a run (*never reached*).\n")
 	p("Mutants of a fault switch's own condition, or of code only a fault switch reaches, are out of\n")
-	p("scope and listed apart; so are mutants that do not compile. Survivors are triaged in\n")
+	p("scope and listed apart; so are mutants that do not compile, and those whose only effect is the\n")
+	p("fixture API refusing the suite's calls (*fixture refused*: every pair in `error` says the fixture\n")
+	p("refused; a mistake in the reference's fixture adapter, the harness's setup channel, not in its\n")
+	p("protocol code, which the harness rightly reports as an error, not as a verdict; the peer's unit\n")
+	p("tests are the adapter's oracle). A crash is no such thing: it counts as an error. Survivors are triaged in\n")
 	p("`tools/mutation/triage.txt`: equivalent (no behaviour any peer could observe changes, or, said\n")
 	p("so in the reason, only one every rule allows, or one off the wire, such as a fixture's own\n")
 	p("check), fault-only (a branch the static scope rules miss, or a test mode of the reference),\n")
@@ -230,16 +238,16 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 		p("**%d in-scope mutants have no current result** (not run yet, or run on other contents of their file): the total leaves them out.\n\n", total.na)
 	}
 	p("%s\n\n", wallTime(runs))
-	p("| File | In scope | Killed | Survived (never reached) | Timed out | Error | Equivalent | Fault-only | Not viable | Out of scope |\n")
-	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("| File | In scope | Killed | Survived (never reached) | Timed out | Error | Equivalent | Fault-only | Not viable | Fixture refused | Out of scope |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, f := range append(files, "") {
 		t := tallies[f]
 		name := "`" + f + "`"
 		if f == "" {
 			t, name = &total, "**all**"
 		}
-		p("| %s | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d |\n", name, t.scope-t.na, t.killed, t.survived, t.unreached,
-			t.timedOut, t.errored, t.equivalent, t.faultOnly, t.notViable, t.outOfScope)
+		p("| %s | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d | %d |\n", name, t.scope-t.na, t.killed, t.survived, t.unreached,
+			t.timedOut, t.errored, t.equivalent, t.faultOnly, t.notViable, t.fixture, t.outOfScope)
 	}
 	keys := map[string]bool{}
 	for _, m := range all {

@@ -35,6 +35,15 @@ const (
 	TimedOut  Status = "timed-out"
 	Errored   Status = "error"
 	NotViable Status = "not-viable"
+	// FixtureRefused is a mutant whose only effect the suite saw is the
+	// fixture API refusing the sets and deletions it asks for: a mistake
+	// in the reference's fixture adapter, the harness's own channel for
+	// setting what the server serves, not in its protocol code. The
+	// harness rightly reports such a pair as an error (it could not set
+	// up), never as a protocol verdict; the adapter's oracle is the
+	// peer's unit tests. It is listed apart, like a mutant that does not
+	// compile.
+	FixtureRefused Status = "fixture-refused"
 )
 
 // Kill is one pair that caught a mutant.
@@ -86,6 +95,7 @@ type runFlags struct {
 	suiteTimeout        time.Duration
 	only                string
 	jobs                int // scenarios measured at a time (reach)
+	status              string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -139,6 +149,7 @@ func cmdRun(args []string) error {
 	fs.StringVar(&f.dneTimer, "dne-timer", "2s", "the reference client's does-not-exist timer in the client suite (shorter than the default 15 s, longer than --quiet)")
 	fs.DurationVar(&f.suiteTimeout, "suite-timeout", 4*time.Minute, "how long one suite run against one mutant may take before it counts as timed out")
 	fs.StringVar(&f.only, "only", "", "run only mutants whose key contains this")
+	fs.StringVar(&f.status, "status", "", "run again only mutants whose latest result has this status (error, say), whatever -resume says")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -177,6 +188,12 @@ func run(ctx context.Context, f runFlags) error {
 		return err
 	}
 	done := map[string]bool{}
+	var latest map[string]Result
+	if f.status != "" {
+		if latest, _, err = readResults(f.results); err != nil {
+			return err
+		}
+	}
 	if f.resume {
 		old, _, err := readResults(f.results)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -194,6 +211,9 @@ func run(ctx context.Context, f runFlags) error {
 		}
 		i++
 		if (i-1)%f.shards != f.shard-1 || done[m.Key+"@"+m.FileHash] || (f.only != "" && !strings.Contains(m.Key, f.only)) {
+			continue
+		}
+		if f.status != "" && (latest[m.Key].Status != Status(f.status) || latest[m.Key].FileHash != m.FileHash) {
 			continue
 		}
 		mine = append(mine, m)
@@ -336,8 +356,8 @@ func runMutant(ctx context.Context, f runFlags, dir string, m Mutant, reach reac
 			r.Status = status
 			break
 		}
-		if status == Errored {
-			r.Status = Errored
+		if status == Errored || (status == FixtureRefused && r.Status == "") {
+			r.Status = status
 		}
 	}
 	if r.Status == "" {
@@ -406,8 +426,12 @@ func runSuite(ctx context.Context, f runFlags, bin string, args []string, report
 func judge(rep report, r *Result) (Status, string) {
 	others := map[string]int{}
 	killed := false
+	refused := 0
 	for _, p := range rep.Results {
 		rules, how := brokenRules(p)
+		if fixtureRefusal(p) {
+			refused++
+		}
 		switch {
 		case len(rules) > 0:
 			killed = true
@@ -438,6 +462,9 @@ func judge(rep report, r *Result) (Status, string) {
 	if killed {
 		return Killed, note
 	}
+	if others["error"] > 0 && refused == others["error"] {
+		return FixtureRefused, note
+	}
 	if others["error"] > 0 {
 		// A pair that could not run (a dead peer, a hang) is no verdict:
 		// the mutant is listed with the errors, not as a survivor.
@@ -458,6 +485,13 @@ type pair struct {
 	Outcome     string   `json:"outcome"`
 	RulesBroken []string `json:"rules_broken"`
 	BlockedBy   string   `json:"blocked_by"`
+	Message     string   `json:"message"`
+}
+
+// fixtureRefusal reports whether an error pair's message is the fixture
+// API's refusal of a call (package fixture prefixes its errors so).
+func fixtureRefusal(p pair) bool {
+	return p.Outcome == "error" && strings.HasPrefix(p.Message, "fixture ")
 }
 
 // brokenRules are the rules a pair's outcome makes fail in the report's
