@@ -81,8 +81,8 @@ func cmdReach(args []string) error {
 // profile's code is not the gRPC profile's), and in each run only the
 // scenarios that reach it. A scenario that never executes the mutated
 // code sees the unmutated peer, so leaving it out changes no verdict and
-// saves most of a run: a typical mutant is reached by a tenth of the
-// catalogue.
+// saves part of a run: a reference server mutant is reached by 67 of the
+// 161 server scenarios at the median (the second run).
 type reaches map[string]*suiteReach
 
 // suiteReach is one suite run's coverage, scenario by scenario, each
