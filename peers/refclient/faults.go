@@ -419,6 +419,7 @@ var envoyFaults = map[Fault]bool{
 	FaultNoWarming:               true,
 	FaultUpdateSkipsWarming:      true,
 	FaultVHDSOverSotW:            true,
+	FaultDumpOmitsRoutes:         true,
 }
 
 // Profile is the client profile the fault acts in: ProfileEnvoy for the
