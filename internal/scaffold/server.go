@@ -20,6 +20,10 @@ type typeState struct {
 	wildcard bool
 	// names are the base names subscribed.
 	names []string
+	// asked is every base name the client ever subscribed to, in order:
+	// what a response breaking the silence after an unsubscription of
+	// them all would carry.
+	asked []string
 	// latest is the nonce of the latest response of the type on its
 	// current stream.
 	latest string
@@ -85,6 +89,14 @@ func (b *builder) server(msgs []message) []scenariofile.ServerStep {
 			// breaks the silence recorded.
 			q := &scenariofile.QuietStep{Type: t.Short, Names: slices.Clone(st.names),
 				Why: "the recorded server sent no " + t.Short + " response to the last " + t.Short + " request"}
+			if len(q.Names) == 0 {
+				// The last request dropped every name (grpc-go does as it
+				// shuts down). An empty answer, or one to an earlier
+				// request that is still unread, tells the client nothing:
+				// only a response carrying a name it once asked for
+				// breaks the silence.
+				q.Names = slices.Clone(st.asked)
+			}
 			if st.wildcard {
 				q.Names = nil
 			}
@@ -223,6 +235,7 @@ func (s *serverBuild) request(t wire.Type, m message) {
 	if slices.Contains(added, "*") {
 		st.wildcard = true
 	}
+	st.asked = append(st.asked, without(added, st.asked)...)
 	if s.variant.IsDelta() {
 		st.names = append(without(st.names, unsubs), without(names, st.names)...)
 	} else {

@@ -96,6 +96,29 @@ func TestScaffoldSotWRecording(t *testing.T) {
 	assert.NotContains(t, string(text), "v2", "no version literal of the recorded server")
 }
 
+// A client that dropped every name of a type no response had come for
+// (grpc-go does as it shuts down): the silence recorded is broken only by
+// a response carrying a name it asked for, not by an empty answer, which
+// a server may give to the first request and which is still unread when
+// the quiet step starts.
+func TestScaffoldQuietAfterDroppingEveryName(t *testing.T) {
+	r := newRec()
+	r.req("ads#1", wire.Cluster, "", "", "c1")
+	r.resp("ads#1", wire.Cluster, "n1", "v1", wire.Build(wire.Cluster, "c1", 1))
+	r.req("ads#1", wire.Cluster, "n1", "v1", "c1")
+	r.req("ads#1", wire.Endpoint, "", "", "e1")
+	r.req("ads#1", wire.Endpoint, "", "")
+	res, err := Scaffold(r.file("sotw-ads"), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, `  - set: {type: CDS, name: c1, revision: 1}
+  - subscribe: {type: CDS, names: [c1]}
+  - expect: {type: CDS, resources: {c1: 1}, exactly: true, ack: true}
+  - subscribe: {type: EDS, names: [e1]}
+  - unsubscribe: {type: EDS, names: [e1]}
+  - quiet: {type: EDS, names: [e1], why: the recorded server sent no EDS response to the last EDS request}
+`, stepsOf(t, res))
+}
+
 // A delta per-type recording: removals become deletions (of what existed)
 // or expectations only (of what never did), a reconnect a reconnect step,
 // and a subscription whose nonce no response carries the never-sent
