@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
@@ -71,6 +72,8 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			sent := time.Now()
 			c.ExpectAck(CDS, c.Respond(CDS, "1", c.EnvoyHop(CDS, 1)), "1")
 			c.AwaitSubscribed(EDS, c.CL)
+			// WARM-1's test: the dump lists it under dynamic_warming_clusters.
+			v.AwaitWarmingBefore(sent.Add(timeout), CDS, c.CL, "1")
 			v.QuietViewBefore(sent.Add(timeout), CDS, c.CL, "in use before its endpoints arrived", inUse)
 			c.ExpectAck(EDS, c.Respond(EDS, "1", c.EnvoyHop(EDS, 1)), "1")
 			v.AwaitAcked(CDS, c.CL, "1")
@@ -79,6 +82,8 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			sent = time.Now()
 			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
 			c.AwaitSubscribed(RDS, c.R)
+			// Listed with its warming_state.
+			v.AwaitWarmingBefore(sent.Add(timeout), LDS, c.L, "1")
 			v.QuietViewBefore(sent.Add(timeout), LDS, c.L, "in use before its routes arrived", inUse)
 			c.ExpectAck(RDS, c.Respond(RDS, "1", c.EnvoyHop(RDS, 1)), "1")
 			v.AwaitAcked(LDS, c.L, "1")
@@ -105,6 +110,8 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			}
 			c.Checking("ACK-7").ExpectNack(LDS, c.Respond(LDS, "2", wire.InvalidListener(c.L, 2)))
 			c.showsAfter(LDS, c.L, observer.Nacked, "the NACK of an invalid version of it", "", nil)
+			r := c.AwaitState(LDS, c.L, observer.Nacked)
+			require.NotEmpty(v, r.Error, "the NACKED listener should come with the error the client found (error_state.details)")
 		}),
 	},
 	{

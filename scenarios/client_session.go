@@ -1036,6 +1036,62 @@ func (c *C) QuietView(t wire.Type, name, what string, bad func(observer.Resource
 	c.neverFor(c.Timeouts.Quiet, true, time.Time{}, t, name, what, bad)
 }
 
+// AwaitWarmingBefore waits for the client's status view to list (t, name)
+// as warming at the version of the response at version: REQUESTED, as
+// /config_dump's warming sections (dynamic_warming_clusters, a listener's
+// warming_state) read. From deadline on (the warming's initial fetch
+// timeout) the client may rightly have ended the warming: the view is read
+// until then, and it fails if a read before deadline shows it in use, or if
+// one finished before deadline and none before it showed the warming; when
+// none finished in time (the harness
+// stalled, or the view was slow), it is no verdict but a doubt.
+func (c *C) AwaitWarmingBefore(deadline time.Time, t wire.Type, name, version string) {
+	v := c.V(version, name)
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	var last observer.Resource
+	var listed, inTime bool
+	var lastErr error
+	for {
+		rs, err := c.observe(ctx, max(time.Until(deadline), time.Millisecond))
+		if err == nil && time.Now().Before(deadline) {
+			inTime = true
+			last, listed = observer.Find(rs, t.URL, name)
+			switch {
+			case listed && last.State == observer.Requested && last.Version == v:
+				return
+			case listed && last.State == observer.Acked:
+				// In use: no later read can show it warming again.
+				c.Fatalf("while the response that ends its warming was withheld, the client's status view showed %s %s %s: in use before its warming ended", t.Short, name, describe(last))
+			}
+		} else if err != nil {
+			lastErr = err
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			c.abortIfExited()
+			c.fail("waiting for %s %s to be shown warming: %v", t.Short, name, ctx.Err())
+		}
+	}
+	switch {
+	case !inTime && lastErr != nil:
+		c.Abortf("the client's status view could not be read before the warming of %s %s could rightly end, so whether it showed the warming is not known: %v", t.Short, name, lastErr)
+	case !inTime:
+		c.Logf("the harness read the status view only after the client could rightly have ended the warming of %s %s: no verdict", t.Short, name)
+		c.DoubtNow(c.ruleOr(""), "the harness's read of the status view before the warming's initial fetch timeout", 0, 0, c.LagIn(deadline.Add(-c.Timeouts.Expect), time.Now()))
+	case !listed:
+		c.Fatalf("while the response that ends its warming was withheld, the client's status view never listed %s %s, where it should show it warming (REQUESTED) at version %q", t.Short, name, v)
+	default:
+		c.Fatalf("while the response that ends its warming was withheld, the client's status view showed %s %s %s, where it should show it warming (REQUESTED) at version %q", t.Short, name, describe(last), v)
+	}
+}
+
 // QuietViewBefore is QuietView for a watch on what the client may rightly
 // do from deadline on (its does-not-exist timer firing, a warming's
 // initial fetch timeout): the window stretches over the harness's stalls

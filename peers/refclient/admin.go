@@ -107,7 +107,7 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 	routes := &adminpb.RoutesConfigDump{}
 	endpoints := &adminpb.EndpointsConfigDump{}
 	for _, s := range c.sorted(wire.Cluster.URL) {
-		use, warm, status, fail := dumpStates(s)
+		use, warm, status, fail := c.dumpEntry(s)
 		if use != nil || fail != nil {
 			dc := &adminpb.ClustersConfigDump_DynamicCluster{ErrorState: fail, ClientStatus: status}
 			if use != nil {
@@ -121,7 +121,7 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 		}
 	}
 	for _, s := range c.sorted(wire.Listener.URL) {
-		use, warm, status, fail := dumpStates(s)
+		use, warm, status, fail := c.dumpEntry(s)
 		if use == nil && warm == nil && fail == nil {
 			continue
 		}
@@ -135,7 +135,7 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 		listeners.DynamicListeners = append(listeners.DynamicListeners, dl)
 	}
 	for _, s := range c.sorted(wire.Route.URL) {
-		if use, _, status, fail := dumpStates(s); use != nil || fail != nil {
+		if use, _, status, fail := c.dumpEntry(s); use != nil || fail != nil {
 			dr := &adminpb.RoutesConfigDump_DynamicRouteConfig{ErrorState: fail, ClientStatus: status}
 			if use != nil {
 				dr.VersionInfo, dr.RouteConfig, dr.LastUpdated = use.version, use.any, stamp(use.updated)
@@ -146,7 +146,7 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 		}
 	}
 	for _, s := range c.sorted(wire.Endpoint.URL) {
-		if use, _, status, fail := dumpStates(s); use != nil || fail != nil {
+		if use, _, status, fail := c.dumpEntry(s); use != nil || fail != nil {
 			de := &adminpb.EndpointsConfigDump_DynamicEndpointConfig{ErrorState: fail, ClientStatus: status}
 			if use != nil {
 				de.VersionInfo, de.EndpointConfig, de.LastUpdated = use.version, use.any, stamp(use.updated)
@@ -159,6 +159,18 @@ func (c *Client) buildDump() *adminpb.ConfigDump {
 		dump.Configs = append(dump.Configs, packDump(m))
 	}
 	return dump
+}
+
+// dumpEntry is dumpStates, with the faults of the dump's entries.
+func (c *Client) dumpEntry(s *resState) (use, warm *revision, status adminpb.ClientResourceStatus, fail *adminpb.UpdateFailureState) {
+	use, warm, status, fail = dumpStates(s)
+	if c.fault(FaultDumpOmitsWarming) { // breaks WARM-1 and OBS-1 when set
+		warm = nil
+	}
+	if fail != nil && c.fault(FaultDumpOmitsErrorDetails) { // breaks OBS-1 when set
+		fail.Details = ""
+	}
+	return use, warm, status, fail
 }
 
 // dumpVersion is the version_info of a dump: the last SotW version_info,

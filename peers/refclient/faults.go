@@ -420,6 +420,8 @@ var envoyFaults = map[Fault]bool{
 	FaultUpdateSkipsWarming:      true,
 	FaultVHDSOverSotW:            true,
 	FaultDumpOmitsRoutes:         true,
+	FaultDumpOmitsWarming:        true,
+	FaultDumpOmitsErrorDetails:   true,
 }
 
 // Profile is the client profile the fault acts in: ProfileEnvoy for the

@@ -14,15 +14,24 @@ const (
 	// /config_dump (the Envoy profile's view), as if RDS were not
 	// dumped (OBS-1).
 	FaultDumpOmitsRoutes Fault = "dump-omits-routes"
+	// FaultDumpOmitsWarming leaves out of /config_dump every cluster and
+	// listener version still warming (dynamic_warming_clusters, a
+	// listener's warming_state), which WARM-1's test reads (WARM-1, OBS-1).
+	FaultDumpOmitsWarming Fault = "dump-omits-warming"
+	// FaultDumpOmitsErrorDetails gives a rejected entry of /config_dump an
+	// error_state without its details: NACKED, but not why (OBS-1).
+	FaultDumpOmitsErrorDetails Fault = "dump-omits-error-details"
 )
 
 var statusFaultDescriptions = map[Fault]string{
-	FaultStatusOmitsMissing: "OBS-1: CSDS leaves out the resources that do not exist, as /config_dump does, so it never shows DOES_NOT_EXIST",
-	FaultDumpOmitsRoutes:    "OBS-1: /config_dump (the Envoy profile's view) leaves out every route configuration",
+	FaultStatusOmitsMissing:    "OBS-1: CSDS leaves out the resources that do not exist, as /config_dump does, so it never shows DOES_NOT_EXIST",
+	FaultDumpOmitsRoutes:       "OBS-1: /config_dump (the Envoy profile's view) leaves out every route configuration",
+	FaultDumpOmitsWarming:      "WARM-1, OBS-1: /config_dump leaves out the clusters and listeners still warming",
+	FaultDumpOmitsErrorDetails: "OBS-1: /config_dump shows a rejected resource's error_state without its details",
 }
 
 func init() {
-	for _, f := range []Fault{FaultStatusOmitsMissing, FaultDumpOmitsRoutes} {
+	for _, f := range []Fault{FaultStatusOmitsMissing, FaultDumpOmitsRoutes, FaultDumpOmitsWarming, FaultDumpOmitsErrorDetails} {
 		AllFaults = append(AllFaults, f)
 		faultDescriptions[f] = statusFaultDescriptions[f]
 	}

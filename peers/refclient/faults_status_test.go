@@ -1,6 +1,14 @@
 package refclient
 
-import "github.com/xdsconform/xdsconform/wire"
+import (
+	"context"
+	"fmt"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xdsconform/xdsconform/observer"
+	"github.com/xdsconform/xdsconform/wire"
+)
 
 func init() {
 	extraFaultCases = append(extraFaultCases, []faultCase{
@@ -21,5 +29,29 @@ func init() {
 			}
 			return "absent"
 		}, "listed", "absent"},
+		// A listener whose routes are withheld warms: the dump lists it
+		// with its warming_state, and with the fault not at all.
+		{FaultDumpOmitsWarming, wire.SotWADS, 0, func(h *harness) string {
+			acceptEnvoyListener(h)
+			if s, ok := observe(h)["LDS/L"]; ok {
+				return s
+			}
+			return "absent"
+		}, "REQUESTED 1", "absent"},
+		// A rejected listener is NACKED with the error found, and with the
+		// fault with none.
+		{FaultDumpOmitsErrorDetails, wire.SotWADS, 0, func(h *harness) string {
+			acceptEnvoyListener(h)
+			h.send(wire.Listener, "2", "l2", wire.InvalidListener("L", 2))
+			h.expectNack(wire.Listener, "l2")
+			o := observer.NewConfigDump(h.c.AdminAddr())
+			defer o.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			rs, err := o.Observe(ctx)
+			require.NoError(h.t, err)
+			r, _ := observer.Find(rs, wire.Listener.URL, "L")
+			return fmt.Sprintf("%s, error given: %t", r.State, r.Error != "")
+		}, "NACKED, error given: true", "NACKED, error given: false"},
 	}...)
 }
