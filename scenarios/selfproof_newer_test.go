@@ -25,6 +25,8 @@ func init() {
 		"server/errors/resubscribed-located":  {{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly}},
 		"server/nack/resubscribed-after-nack": {{fault: refserver.FaultNackRejectsEverySent, rule: "RES-5"}},
 		"server/errors/others-supplied":       {{fault: refserver.FaultErrorEndsResponse, rule: "RES-2"}},
+		"server/ttl/variant-passed-on":        {{fault: refserver.FaultVariantTTLDropped, rule: "TTL-3", variants: wire.SotWOnly}},
+		"server/ttl/variant-only-for-capable": {{fault: refserver.FaultTTLForEveryone, rule: "TTL-1"}},
 		"server/errors/resubscribed-named-alone": {
 			{fault: refserver.FaultErrorsOncePerStream, rule: "RES-4", variants: wire.SotWOnly},
 			{fault: refserver.FaultEmptyRequestKeepsErrors, rule: "RES-4", variants: wire.SotWOnly},

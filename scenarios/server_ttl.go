@@ -37,7 +37,7 @@ func ttlWords(d *durationpb.Duration) string {
 }
 
 // xds_protocol#ttl
-var ttlScenarios = []*engine.Scenario{
+var ttlScenarios = append(ttlOnVariantScenarios(), []*engine.Scenario{
 	{
 		ID:           "server/ttl/only-for-capable-clients",
 		Title:        "A resource set with a TTL reaches a client that did not ask for TTLs without one",
@@ -95,4 +95,56 @@ var ttlScenarios = []*engine.Scenario{
 			}
 		}),
 	},
+}...)
+
+// ttlOnVariant is one row of the TTL rules on a variant (a resource set
+// with dynamic parameter constraints): a variant travels in a Resource
+// wrapper of its own (DYN-3), the very place a SotW TTL sits, so a server
+// may build it on a path apart from plain resources; the TTL must come
+// along there too, and only to a client that takes TTLs.
+type ttlOnVariant struct {
+	id, title, rule string
+	level           results.Level
+	takesTTL        bool
+}
+
+var ttlOnVariantRows = []ttlOnVariant{
+	{"server/ttl/variant-passed-on", "A variant set with a TTL reaches a client that takes TTLs with its TTL", "TTL-3", results.Must, true},
+	{"server/ttl/variant-only-for-capable", "A variant set with a TTL reaches a client that did not ask for TTLs without one", "TTL-1", results.Should, false},
+}
+
+// ttlOnVariantScenarios generates the scenarios of ttlOnVariantRows: the
+// client takes Resource wrappers (and TTLs, or not), subscribes to the
+// env=prod variant of a by locator, and the variant's TTL is checked.
+func ttlOnVariantScenarios() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, row := range ttlOnVariantRows {
+		out = append(out, &engine.Scenario{
+			ID:           row.id,
+			Title:        row.title,
+			Requirements: []string{row.rule},
+			Level:        row.level,
+			Variants:     allVariants,
+			Needs:        with(Fixture(EDS), targets.NeedTTL, targets.NeedDynamicParameters),
+			Run: ServerScript(func(s *S) {
+				features := []string{wire.FeatureResourceInSotW}
+				if row.takesTTL {
+					features = append(features, wire.FeatureTTL)
+				}
+				s.WithFeatures(features...)
+				a := s.SetWith(EDS, "a", 1, fixture.SetRequest{TTL: resourceTTL, Constraints: envProd})
+				s.SetVariant(EDS, "a", 2, envTest)
+				s.SubscribeLocator(EDS, a, params{"env": "prod"})
+				r := s.AwaitRevision(EDS, a, 1)
+				v := s.Checking(row.rule)
+				switch got := r.TTLOf(a); {
+				case row.takesTTL && got.AsDuration() != resourceTTL:
+					v.Errorf("the env=prod variant of %q was set with a TTL of %v, but response %q gives it %v", a, resourceTTL, r.Nonce, ttlWords(got))
+				case !row.takesTTL && got != nil:
+					v.Errorf("the env=prod variant of %q comes with a TTL of %v (response %q), but the client did not advertise %s", a, got.AsDuration(), r.Nonce, wire.FeatureTTL)
+				}
+			}),
+		})
+	}
+	return out
 }

@@ -430,6 +430,9 @@ func (c *sotwConn) wrapVariant(name string, e *entry, a *anypb.Any) (_ *anypb.An
 	if e.ttl != nil && c.takesTTL() {
 		w.Ttl = e.ttl
 	}
+	if c.s.has(FaultVariantTTLDropped) {
+		w.Ttl = nil // breaks TTL-3
+	}
 	out, err := anypb.New(w)
 	if err != nil {
 		return a, true

@@ -47,6 +47,10 @@ const (
 	// gets through a legacy wildcard under the wildcard's empty name, not
 	// the resource's (ERR-11).
 	FaultWildcardErrorsUnnamed Fault = "wildcard-errors-unnamed"
+	// FaultVariantTTLDropped leaves the TTL out of the Resource wrapper a
+	// SotW variant travels in, as a server that builds variants' wrappers
+	// apart from plain resources' may (TTL-3).
+	FaultVariantTTLDropped Fault = "variant-ttl-dropped"
 )
 
 // dynerrDescriptions are the descriptions of the faults above.
@@ -65,6 +69,7 @@ var dynerrDescriptions = map[Fault]string{
 	FaultErrorsDropFullState:         "ERR-3: a SotW response reporting an error carries no resources",
 	FaultRepeatErrors:                "ERR-4 (MAY): repeats errors in every SotW response",
 	FaultWildcardErrorsUnnamed:       "ERR-11: a wildcard member's error is named with the wildcard's empty name, not the member's",
+	FaultVariantTTLDropped:           "TTL-3: a SotW variant's Resource wrapper carries no TTL",
 }
 
 func init() {
@@ -73,7 +78,7 @@ func init() {
 		FaultPlainVariantRemoval, FaultVariantRemovalDropsAll, FaultTornVariantChange,
 		FaultIgnoreConstraints, FaultUnconstrainedKeysBlock, FaultNoMatchServesDefault,
 		FaultNoResourceErrors, FaultErrorAndResource, FaultErrorsDropFullState, FaultRepeatErrors,
-		FaultWildcardErrorsUnnamed, FaultGlobErrorsDropped)
+		FaultWildcardErrorsUnnamed, FaultGlobErrorsDropped, FaultVariantTTLDropped)
 	for f, d := range dynerrDescriptions {
 		faultDescriptions[f] = d
 	}
