@@ -31,6 +31,8 @@ func init() {
 		"server/collections/list": {
 			{fault: refserver.FaultCollectionOfAllPaths, rule: "COLL-1"},
 			{fault: refserver.FaultDropContextParams, rule: "XDSTP-4"},
+			// Its last member deleted, the collection is not removed.
+			{fault: refserver.FaultNeverReportDeletions, rule: "COLL-1"},
 		},
 		"server/collections/list-inline-entries": {
 			{fault: refserver.FaultInlineBadNames, rule: "XDSTP-11"},

@@ -147,14 +147,30 @@ var collectionScenarios = append(globUnsubscribeFamily(), []*engine.Scenario{
 			if leaves, _ := s.entries(r, got, coll); !slices.Equal(leaves, []string{"a", "b"}) {
 				v.Fatalf("%q lists %q; the listeners under its path with its parameters are [a b]", got, leaves)
 			}
-			s.SetX(LDS, s.XName(LDS, "team-a/e", "env", "prod").String(), 1)
-			var leaves []string
-			v.awaitWhere(LCOLL, fmt.Sprintf("%q listing a, b and e", got), func(r *fakeclient.Response) bool {
-				if !r.Has(got) {
-					return false
+			e := s.SetX(LDS, s.XName(LDS, "team-a/e", "env", "prod").String(), 1)
+			lists := func(want ...string) {
+				s.Ack(LCOLL, v.awaitWhere(LCOLL, fmt.Sprintf("%q listing %q", got, want), func(r *fakeclient.Response) bool {
+					if !r.Has(got) {
+						return false
+					}
+					leaves, _ := s.entries(r, got, coll)
+					return slices.Equal(leaves, want)
+				}))
+			}
+			lists("a", "b", "e")
+			// It follows deletions, down to the last member: the client is
+			// then told, by a collection listing nothing or by its removal
+			// (a path without members may have no collection: DEL-1).
+			s.Delete(LDS, s.XName(LDS, "team-a/a", "env", "prod").String())
+			lists("b", "e")
+			s.Delete(LDS, s.XName(LDS, "team-a/b", "env", "prod").String())
+			s.Delete(LDS, e)
+			v.awaitWhere(LCOLL, fmt.Sprintf("%q listing nothing, or removed", got), func(r *fakeclient.Response) bool {
+				if r.HasRemoved(got) {
+					return true
 				}
-				leaves, _ = s.entries(r, got, coll)
-				return slices.Equal(leaves, []string{"a", "b", "e"})
+				leaves, _ := s.entries(r, got, coll)
+				return r.Has(got) && len(leaves) == 0
 			})
 		}),
 	},
