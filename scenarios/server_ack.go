@@ -70,11 +70,28 @@ var ackScenarios = append([]*engine.Scenario{
 		Needs:        Fixture(EDS),
 		Run: ServerScript(func(s *S) {
 			v := s.Checking("RES-5")
+			// An anchor stays subscribed throughout: a subscription left
+			// empty may reset all a server remembers of the type, around
+			// the memory checked here. A push of the anchor is a barrier:
+			// after it, no change made before is still pending, to be
+			// pushed after a later request as if it answered it.
+			anchor := s.Set(EDS, "anchor", 1)
+			s.Subscribe(EDS, anchor)
+			s.Ack(EDS, s.AwaitRevision(EDS, anchor, 1))
+			rev := 1
+			barrier := func() {
+				rev++
+				s.Set(EDS, "anchor", rev)
+				s.Ack(EDS, s.AwaitRevision(EDS, anchor, rev))
+			}
 			// Accepted since: rejected at revision 1, accepted at 2, then
 			// at 1 again; revision 1 is no longer rejected.
 			a := s.Set(EDS, "accepted-since", 1)
 			s.Subscribe(EDS, a)
 			s.Nack(EDS, s.AwaitRevision(EDS, a, 1))
+			// The NACK is taken in before the change that follows: a
+			// change overtaking it would make it stale (NONCE-7).
+			s.Barrier(EDS, s.Set(EDS, "barrier-1", 1))
 			s.Set(EDS, "accepted-since", 2)
 			s.Ack(EDS, s.AwaitRevision(EDS, a, 2))
 			s.Set(EDS, "accepted-since", 1)
@@ -87,7 +104,9 @@ var ackScenarios = append([]*engine.Scenario{
 			s.Subscribe(EDS, b)
 			s.Nack(EDS, s.AwaitRevision(EDS, b, 1))
 			s.Unsubscribe(EDS, b)
+			s.Barrier(EDS, s.Set(EDS, "barrier-2", 1))
 			s.Set(EDS, "changed-since", 2)
+			barrier()
 			s.Subscribe(EDS, b)
 			s.Ack(EDS, v.AwaitRevision(EDS, b, 2))
 			// Never rejected: accepted, then another name's push alone
