@@ -59,6 +59,13 @@ const (
 	// a delta stream as held, so it is pushed again at every change of
 	// the type (ERR-4, MAY).
 	FaultDeltaErrorsNotHeld Fault = "delta-errors-not-held"
+	// FaultAckKeepsRejected does not let an ACK clear what a SotW NACK
+	// rejected, so content rejected once is left out of the answer to a
+	// later subscription even after the client accepted it (RES-5).
+	FaultAckKeepsRejected Fault = "ack-keeps-rejected"
+	// FaultRejectedForever leaves a name a SotW NACK rejected out of the
+	// answers to later subscriptions whatever its content since (RES-5).
+	FaultRejectedForever Fault = "rejected-forever"
 )
 
 // newerFaults are the faults of this file with their descriptions, in the
@@ -80,6 +87,8 @@ var newerFaults = []struct {
 	{FaultErrorEndsResponse, "RES-2: a response leaves out the resources named after one in error"},
 	{FaultDeltaErrorsNotHeld, "ERR-4 (MAY): a resource error reported on a delta stream is pushed again at every change of its type"},
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},
+	{FaultAckKeepsRejected, "RES-5: an ACK does not clear what a SotW NACK rejected, so that content, accepted since, is not sent to a later subscription"},
+	{FaultRejectedForever, "RES-5: a name a SotW NACK rejected is not sent to a later subscription, whatever its content since"},
 }
 
 func init() {

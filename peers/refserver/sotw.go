@@ -121,7 +121,7 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		switch {
 		case reply && nack:
 			ts.rejected[n] = v
-		case reply:
+		case reply && !c.s.has(FaultAckKeepsRejected): // breaks RES-5 when set
 			delete(ts.rejected, n)
 		}
 	}
@@ -224,7 +224,9 @@ func (c *sotwConn) onRequest(req *discovery.DiscoveryRequest) error {
 		// it. A full state has to carry everything.
 		names := c.wanted(ts, snap)
 		if !ts.t.Wildcard && !c.s.has(FaultNackAddResendsRejected) { // breaks ACK-5 / UPD-1 when set
-			names = slices.DeleteFunc(names, func(n string) bool { return ts.rejected[n] != "" && ts.rejected[n] == c.versionOf(snap.resources[n]) })
+			names = slices.DeleteFunc(names, func(n string) bool {
+				return ts.rejected[n] != "" && (ts.rejected[n] == c.versionOf(snap.resources[n]) || c.s.has(FaultRejectedForever)) // breaks RES-5 when set
+			})
 		}
 		err = c.respondNames(ts, snap, names, c.s.has(FaultNoResendOnResubscribe))
 	case unchanged && !first && !nack && ts.t.URL == wire.Endpoint.URL && c.reloading(ts):
