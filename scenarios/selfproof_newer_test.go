@@ -29,6 +29,7 @@ func init() {
 			{fault: refserver.FaultRejectedForever, rule: "RES-5"},
 		},
 		"server/errors/others-supplied":       {{fault: refserver.FaultErrorEndsResponse, rule: "RES-2"}},
+		"server/ack/identical-set-no-resend":  {{fault: refserver.FaultVersionOfBytes, rule: "UPD-1"}},
 		"server/ttl/variant-passed-on":        {{fault: refserver.FaultVariantTTLDropped, rule: "TTL-3", variants: wire.SotWOnly}},
 		"server/ttl/variant-only-for-capable": {{fault: refserver.FaultTTLForEveryone, rule: "TTL-1"}},
 		"server/errors/resubscribed-named-alone": {

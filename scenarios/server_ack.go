@@ -29,6 +29,34 @@ var ackScenarios = append([]*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "server/ack/identical-set-no-resend",
+		Title: "Content set again identical, however encoded, is not resent",
+		// UPD-1: nothing changed, so nothing is sent. A server that
+		// versions the bytes it was given, not the message, resends
+		// content set again in another field order, and one that hashes
+		// a marshal that is not deterministic resends content holding a
+		// map. A change of EDS after the re-sets is the barrier: its push
+		// is made after them.
+		Requirements: []string{"UPD-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        Fixture(CDS, EDS),
+		Run: ServerScript(func(s *S) {
+			content := wire.MustAny(wire.WithFilterMetadata(wire.ClientCluster(s.Name("c"), 1),
+				"a", "b", "c", "d", "e", "f", "g", "h"))
+			c := s.SetContent(CDS, "c", 1, content)
+			s.Subscribe(CDS, c)
+			s.Ack(CDS, s.AwaitResource(CDS, c))
+			e := s.Set(EDS, "e", 1)
+			s.Subscribe(EDS, e)
+			s.Ack(EDS, s.AwaitRevision(EDS, e, 1))
+			s.SetContent(CDS, "c", 1, wire.Reencoded(content))
+			s.Set(EDS, "e", 2)
+			s.Ack(EDS, s.AwaitRevision(EDS, e, 2))
+			s.Never("the cluster was set again with identical content, only encoded otherwise", CDS)
+		}),
+	},
+	{
 		ID:           "server/ack/repeated-request-no-resend",
 		Title:        "Repeating an identical ACK does not make the server resend",
 		Requirements: []string{"UPD-1"},

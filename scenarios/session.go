@@ -259,8 +259,25 @@ func (s *S) Set(t wire.Type, base string, rev int) string {
 // SetWith is Set with the options of the fixture's features (a TTL,
 // aliases) taken from opts; its Type, Name and Resource are filled in.
 func (s *S) SetWith(t wire.Type, base string, rev int, opts fixture.SetRequest) string {
+	opts.Resource = nil
+	return s.setAs(t, base, rev, opts)
+}
+
+// SetContent sets resource base to content a, of the pair's making (made
+// for name s.Name(base)); rev is the revision a fixture that builds its
+// own content builds instead.
+func (s *S) SetContent(t wire.Type, base string, rev int, a *anypb.Any) string {
+	return s.setAs(t, base, rev, fixture.SetRequest{Resource: a})
+}
+
+// setAs sets opts through the fixture, its Type and Name filled in, and
+// its Resource when unset: revision rev of the harness's own content.
+func (s *S) setAs(t wire.Type, base string, rev int, opts fixture.SetRequest) string {
 	name := s.Name(base)
-	opts.Type, opts.Name, opts.Resource = t, name, wire.BuildAny(t, name, rev)
+	opts.Type, opts.Name = t, name
+	if opts.Resource == nil {
+		opts.Resource = wire.BuildAny(t, name, rev)
+	}
 	ctx, cancel := s.fixtureContext()
 	defer cancel()
 	var served fixture.Served

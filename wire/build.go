@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -11,6 +12,7 @@ import (
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	runtime "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -82,3 +84,37 @@ func socketAddress(port int) *core.Address {
 		PortSpecifier: &core.SocketAddress_PortValue{PortValue: uint32(port)},
 	}}}
 }
+
+// Reencoded is a with its message encoded otherwise: the same message,
+// its top-level fields in reverse order, as a peer serialising fields in
+// another order (or a map in another order) would send it. Parsers
+// accept fields in any order (the protobuf encoding guide), so the content
+// is identical; only a comparison of bytes sees a change. A value that
+// does not parse is returned as it is.
+func Reencoded(a *anypb.Any) *anypb.Any {
+	var fields [][]byte
+	for b := a.GetValue(); len(b) > 0; {
+		_, _, n := protowire.ConsumeField(b)
+		if n < 0 {
+			return a
+		}
+		fields, b = append(fields, b[:n]), b[n:]
+	}
+	slices.Reverse(fields)
+	return &anypb.Any{TypeUrl: a.GetTypeUrl(), Value: slices.Concat(fields...)}
+}
+
+// WithFilterMetadata is cluster c with filter_metadata holding keys, each
+// an empty Struct: content whose encoding holds a map of several entries,
+// which a marshal that is not deterministic writes in a random order.
+func WithFilterMetadata(c *cluster.Cluster, keys ...string) *cluster.Cluster {
+	c.Metadata = &core.Metadata{FilterMetadata: map[string]*structpb.Struct{}}
+	for _, k := range keys {
+		c.Metadata.FilterMetadata[k] = &structpb.Struct{}
+	}
+	return c
+}
+
+// MustAny is m packed in an Any, for scenarios building content of their
+// own; the harness's messages always pack.
+func MustAny(m proto.Message) *anypb.Any { return mustAny(m) }

@@ -66,6 +66,10 @@ const (
 	// FaultRejectedForever leaves a name a SotW NACK rejected out of the
 	// answers to later subscriptions whatever its content since (RES-5).
 	FaultRejectedForever Fault = "rejected-forever"
+	// FaultVersionOfBytes versions a resource by the bytes the fixture was
+	// given, not by the message, so content set again identical but
+	// encoded otherwise is a change, and pushed (UPD-1).
+	FaultVersionOfBytes Fault = "version-of-bytes"
 )
 
 // newerFaults are the faults of this file with their descriptions, in the
@@ -89,6 +93,7 @@ var newerFaults = []struct {
 	{FaultRESTBadPollEmptyOK, "REST-3: a REST poll the server cannot read is answered 200 with an empty body"},
 	{FaultAckKeepsRejected, "RES-5: an ACK does not clear what a SotW NACK rejected, so that content, accepted since, is not sent to a later subscription"},
 	{FaultRejectedForever, "RES-5: a name a SotW NACK rejected is not sent to a later subscription, whatever its content since"},
+	{FaultVersionOfBytes, "UPD-1 (SHOULD): a resource is versioned by the bytes it was set with, so identical content encoded otherwise is pushed again"},
 }
 
 func init() {

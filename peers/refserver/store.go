@@ -332,6 +332,10 @@ func (f fixtureServer) prepareSet(r *fixturepb.SetResourceRequest) (set, error) 
 		res.Value = protowire.AppendVarint(protowire.AppendTag(res.Value, builtFieldNumber, protowire.VarintType), 1)
 	}
 	e := &entry{res: res, version: entryVersion(res, ttl, aliases), ttl: ttl, aliases: aliases}
+	if f.s.has(FaultVersionOfBytes) { // breaks UPD-1 when set: the bytes as given, not the message
+		h := sha256.Sum256(append([]byte(res.GetTypeUrl()+"\x00"), res.GetValue()...))
+		e.version = hex.EncodeToString(h[:8])
+	}
 	key, err := constrain(r, name, e) // dynamic.go: a variant is stored under a key of its own
 	if err != nil {
 		return set{}, err
