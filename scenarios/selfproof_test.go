@@ -170,6 +170,7 @@ var mustCatch = map[string][]serverCatch{
 	"server/warming/endpoints-resent-after-cluster-update": {
 		{fault: refserver.FaultNoCLAAfterClusterUpdate, rule: "WARM-4"},
 		{fault: refserver.FaultResendOnAck, rule: "UPD-1"},
+		{fault: refserver.FaultReloadUnsubscribed, rule: "UNSUB-2"},
 	},
 	"server/consistency/cluster-swap": {
 		{fault: refserver.FaultOrderAsSubscribed, rule: "CONS-1"},

@@ -42,23 +42,35 @@ var warmingScenarios = []*engine.Scenario{
 	{
 		ID:           "server/warming/endpoints-resent-after-cluster-update",
 		Title:        "After a cluster update, the same endpoints requested again are sent again (Envoy warming)",
-		Requirements: []string{"WARM-4", "UPD-1"},
+		Requirements: []string{"WARM-4", "UPD-1", "UNSUB-2"},
 		Level:        results.Should,
 		Variants:     []wire.Variant{wire.SotWADS},
 		Needs:        with(Fixture(CDS, EDS), targets.NeedEnvoyWarming),
 		Run: ServerScript(func(s *S) {
-			c := s.Set(CDS, "c", 1)
+			c, d := s.Set(CDS, "c", 1), s.Set(CDS, "d", 1)
 			s.Set(EDS, "c", 1)
-			s.Subscribe(CDS, c)
-			s.Ack(CDS, s.AwaitResource(CDS, c))
-			s.Subscribe(EDS, c)
-			s.Ack(EDS, s.AwaitResource(EDS, c))
+			s.Set(EDS, "d", 1)
+			s.Subscribe(CDS, c, d)
+			s.Ack(CDS, s.AwaitResource(CDS, d))
+			s.Subscribe(EDS, c, d)
+			s.Ack(EDS, s.AwaitResource(EDS, d))
+			// The endpoints of d are dropped (the barrier: before the
+			// update, which could overtake the request and make it
+			// stale); c is updated, and the full state sends d along.
+			s.Unsubscribe(EDS, d)
+			s.Barrier(EDS, s.Set(EDS, "barrier", 1))
 			s.Set(CDS, "c", 2)
 			s.Ack(CDS, s.AwaitRevision(CDS, c, 2))
 			// As Envoy does for an updated cluster: the same EDS request
-			// again, which it answers only with the endpoints.
+			// again, which it answers only with the endpoints, of c alone:
+			// those of d were unsubscribed, cluster update or not.
+			unsub := s.Checking("UNSUB-2")
 			s.Subscribe(EDS)
-			s.Ack(EDS, s.Checking("WARM-4").AwaitRevision(EDS, c, 1))
+			s.Ack(EDS, s.Checking("WARM-4").AwaitRevisionChecking(EDS, c, 1, func(r *fakeclient.Response) {
+				if r.Has(d) {
+					unsub.Errorf("EDS response %q resends the endpoints of %q, which the client unsubscribed from before the cluster update", r.Nonce, d)
+				}
+			}))
 			// Once sent, the endpoints are owed no more: the ACK of the
 			// resend asks for nothing new (an ACK answered with the same
 			// endpoints again would loop).

@@ -70,6 +70,11 @@ const (
 	// given, not by the message, so content set again identical but
 	// encoded otherwise is a change, and pushed (UPD-1).
 	FaultVersionOfBytes Fault = "version-of-bytes"
+	// FaultReloadUnsubscribed resends, with the endpoints an Envoy asks
+	// for again after a cluster update (WARM-4), the endpoints of every
+	// cluster sent since, also those the client unsubscribed from
+	// (UNSUB-2).
+	FaultReloadUnsubscribed Fault = "reload-unsubscribed"
 )
 
 // newerFaults are the faults of this file with their descriptions, in the
@@ -94,6 +99,7 @@ var newerFaults = []struct {
 	{FaultAckKeepsRejected, "RES-5: an ACK does not clear what a SotW NACK rejected, so that content, accepted since, is not sent to a later subscription"},
 	{FaultRejectedForever, "RES-5: a name a SotW NACK rejected is not sent to a later subscription, whatever its content since"},
 	{FaultVersionOfBytes, "UPD-1 (SHOULD): a resource is versioned by the bytes it was set with, so identical content encoded otherwise is pushed again"},
+	{FaultReloadUnsubscribed, "UNSUB-2 (SHOULD): the endpoints resent after a cluster update include those of clusters the client unsubscribed from"},
 }
 
 func init() {

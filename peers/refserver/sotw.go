@@ -281,7 +281,9 @@ func (c *sotwConn) reloading(ts *sotwType) bool {
 
 // reloaded lists the existing endpoints of the clusters sent since.
 func (c *sotwConn) reloaded(ts *sotwType, snap snapshot) []string {
-	return snap.filter(func(n string) bool { return ts.names[n] && c.clustersSent[n] })
+	return snap.filter(func(n string) bool {
+		return (ts.names[n] || c.s.has(FaultReloadUnsubscribed)) && c.clustersSent[n] // breaks UNSUB-2 when set
+	})
 }
 
 // applyNames replaces the subscription of ts by resource_names. SotW
