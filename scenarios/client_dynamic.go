@@ -217,6 +217,30 @@ var clientDynamicScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/dynamic/variant-removed-by-resource-name",
+		Title: "A delta client drops a variant removed through removed_resource_names, with its constraints",
+		// DEL-2 as the repo's catalogue notes it: a variant sent with
+		// constraints is removed through removed_resource_names (the
+		// server's side, DYN-5), which is a removal as removed_resources
+		// is (ERR-10 reads them alike).
+		Requirements: []string{"DEL-2"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        with(observed, takesParams),
+		Run: locating(func(c *C) {
+			_, l := c.Located(LDS, c.L)
+			k1, v1, _, _ := c.twoParams(l)
+			dc := exactly(k1, v1)
+			c.precondition(chainAckRule).ExpectAck(LDS, c.RespondVariant(LDS, "1", c.Hop(LDS, 1), dc), "1")
+			c.AwaitAcked(LDS, c.L, "1")
+			nonce := c.Stream(LDS).NewNonce()
+			c.Send(LDS, &discovery.DeltaDiscoveryResponse{TypeUrl: LDS.URL, Nonce: nonce, SystemVersionInfo: "2",
+				RemovedResourceNames: []*discovery.ResourceName{{Name: c.L, DynamicParameterConstraints: dc}}})
+			c.ExpectAck(LDS, nonce, "2")
+			c.Checking("DEL-2").AwaitGone(LDS, c.L)
+		}),
+	},
+	{
 		ID:    "client/dynamic/locator-unsubscribed",
 		Title: "A subscription made through a locator is ended with that locator, its parameters unchanged",
 		// LOC-1 (added): delta resource_locators_unsubscribe with the
