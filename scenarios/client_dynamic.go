@@ -219,11 +219,10 @@ var clientDynamicScenarios = []*engine.Scenario{
 	{
 		ID:    "client/dynamic/variant-removed-by-resource-name",
 		Title: "A delta client drops a variant removed through removed_resource_names, with its constraints",
-		// DEL-2 as the repo's catalogue notes it: a variant sent with
-		// constraints is removed through removed_resource_names (the
-		// server's side, DYN-5), which is a removal as removed_resources
-		// is (ERR-10 reads them alike).
-		Requirements: []string{"DEL-2"},
+		// LOC-2 (added): a variant sent with constraints is removed
+		// through removed_resource_names (the server's side, DYN-5), a
+		// removal as removed_resources is (DEL-2).
+		Requirements: []string{"LOC-2"},
 		Level:        results.Must,
 		Variants:     delta,
 		Needs:        with(observed, takesParams),
@@ -237,7 +236,7 @@ var clientDynamicScenarios = []*engine.Scenario{
 			c.Send(LDS, &discovery.DeltaDiscoveryResponse{TypeUrl: LDS.URL, Nonce: nonce, SystemVersionInfo: "2",
 				RemovedResourceNames: []*discovery.ResourceName{{Name: c.L, DynamicParameterConstraints: dc}}})
 			c.ExpectAck(LDS, nonce, "2")
-			c.Checking("DEL-2").AwaitGone(LDS, c.L)
+			c.Checking("LOC-2").AwaitGone(LDS, c.L)
 		}),
 	},
 	{
