@@ -128,6 +128,28 @@ var clientErrorScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/errors/cleared-by-resend-at-held-version",
+		Title: "Delta: an error for a cached resource is cleared when the resource comes again, even unchanged at the version held",
+		// ERR-5: the error is remembered "until a response is received
+		// that contains the resource"; a resource with a body is such a
+		// response whatever its version, which only a heartbeat (no
+		// body, TTL-4) leaves out.
+		Requirements: []string{"ERR-5"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        showsErrors,
+		Run: ClientScript(func(c *C) {
+			c.Chain(CDS)
+			c.errorFor("2", codes.Unavailable)
+			c.precondition("ERR-12").AwaitState(CDS, c.CL, observer.ReceivedError)
+			nonce := c.Stream(CDS).NewNonce()
+			c.Send(CDS, &discovery.DeltaDiscoveryResponse{TypeUrl: CDS.URL, SystemVersionInfo: "3", Nonce: nonce,
+				Resources: []*discovery.Resource{{Name: c.CL, Version: c.V("1", c.CL), Resource: mustAny(c, c.Hop(CDS, 1))}}})
+			c.ExpectAck(CDS, nonce, "3")
+			c.Checking("ERR-5").AwaitAcked(CDS, c.CL, "1")
+		}),
+	},
+	{
 		ID:           "client/errors/transient-keeps-cache",
 		Title:        "After UNAVAILABLE, INTERNAL or UNKNOWN the cached resource stays in use",
 		Requirements: []string{"ERR-7"},

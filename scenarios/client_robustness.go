@@ -11,6 +11,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fakeserver"
 	"github.com/xdsconform/xdsconform/internal/lag"
+	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -50,6 +51,29 @@ var clientRobustnessScenarios = []*engine.Scenario{
 		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
 			c.Send(CDS, c.unknownTypeResponse(CDS))
+			c.GoesOn(CDS, "3", 3)
+		}),
+	},
+	{
+		// A NACK carries the stream's own type, as every request on a
+		// per-type stream does (STREAM-6, the fake server's invariant).
+		// An empty SotW response read as of the stream's type would be a
+		// full state without the cluster (DEL-4).
+		ID:           "client/robustness/foreign-type-on-per-type-stream",
+		Title:        "A response of another xDS type on a per-type stream is ignored or NACKed, never applied as of the stream's type; the client goes on",
+		Requirements: []string{"ROB-3"},
+		Level:        results.Must,
+		Variants:     perType,
+		Alone:        true,
+		Needs:        observed,
+		Run: ClientScript(func(c *C) {
+			c.Chain(CDS)
+			v1 := c.V("1", c.CL)
+			c.Send(CDS, c.foreignResponse(LDS))
+			c.Send(CDS, c.foreignResponse(LDS, wire.ClientListener(c.L, c.R, 2)))
+			c.Checking("ROB-3").QuietView(CDS, c.CL, "no longer in use at version "+v1+" after responses of another type on its stream", func(r observer.Resource) bool {
+				return r.State != observer.Acked || r.Version != v1
+			})
 			c.GoesOn(CDS, "3", 3)
 		}),
 	},
@@ -106,6 +130,25 @@ func (c *C) unknownTypeResponse(t wire.Type) proto.Message {
 			Resources: []*discovery.Resource{{Name: c.Extra("not-a-type"), Version: "1", Resource: a}}}
 	}
 	return &discovery.DiscoveryResponse{TypeUrl: notAType, VersionInfo: "1", Nonce: nonce, Resources: []*anypb.Any{a}}
+}
+
+// foreignResponse is a response of type t, of the protocol the variant
+// speaks, carrying ms, with a fresh nonce of the stream carrying CDS: on
+// a per-type client another type's stream.
+func (c *C) foreignResponse(t wire.Type, ms ...proto.Message) proto.Message {
+	nonce := c.Stream(CDS).NewNonce()
+	if c.Variant.IsDelta() {
+		r := &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: "2", Nonce: nonce}
+		for _, m := range ms {
+			r.Resources = append(r.Resources, &discovery.Resource{Name: wire.NameOf(m), Version: "2", Resource: mustAny(c, m)})
+		}
+		return r
+	}
+	r := &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: "2", Nonce: nonce}
+	for _, m := range ms {
+		r.Resources = append(r.Resources, mustAny(c, m))
+	}
+	return r
 }
 
 // requireNack reads the client's answer to the response with nonce, which

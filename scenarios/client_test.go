@@ -267,10 +267,11 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/status/envoy-chain-shown":               {{fault: refclient.FaultDumpOmitsRoutes, rule: "OBS-1"}, {fault: refclient.FaultDumpOmitsErrorDetails, rule: "OBS-1"}, {fault: refclient.FaultNackWithoutErrorDetail, rule: "ACK-7", variants: sotwOnly}},
 	"client/vhds/never-over-sotw":                   {{fault: refclient.FaultVHDSOverSotW, rule: "STREAM-10", want: "over SotW"}},
 	// Robustness (scenarios/client_robustness.go).
-	"client/robustness/undecodable-resource": {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3"}, {fault: refclient.FaultNackSticky, rule: "ACK-6"}},
-	"client/robustness/unknown-type":         {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
-	"client/robustness/empty-nonce":          {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
-	"client/robustness/long-nonce":           {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
+	"client/robustness/undecodable-resource":            {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3"}, {fault: refclient.FaultNackSticky, rule: "ACK-6"}},
+	"client/robustness/unknown-type":                    {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
+	"client/robustness/foreign-type-on-per-type-stream": {{fault: refclient.FaultForeignTypeApplied, rule: "ROB-3", variants: sotwOnly}},
+	"client/robustness/empty-nonce":                     {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
+	"client/robustness/long-nonce":                      {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
 }
 
 func TestSelfProofTableCoversEveryClientScenario(t *testing.T) {

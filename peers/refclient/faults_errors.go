@@ -29,21 +29,32 @@ const (
 	FaultParametersDrift Fault = "parameters-drift"
 	// FaultNackResourceMetadata rejects resources whose Resource wrapper carries metadata (CACHE-2).
 	FaultNackResourceMetadata Fault = "nack-resource-metadata"
+	// FaultResendAtHeldVersionIsHeartbeat takes a delta resource that
+	// comes with its body at the version held for a heartbeat: nothing is
+	// stored, so an error remembered for it outlives its arrival (ERR-5).
+	FaultResendAtHeldVersionIsHeartbeat Fault = "resend-at-held-version-is-heartbeat"
+	// FaultForeignTypeApplied reads a response of another type on a
+	// per-type stream as one of the stream's type, without rejecting it:
+	// an empty SotW one is a full state deleting every resource held
+	// (ROB-3).
+	FaultForeignTypeApplied Fault = "foreign-type-applied"
 )
 
 var errorFaultDescriptions = map[Fault]string{
-	FaultForgetErrors:         "ERR-5: a resource's error is forgotten at the next response of its type that does not repeat it",
-	FaultErrorKeepsTimer:      "ERR-6: an error for a resource not yet received leaves its does-not-exist timer running",
-	FaultTransientDropsCache:  "ERR-7: UNAVAILABLE, INTERNAL and UNKNOWN errors drop the cached resource",
-	FaultIgnoreDataErrors:     "ERR-8 (MAY): NOT_FOUND and PERMISSION_DENIED errors are treated as transient",
-	FaultUnknownCodeDrops:     "ERR-9: errors with other codes (FAILED_PRECONDITION, ...) drop the cached resource",
-	FaultDeltaNotFoundKept:    "ERR-10: a delta NOT_FOUND error keeps the cached resource instead of removing it",
-	FaultErrorsNotShown:       "ERR-12: CSDS shows resources with a server error as ACKED or REQUESTED, without the error",
-	FaultWrapperNeedsName:     "DYN-1: Resource wrappers named by resource_name (no name) are rejected",
-	FaultStrictConstraints:    "DYN-7: a dynamic parameter the constraints do not mention makes a variant not match",
-	FaultNoVariantCheck:       "DYN-10 (MAY): variants whose constraints do not match the parameters sent are accepted",
-	FaultParametersDrift:      "DYN-11: clusters and endpoints are subscribed with other dynamic parameters than listeners and routes",
-	FaultNackResourceMetadata: "CACHE-2: resources whose Resource wrapper carries metadata are rejected",
+	FaultForgetErrors:                   "ERR-5: a resource's error is forgotten at the next response of its type that does not repeat it",
+	FaultErrorKeepsTimer:                "ERR-6: an error for a resource not yet received leaves its does-not-exist timer running",
+	FaultTransientDropsCache:            "ERR-7: UNAVAILABLE, INTERNAL and UNKNOWN errors drop the cached resource",
+	FaultIgnoreDataErrors:               "ERR-8 (MAY): NOT_FOUND and PERMISSION_DENIED errors are treated as transient",
+	FaultUnknownCodeDrops:               "ERR-9: errors with other codes (FAILED_PRECONDITION, ...) drop the cached resource",
+	FaultDeltaNotFoundKept:              "ERR-10: a delta NOT_FOUND error keeps the cached resource instead of removing it",
+	FaultErrorsNotShown:                 "ERR-12: CSDS shows resources with a server error as ACKED or REQUESTED, without the error",
+	FaultWrapperNeedsName:               "DYN-1: Resource wrappers named by resource_name (no name) are rejected",
+	FaultStrictConstraints:              "DYN-7: a dynamic parameter the constraints do not mention makes a variant not match",
+	FaultNoVariantCheck:                 "DYN-10 (MAY): variants whose constraints do not match the parameters sent are accepted",
+	FaultParametersDrift:                "DYN-11: clusters and endpoints are subscribed with other dynamic parameters than listeners and routes",
+	FaultNackResourceMetadata:           "CACHE-2: resources whose Resource wrapper carries metadata are rejected",
+	FaultResendAtHeldVersionIsHeartbeat: "ERR-5: a delta resource resent with its body at the version held is taken for a heartbeat, so its remembered error stays",
+	FaultForeignTypeApplied:             "ROB-3: a response of another type on a per-type stream is applied as one of the stream's type (an empty SotW one deletes every resource held)",
 }
 
 func init() {
@@ -51,6 +62,7 @@ func init() {
 		FaultForgetErrors, FaultErrorKeepsTimer, FaultTransientDropsCache, FaultIgnoreDataErrors,
 		FaultUnknownCodeDrops, FaultDeltaNotFoundKept, FaultErrorsNotShown, FaultWrapperNeedsName,
 		FaultStrictConstraints, FaultNoVariantCheck, FaultParametersDrift, FaultNackResourceMetadata,
+		FaultResendAtHeldVersionIsHeartbeat, FaultForeignTypeApplied,
 	} {
 		AllFaults = append(AllFaults, f)
 		faultDescriptions[f] = errorFaultDescriptions[f]

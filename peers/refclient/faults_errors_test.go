@@ -136,6 +136,27 @@ func init() {
 			return csdsStatus(h, wire.Cluster, "C")
 		}, "RECEIVED_ERROR", "REQUESTED"},
 
+		// The cluster in error comes again, unchanged, at the version
+		// held: received, so the error is gone; with the fault it is
+		// taken for a heartbeat and the error stays.
+		{FaultResendAtHeldVersionIsHeartbeat, wire.DeltaADS, 0, func(h *harness) string {
+			erroredCluster(h, codes.Unavailable)
+			h.sendDelta(wire.Cluster, &discovery.DeltaDiscoveryResponse{TypeUrl: wire.Cluster.URL, Nonce: "c3", SystemVersionInfo: "3",
+				Resources: []*discovery.Resource{{Name: "C", Version: "1", Resource: mustAny(h.t, wire.ClientCluster("C", 1))}}})
+			h.expectAck(wire.Cluster, "3", "c3", "C")
+			return statusOf(h, wire.Cluster, "C")
+		}, "ACKED 1", "RECEIVED_ERROR 1"},
+
+		// An empty response of another type on the per-type CDS stream
+		// is NACKed (under CDS: r.Err set), and the cluster stays; with the fault it
+		// reads as a CDS full state without the cluster.
+		{FaultForeignTypeApplied, wire.SotWPerType, 0, func(h *harness) string {
+			heldCluster(h)
+			require.NoError(h.t, h.stream(wire.Cluster).sotw.Send(&discovery.DiscoveryResponse{TypeUrl: wire.Listener.URL, VersionInfo: "2", Nonce: "c2"}))
+			r := h.next(wire.Cluster)
+			return fmt.Sprintf("%s %s", nacked(r), csdsStatus(h, wire.Cluster, "C"))
+		}, "true ACKED", "false DOES_NOT_EXIST"},
+
 		{FaultErrorKeepsTimer, wire.SotWADS, 300 * time.Millisecond, func(h *harness) string {
 			erroredSubscription(h, codes.Unavailable)
 			g, _ := h.waitCSDS(wire.Cluster, "C", time.Second, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {

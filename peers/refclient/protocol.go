@@ -72,7 +72,10 @@ func (c *Client) onResponse(ev evResponse) {
 		c.crash(fmt.Errorf("refclient: crashed on a response with a %d-byte nonce", len(nonce))) // breaks ROB-3
 		return
 	}
-	if _, ok := c.knownType(responseType(st, u)); !ok {
+	if u == "" {
+		u, _ = responseType(st, u) // implied by a per-type stream
+	}
+	if _, ok := c.knownType(u); !ok {
 		// ROB-3, RES-3: a type the client never asked for is ignored. It
 		// cannot be validated, so neither an ACK nor a NACK fits, and a
 		// reply would name a type the client does not speak (STREAM-6).
@@ -88,13 +91,22 @@ func (c *Client) onResponse(ev evResponse) {
 	}
 }
 
-// responseType is the type a response is about; per-type streams imply it
-// when the server left it out.
-func responseType(st *stream, u string) string {
-	if u == "" {
-		return st.slot.typ
+// responseType is the type a response on st is read as, and the type_url
+// it came with when that is another one (foreign). A per-type stream
+// carries its own type only: a response there is read as of that type,
+// whatever it says (it implies the type when the server left it out), so
+// its NACK carries the stream's type like every request on it (STREAM-6);
+// decode rejects one that says another type (ROB-3). An empty SotW
+// response of another type, read as the stream's full state, would
+// otherwise delete every listener or cluster held.
+func responseType(st *stream, u string) (typ, foreign string) {
+	if st.slot.typ == "" {
+		return u, ""
 	}
-	return u
+	if u != "" && u != st.slot.typ {
+		return st.slot.typ, u
+	}
+	return st.slot.typ, ""
 }
 
 // noteNonce records a response's nonce for its type on st (NONCE-3); it
@@ -114,7 +126,7 @@ func (c *Client) replies(u string) bool {
 }
 
 func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
-	u := responseType(st, r.GetTypeUrl())
+	u, foreign := responseType(st, r.GetTypeUrl())
 	c.noteNonce(st, u, r.GetNonce())
 	raws := make([]raw, 0, len(r.GetResources()))
 	for _, a := range r.GetResources() {
@@ -124,7 +136,7 @@ func (c *Client) onSotW(st *stream, r *discovery.DiscoveryResponse) {
 		}
 		raws = append(raws, rw)
 	}
-	items, probs, crash := c.decode(st, u, raws)
+	items, probs, crash := c.decode(st, u, foreign, raws)
 	if crash != nil {
 		c.crash(crash)
 		return
@@ -253,7 +265,7 @@ func (c *Client) nackCode() int32 {
 }
 
 func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
-	u := responseType(st, r.GetTypeUrl())
+	u, foreign := responseType(st, r.GetTypeUrl())
 	c.noteNonce(st, u, r.GetNonce())
 	raws := make([]raw, len(r.GetResources()))
 	versions := map[string]string{}
@@ -261,7 +273,7 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 		name, bad := c.wrapperName(res)
 		raws[i] = raw{any: res.GetResource(), version: res.GetVersion(), name: name, ttl: res.GetTtl(),
 			constraints: res.GetResourceName().GetDynamicParameterConstraints(), bad: bad}
-		if res.GetResource() == nil && bad == "" {
+		if (res.GetResource() == nil || c.fault(FaultResendAtHeldVersionIsHeartbeat)) && bad == "" { // ERR-5 broken when set
 			if hb, ok := c.heartbeat(u, res); ok {
 				raws[i] = hb
 			}
@@ -274,7 +286,7 @@ func (c *Client) onDelta(st *stream, r *discovery.DeltaDiscoveryResponse) {
 	for _, rn := range r.GetRemovedResourceNames() {
 		removed = append(removed, rn.GetName())
 	}
-	items, probs, crash := c.decode(st, u, raws)
+	items, probs, crash := c.decode(st, u, foreign, raws)
 	if crash != nil {
 		c.crash(crash)
 		return
@@ -365,13 +377,13 @@ func versionLess(a, b string) bool {
 // valid when every resource has the response's type (STREAM-8), decodes,
 // has a name, is not named twice (DUP-2) and passes the type checks of the
 // gRPC profile. crash is set when the crash-on-empty-name fault fires.
-func (c *Client) decode(st *stream, u string, raws []raw) (items []item, probs []problem, crash error) {
+func (c *Client) decode(st *stream, u, foreign string, raws []raw) (items []item, probs []problem, crash error) {
 	t, ok := c.knownType(u)
 	if !ok {
 		return nil, []problem{{"", fmt.Sprintf("unsupported response type_url %q", u)}}, nil
 	}
-	if st.slot.typ != "" && u != st.slot.typ {
-		probs = append(probs, problem{"", fmt.Sprintf("response of type %q on the %s stream", u, st.slot.typ)})
+	if foreign != "" && !c.fault(FaultForeignTypeApplied) { // else ROB-3 broken
+		probs = append(probs, problem{"", fmt.Sprintf("response of type %q on the %s stream", foreign, u)})
 	}
 	seen := map[string]int{}
 	for i, r := range raws {
