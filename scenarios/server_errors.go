@@ -132,6 +132,24 @@ var errorScenarios = append(errorResubscribed(), []*engine.Scenario{
 		}),
 	},
 	{
+		ID:           "server/errors/unchanged-error-not-pushed",
+		Title:        "A change elsewhere makes no response of a type whose only news would be an error already reported",
+		Requirements: []string{"UPD-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(Fixture(CDS, EDS), targets.NeedResourceErrors),
+		Run: ServerScript(func(s *S) {
+			a := s.Set(CDS, "a", 1)
+			b := s.SetError(CDS, "b", codes.PermissionDenied)
+			s.Subscribe(CDS, a, b)
+			s.Ack(CDS, s.AwaitError(CDS, b))
+			// Endpoints nobody subscribed to: nothing of the clusters,
+			// nor of b's error, changed.
+			s.Set(EDS, "elsewhere", 1)
+			s.Checking("UPD-1").Never("only an endpoints resource no one subscribed to was set; no cluster and no error changed", CDS)
+		}),
+	},
+	{
 		ID:           "server/errors/not-repeated",
 		Title:        "An error already reported is not repeated with every later Cluster response: after an update, or a request adding a name",
 		Requirements: []string{"ERR-4"},
