@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
@@ -75,6 +77,9 @@ func (v Violation) String() string { return fmt.Sprintf("%s on %s: %s", v.Rule, 
 type Server struct {
 	opts Options
 	lis  net.Listener
+	addr string // lis's address, kept through an Outage
+	// g serves the gRPC variants, done is closed when its Serve returns;
+	// both are replaced by an Outage, under mu.
 	g    *grpc.Server
 	done chan struct{}
 
@@ -180,22 +185,113 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fake management server: listening on %s: %w", opts.Addr, err)
 	}
-	s := &Server{opts: opts, lis: lis, done: make(chan struct{}), notify: make(chan struct{}), unsupported: newUnsupported()}
+	s := &Server{opts: opts, lis: lis, addr: lis.Addr().String(), done: make(chan struct{}), notify: make(chan struct{}), unsupported: newUnsupported()}
 	if opts.Variant.IsREST() {
 		s.startREST()
 		return s, nil
 	}
-	s.g = grpc.NewServer(grpc.UnknownServiceHandler(s.serveUnknown), grpc.MaxRecvMsgSize(wire.MaxRecvSize(opts.MaxRecvSize)))
-	wire.RegisterServices(s.g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
-	go func() {
-		defer close(s.done)
-		_ = s.g.Serve(lis) // returns when Close stops the server
-	}()
+	s.g = s.serveGRPC(lis, s.done)
 	return s, nil
 }
 
+// serveGRPC serves the gRPC services on lis until stopped, closing done
+// when Serve returns.
+func (s *Server) serveGRPC(lis net.Listener, done chan struct{}) *grpc.Server {
+	g := grpc.NewServer(grpc.UnknownServiceHandler(s.serveUnknown), grpc.MaxRecvMsgSize(wire.MaxRecvSize(s.opts.MaxRecvSize)))
+	wire.RegisterServices(g, wire.Handlers{SotW: s.serveSotW, Delta: s.serveDelta})
+	go func() {
+		defer close(done)
+		_ = g.Serve(lis) // returns when Close (or an Outage) stops the server
+	}()
+	return g
+}
+
 // Addr is the host:port clients connect to.
-func (s *Server) Addr() string { return s.lis.Addr().String() }
+func (s *Server) Addr() string { return s.addr }
+
+// Outage makes the server unreachable for a while, as a management server
+// that restarts is: every stream and connection ends, and the next
+// refusals connections the client makes are accepted and closed at once,
+// a dial that fails; then the server serves again on the same address,
+// its streams and transcript going on. Counting the client's attempts,
+// not waiting a while, ends the outage: it lasts until the client has
+// tried and failed refusals times, however slow the machine, or until
+// within passed (a client that does not try again is not waited for: the
+// scenario's next step finds it gone). It returns how many connections it
+// refused, once the server serves again; an error when ctx ends or the
+// server is closed meanwhile (it then stays down).
+func (s *Server) Outage(ctx context.Context, refusals int, within time.Duration) (int, error) {
+	if s.rest != nil {
+		return 0, errors.New("fake management server: an outage is of the gRPC variants")
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return 0, errors.New("fake management server: closed")
+	}
+	g, done := s.g, s.done
+	open := slices.Clone(s.streams)
+	s.mu.Unlock()
+	// Each stream ends as ended by the harness (UNAVAILABLE), so the
+	// transcript says who ended it; then the connections go.
+	for _, st := range open {
+		if st.Err() == nil {
+			if err := st.End(ctx, status.Error(codes.Unavailable, "xdsconform: management server unreachable (an outage)")); err != nil {
+				return 0, err
+			}
+		}
+	}
+	g.Stop() // closes the listener and every connection
+	<-done
+	refused, err := s.refuse(ctx, refusals, within)
+	if err != nil {
+		return refused, err
+	}
+	lis, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return refused, fmt.Errorf("fake management server: listening on %s again after the outage: %w", s.addr, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = lis.Close()
+		return refused, errors.New("fake management server: closed during the outage")
+	}
+	s.lis, s.done = lis, make(chan struct{})
+	s.g = s.serveGRPC(lis, s.done)
+	return refused, nil
+}
+
+// refuse listens on the server's address and closes the next n
+// connections as they come, for at most within; it returns how many it
+// closed.
+func (s *Server) refuse(ctx context.Context, n int, within time.Duration) (int, error) {
+	lis, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return 0, fmt.Errorf("fake management server: listening on %s to refuse connections: %w", s.addr, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { _ = lis.Close() })
+	defer stop()
+	defer lis.Close()
+	refused := 0
+	for refused < n {
+		conn, err := lis.Accept()
+		if err != nil {
+			switch {
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				return refused, nil // the client did not try again in time
+			case ctx.Err() != nil:
+				return refused, fmt.Errorf("fake management server: during the outage: %w", context.Cause(ctx))
+			}
+			return refused, fmt.Errorf("fake management server: refusing connections: %w", err)
+		}
+		_ = conn.Close()
+		refused++
+	}
+	return refused, nil
+}
 
 // Close ends every stream (clients see Unavailable) and stops listening.
 func (s *Server) Close() {
@@ -210,8 +306,11 @@ func (s *Server) Close() {
 	if s.rest != nil {
 		s.closeREST()
 	} else {
-		s.g.Stop()
-		<-s.done
+		s.mu.Lock()
+		g, done := s.g, s.done
+		s.mu.Unlock()
+		g.Stop()
+		<-done
 	}
 	// The requests stay readable; what they borrowed goes back to the run
 	// for the pairs still to come.

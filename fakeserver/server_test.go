@@ -1,6 +1,8 @@
 package fakeserver_test
 
 import (
+	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +103,68 @@ func TestEndForcesReconnect(t *testing.T) {
 	err = st.Send(ctx, &discovery.DiscoveryResponse{TypeUrl: wire.Listener.URL, Nonce: "x"})
 	require.ErrorAs(t, err, &ce, "nothing can be sent on an ended stream")
 	assert.ErrorIs(t, ce.Err, fakeserver.ErrEnded, "and the error says how it ended")
+}
+
+// An outage ends the streams, refuses the next connections (two raw
+// dials, accepted and closed), then serves again on the same address: the
+// client's next stream is the server's next one.
+func TestOutageRefusesThenServesAgain(t *testing.T) {
+	ctx := t.Context()
+	srv, c, _ := start(t, wire.SotWADS)
+	addr := srv.Addr()
+	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
+	st, err := srv.StreamFor(ctx, wire.Listener, 0)
+	require.NoError(t, err)
+	dials := make(chan error, 1)
+	go func() {
+		// Before the stop a dial reaches the gRPC server, between the
+		// stop and the refusing listener it finds nothing: it is tried
+		// again, until two were refused.
+		deadline := time.Now().Add(5 * time.Second)
+		for accepted := 0; accepted < 2; {
+			if time.Now().After(deadline) {
+				dials <- errors.New("no dial was accepted")
+				return
+			}
+			conn, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, err = conn.Read(make([]byte, 1)) // closed by the server: EOF
+			_ = conn.Close()
+			if err == nil {
+				// The gRPC server, not yet stopped, spoke (its settings
+				// frame): not a refusal.
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			accepted++
+		}
+		dials <- nil
+	}()
+	refused, err := srv.Outage(ctx, 2, 5*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, <-dials)
+	assert.Equal(t, 2, refused)
+	assert.Equal(t, addr, srv.Addr(), "the same address")
+	require.ErrorIs(t, st.Err(), fakeserver.ErrEnded, "the outage ended the stream")
+
+	c.Reconnect(wire.Listener)
+	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
+	st2, err := srv.StreamFor(ctx, wire.Listener, st.ID)
+	require.NoError(t, err)
+	assert.Greater(t, st2.ID, st.ID)
+
+	// A client that does not try again is not waited for.
+	refused, err = srv.Outage(ctx, 2, 50*time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, 0, refused)
+	c.Reconnect(wire.Listener)
+	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
+	_, err = srv.StreamFor(ctx, wire.Listener, st2.ID)
+	require.NoError(t, err, "serving again")
 }
 
 func TestViolations(t *testing.T) {

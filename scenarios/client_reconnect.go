@@ -120,6 +120,23 @@ var clientReconnectScenarios = append(reconnectFamilyClient, []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/reconnect/after-outage",
+		Title: "After its server was unreachable for a while (connections refused), the client connects again, asks for its resources and keeps them meanwhile",
+		// RECONN-2: a stream the server ended after responses is normal,
+		// and the client reconnects, also when the first attempts to
+		// connect again fail, as they do while a management server
+		// restarts. The outage lasts until the client tried twice.
+		Requirements: []string{"RECONN-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: ClientScript(func(c *C) {
+			c.Chain(CDS)
+			c.Outage(2)
+			v := c.Checking("RECONN-2")
+			v.ExpectSubscribed(LDS, c.L)
+		}),
+	},
+	{
 		ID:           "client/reconnect/backoff",
 		Title:        "Streams that fail before any response are retried with growing waits, and promptly again once a stream had a response",
 		Requirements: []string{"RECONN-1"},

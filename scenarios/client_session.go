@@ -790,6 +790,30 @@ func (c *C) Restart(code codes.Code) {
 	}
 }
 
+// Outage makes the fake server unreachable until the client has tried to
+// connect refusals times and failed, or the expect timeout passed, then
+// serves again on the same address (fakeserver.Server.Outage): a
+// management server restarting.
+// Every stream ends, so the next request of any type is read off a new
+// stream.
+func (c *C) Outage(refusals int) {
+	old := c.Srv.Streams()
+	if len(old) > 0 {
+		last := old[len(old)-1].ID
+		for _, t := range wire.AllTypes {
+			c.after[t.URL] = max(c.after[t.URL], last)
+		}
+	}
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	refused, err := c.Srv.Outage(ctx, refusals, c.Timeouts.Expect)
+	if err != nil {
+		c.abortIfExited()
+		c.fail("%v", err)
+	}
+	c.Logf("the management server was unreachable until the client had tried %d times (of %d awaited)", refused, refusals)
+}
+
 // observer returns the client's status view; scenarios using it declare
 // NeedObserver, so a target without one never gets here.
 func (c *C) observer() observer.Observer {

@@ -249,6 +249,7 @@ var mustCatchClient = map[string][]clientCatch{
 	},
 	"client/reconnect/initial-versions-only-first": {{fault: refclient.FaultIrvOnEveryRequest, rule: "DELTA-6"}},
 	"client/reconnect/keeps-config":                {{fault: refclient.FaultDropCacheOnDisconnect, rule: "RECONN-2"}},
+	"client/reconnect/after-outage":                {{fault: refclient.FaultGiveUpAfterFailedOpen, rule: "RECONN-2"}},
 	"client/reconnect/backoff": {
 		{fault: refclient.FaultNoBackoff, rule: "RECONN-1"},
 		{fault: refclient.FaultBackoffNeverResets, rule: "RECONN-1", want: "after a stream that had a response"},

@@ -38,6 +38,10 @@ const (
 	// an empty SotW one is a full state deleting every resource held
 	// (ROB-3).
 	FaultForeignTypeApplied Fault = "foreign-type-applied"
+	// FaultGiveUpAfterFailedOpen stops reconnecting at the first stream
+	// that cannot be opened (the server unreachable, as while it
+	// restarts): the client never talks to the server again (RECONN-2).
+	FaultGiveUpAfterFailedOpen Fault = "give-up-after-failed-open"
 )
 
 var errorFaultDescriptions = map[Fault]string{
@@ -55,6 +59,7 @@ var errorFaultDescriptions = map[Fault]string{
 	FaultNackResourceMetadata:           "CACHE-2: resources whose Resource wrapper carries metadata are rejected",
 	FaultResendAtHeldVersionIsHeartbeat: "ERR-5: a delta resource resent with its body at the version held is taken for a heartbeat, so its remembered error stays",
 	FaultForeignTypeApplied:             "ROB-3: a response of another type on a per-type stream is applied as one of the stream's type (an empty SotW one deletes every resource held)",
+	FaultGiveUpAfterFailedOpen:          "RECONN-2: the client stops reconnecting at the first stream it cannot open, as when its server is unreachable for a while",
 }
 
 func init() {
@@ -62,7 +67,7 @@ func init() {
 		FaultForgetErrors, FaultErrorKeepsTimer, FaultTransientDropsCache, FaultIgnoreDataErrors,
 		FaultUnknownCodeDrops, FaultDeltaNotFoundKept, FaultErrorsNotShown, FaultWrapperNeedsName,
 		FaultStrictConstraints, FaultNoVariantCheck, FaultParametersDrift, FaultNackResourceMetadata,
-		FaultResendAtHeldVersionIsHeartbeat, FaultForeignTypeApplied,
+		FaultResendAtHeldVersionIsHeartbeat, FaultForeignTypeApplied, FaultGiveUpAfterFailedOpen,
 	} {
 		AllFaults = append(AllFaults, f)
 		faultDescriptions[f] = errorFaultDescriptions[f]

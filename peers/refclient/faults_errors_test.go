@@ -157,6 +157,21 @@ func init() {
 			return fmt.Sprintf("%s %s", nacked(r), csdsStatus(h, wire.Cluster, "C"))
 		}, "true ACKED", "false DOES_NOT_EXIST"},
 
+		// The server is unreachable until the client failed to connect
+		// twice: the client comes back; with the fault it gave up at the
+		// first stream it could not open.
+		{FaultGiveUpAfterFailedOpen, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.srv.outage(h.t, 2)
+			h.streams = map[string]*tstream{}
+			select {
+			case <-h.srv.streams:
+				return "reconnected"
+			case <-time.After(wait):
+				return "gave up"
+			}
+		}, "reconnected", "gave up"},
+
 		{FaultErrorKeepsTimer, wire.SotWADS, 300 * time.Millisecond, func(h *harness) string {
 			erroredSubscription(h, codes.Unavailable)
 			g, _ := h.waitCSDS(wire.Cluster, "C", time.Second, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {

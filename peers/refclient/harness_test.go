@@ -80,16 +80,17 @@ type tstream struct {
 // tserver is the scripted management server: every stream is handed to the
 // test through streams.
 type tserver struct {
-	addr    string
-	streams chan *tstream
-	stop    chan struct{}
+	addr     string
+	streams  chan *tstream
+	stop     chan struct{}
+	handlers wire.Handlers
+	g        *grpc.Server // the test goroutine's (outage), and Cleanup's
 }
 
 func newServer(t *testing.T) *tserver {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	g := grpc.NewServer()
 	s := &tserver{addr: lis.Addr().String(), streams: make(chan *tstream, 64), stop: make(chan struct{})}
 	key := func(svc *wire.Type) string {
 		if svc == nil {
@@ -97,7 +98,7 @@ func newServer(t *testing.T) *tserver {
 		}
 		return svc.URL
 	}
-	wire.RegisterServices(g, wire.Handlers{
+	s.handlers = wire.Handlers{
 		SotW: func(st wire.SotWServerStream, svc *wire.Type) error {
 			ts := &tstream{key: key(svc), sotw: st}
 			return s.serve(st.Context(), ts, func() (treq, error) {
@@ -118,13 +119,40 @@ func newServer(t *testing.T) *tserver {
 				return fromDelta(r), nil
 			})
 		},
-	})
-	go func() { _ = g.Serve(lis) }()
+	}
+	s.serveOn(lis)
 	t.Cleanup(func() {
 		close(s.stop)
-		g.Stop()
+		s.g.Stop()
 	})
 	return s
+}
+
+// serveOn serves the scripted services on lis.
+func (s *tserver) serveOn(lis net.Listener) {
+	s.g = grpc.NewServer()
+	wire.RegisterServices(s.g, s.handlers)
+	go func() { _ = s.g.Serve(lis) }()
+}
+
+// outage stops the server (every stream and connection ends), closes the
+// next refusals connections the client makes as they come, then serves
+// again on the same address.
+func (s *tserver) outage(t *testing.T, refusals int) {
+	t.Helper()
+	s.g.Stop()
+	lis, err := net.Listen("tcp", s.addr)
+	require.NoError(t, err)
+	for range refusals {
+		require.NoError(t, lis.(*net.TCPListener).SetDeadline(time.Now().Add(wait)))
+		conn, err := lis.Accept()
+		require.NoError(t, err, "the client did not try to connect again")
+		_ = conn.Close()
+	}
+	require.NoError(t, lis.Close())
+	lis, err = net.Listen("tcp", s.addr)
+	require.NoError(t, err)
+	s.serveOn(lis)
 }
 
 func (s *tserver) serve(ctx context.Context, ts *tstream, recv func() (treq, error)) error {

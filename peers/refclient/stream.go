@@ -171,6 +171,9 @@ func (c *Client) run(sl *slot) {
 		cs, err := c.openStream(sctx, sl)
 		if err != nil {
 			cancel()
+			if c.fault(FaultGiveUpAfterFailedOpen) {
+				return // RECONN-2 broken: never talks to the server again
+			}
 			backoff = nextBackoff(backoff)
 			if c.fault(FaultNoBackoff) {
 				backoff = failBackoff // RECONN-1 broken
