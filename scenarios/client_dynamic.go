@@ -169,6 +169,9 @@ var clientDynamicScenarios = []*engine.Scenario{
 				{fmt.Sprintf("not %s exists", absentKey), not(present(absentKey))},
 				{fmt.Sprintf("%s=%s and %s exists", k1, v1, k2), allOf(exactly(k1, v1), present(k2))},
 				{fmt.Sprintf("%s=%s or %s=%s", k1, other, k2, v2), anyOf(exactly(k1, other), exactly(k2, v2))},
+				// No constraint set at all: it mentions no parameter, so
+				// none prevents the match.
+				{"empty constraints (no type set)", &discovery.DynamicParameterConstraints{}},
 			} {
 				version := fmt.Sprint(i + 1)
 				n := c.RespondVariant(LDS, version, c.Hop(LDS, i+1), row.dc)

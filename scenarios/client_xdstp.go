@@ -343,8 +343,8 @@ var clientXdstpScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "client/xdstp/unknown-authority",
-		Title:        "A name of an authority missing from the bootstrap is asked of no server",
-		Requirements: []string{"XDSTP-13"},
+		Title:        "A name of an authority missing from the bootstrap is asked of no server, on no stream of its own",
+		Requirements: []string{"XDSTP-13", "XDSTP-14"},
 		Level:        results.Must,
 		Variants:     ads,
 		Needs:        xdstpNeeds,
@@ -366,6 +366,11 @@ var clientXdstpScenarios = []*engine.Scenario{
 			}
 			if r != nil && slices.Contains(r.Names(), f.R) {
 				f.Checking("XDSTP-13").Fatalf("%s asks the default server for %s, whose authority %s is in no bootstrap", r, f.R, authUnknown)
+			}
+			// Nor is a stream opened for it: authorities of one server
+			// share its one ADS stream, and an unknown one has none.
+			if sts := f.Srv.Streams(); len(sts) != 1 {
+				f.Checking("XDSTP-14").Fatalf("the client opened %d streams to its one management server, where its one ADS stream serves every authority it knows (the route's authority %s is in no bootstrap)", len(sts), authUnknown)
 			}
 		}),
 	},
@@ -453,18 +458,19 @@ var clientXdstpScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        xdstpNeeds,
 		Run: fed(fedSetup{shared: []string{authA},
-			// The target's name holds a space and a '?' (escaped in the
-			// URI); the listener name must hold them percent-encoded.
+			// The target's name holds a space, a '?', a '#' and a '%'
+			// (escaped in the URI); the listener name must hold them
+			// percent-encoded.
 			names: func(t *engine.T, n *chain) {
-				n.L = xdstp.Scheme + authA + "/" + strings.TrimPrefix(LDS.URL, xdstp.TypePrefix) + "/" + t.Name("svc") + "%20v%3F2"
+				n.L = xdstp.Scheme + authA + "/" + strings.TrimPrefix(LDS.URL, xdstp.TypePrefix) + "/" + t.Name("svc") + "%20v%3F2%23x%25y"
 			},
-			target: func(t *engine.T) string { return "xds:///" + t.Name("svc") + "%20v%3F2" },
+			target: func(t *engine.T) string { return "xds:///" + t.Name("svc") + "%20v%3F2%23x%25y" },
 			template: func(*engine.T) string {
 				return xdstp.Scheme + authA + "/" + strings.TrimPrefix(LDS.URL, xdstp.TypePrefix) + "/%s"
 			},
 		}, func(f *F) {
 			r := f.Expect(LDS)
-			require.Equal(f.Checking("XDSTP-15"), []string{f.L}, r.Names(), "%s should ask for the listener the template makes of %q, percent-encoded", r, f.Name("svc")+" v?2")
+			require.Equal(f.Checking("XDSTP-15"), []string{f.L}, r.Names(), "%s should ask for the listener the template makes of %q, percent-encoded", r, f.Name("svc")+" v?2#x%y")
 		}),
 	},
 	{
