@@ -184,6 +184,28 @@ var clientRESTScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/rest/polls-again-after-ignored-response",
+		Title: "A held poll answered with a response of a type the client never asked for does not stop its polling; the next valid response is ACKed",
+		// ROB-3 on REST: the unusable answer ends the poll like any
+		// answer, and the client polls again (ignoring it or NACKing it);
+		// its ACK of the next valid response is REST-6's.
+		Requirements: []string{"ROB-3", "REST-6"},
+		Level:        results.Must,
+		Variants:     restOnly,
+		Needs:        restClient,
+		Run: ClientScript(func(c *C) {
+			c.Poll(CDS)
+			c.Respond(CDS, "1", wire.ClientDNSCluster(c.CL, 1))
+			c.PollAfter(CDS, 1) // the ACK, held
+			// No resource: a resource of an unknown type cannot be
+			// written in JSON.
+			c.Send(CDS, &discovery.DiscoveryResponse{TypeUrl: notAType, VersionInfo: "2", Nonce: c.Stream(CDS).NewNonce()})
+			c.Checking("ROB-3").PollAfter(CDS, 2)
+			c.Respond(CDS, "3", wire.ClientDNSCluster(c.CL, 3))
+			c.requireREST6(c.Checking("ROB-3").PollAfter(CDS, 3), false, "3")
+		}),
+	},
+	{
 		ID:           "client/rest/response-without-nonce",
 		Title:        "A response without a nonce is applied, and the next poll carries its version",
 		Requirements: []string{"REST-2"},

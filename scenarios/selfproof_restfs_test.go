@@ -6,9 +6,10 @@ import "github.com/xdsconform/xdsconform/peers/refclient"
 // (peers/refclient/faults_restfs.go).
 func init() {
 	for id, c := range map[string][]clientCatch{
-		"client/rest/one-poll-outstanding":   {{fault: refclient.FaultRESTTwoOutstanding, rule: "REST-1"}},
-		"client/rest/canonical-json":         {{fault: refclient.FaultRESTGoJSONPolls, rule: "REST-3"}},
-		"client/rest/response-without-nonce": {{fault: refclient.FaultRESTRequiresNonce, rule: "REST-2"}},
+		"client/rest/one-poll-outstanding":               {{fault: refclient.FaultRESTTwoOutstanding, rule: "REST-1"}},
+		"client/rest/canonical-json":                     {{fault: refclient.FaultRESTGoJSONPolls, rule: "REST-3"}},
+		"client/rest/response-without-nonce":             {{fault: refclient.FaultRESTRequiresNonce, rule: "REST-2"}},
+		"client/rest/polls-again-after-ignored-response": {{fault: refclient.FaultCrashOnUnusableResponse, rule: "ROB-3", want: "the client stopped"}},
 		"client/rest/ack-nack-next-poll": {
 			{fault: refclient.FaultRESTAckWithoutVersion, rule: "REST-6", want: "must carry that version"},
 			{fault: refclient.FaultRESTNackAsAck, rule: "REST-6", want: "must carry an error_detail"},
