@@ -180,6 +180,22 @@ var clientErrorScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:           "client/errors/permission-denied-drops",
+		Title:        "PERMISSION_DENIED for a cached resource drops it: no version of it stays in use",
+		Requirements: []string{"ERR-8"},
+		Level:        results.May,
+		Variants:     allVariants,
+		Needs:        with(observed, takesErrors),
+		Run: ClientScript(func(c *C) {
+			c.Chain(CDS)
+			c.AwaitAcked(CDS, c.CL, "1")
+			c.errorFor("2", codes.PermissionDenied)
+			c.Checking("ERR-8").Await(CDS, c.CL, "no longer in use (the cached cluster dropped)", 0, func(r observer.Resource) bool {
+				return r.Version == "" || r.State == observer.DoesNotExist
+			})
+		}),
+	},
+	{
 		ID:           "client/errors/unknown-code-transient",
 		Title:        "After an error code TP3 does not name (FAILED_PRECONDITION, ABORTED) the cached resource stays in use",
 		Requirements: []string{"ERR-9"},

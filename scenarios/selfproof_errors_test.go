@@ -20,6 +20,7 @@ var errorCatches = map[string][]clientCatch{
 	"client/errors/timer-cancelled":                   {{fault: refclient.FaultErrorKeepsTimer, rule: "ERR-6"}},
 	"client/errors/transient-keeps-cache":             {{fault: refclient.FaultTransientDropsCache, rule: "ERR-7"}},
 	"client/errors/not-found-is-missing":              {{fault: refclient.FaultIgnoreDataErrors, rule: "ERR-8"}},
+	"client/errors/permission-denied-drops":           {{fault: refclient.FaultIgnoreDataErrors, rule: "ERR-8"}},
 	"client/errors/unknown-code-transient":            {{fault: refclient.FaultUnknownCodeDrops, rule: "ERR-9"}},
 	"client/errors/delta-not-found-removes":           {{fault: refclient.FaultDeltaNotFoundKept, rule: "ERR-10"}},
 	"client/errors/shown-in-status":                   {{fault: refclient.FaultErrorsNotShown, rule: "ERR-12"}},
