@@ -131,7 +131,7 @@ var clientProfileScenarios = []*engine.Scenario{
 	},
 	{
 		ID:           "client/nack/non-ads-config-source",
-		Title:        "A gRPC client NACKs a listener whose routes come from a config source other than ADS",
+		Title:        "A gRPC client NACKs a listener whose routes, or a cluster whose endpoints, come from a config source other than ADS",
 		Requirements: []string{"STREAM-11"},
 		Level:        results.Must,
 		Variants:     []wire.Variant{wire.SotWADS},
@@ -139,6 +139,13 @@ var clientProfileScenarios = []*engine.Scenario{
 			c.ExpectSubscribed(LDS, c.L)
 			c.requireGRPCProfile()
 			c.ExpectNack(LDS, c.Respond(LDS, "1", wire.NonADSListener(c.L, c.R, 1)))
+			// Then a valid listener and route, and a cluster whose
+			// endpoints come from elsewhere.
+			c.ExpectAck(LDS, c.Respond(LDS, "2", c.Hop(LDS, 2)), "2")
+			c.AwaitSubscribed(RDS, c.R)
+			c.ExpectAck(RDS, c.Respond(RDS, "1", c.Hop(RDS, 1)), "1")
+			c.AwaitSubscribed(CDS, c.CL)
+			c.ExpectNack(CDS, c.Respond(CDS, "1", wire.NonADSCluster(c.CL, 1)))
 		}),
 	},
 }

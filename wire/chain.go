@@ -144,7 +144,24 @@ func NonADSListener(name, route string, rev int) *listener.Listener {
 	if err := l.ApiListener.ApiListener.UnmarshalTo(m); err != nil {
 		panic(fmt.Sprintf("wire: %v", err)) // cannot happen: packed above
 	}
-	m.GetRds().ConfigSource = &core.ConfigSource{
+	m.GetRds().ConfigSource = nonADSSource()
+	l.ApiListener.ApiListener = mustAny(m)
+	return l
+}
+
+// NonADSCluster is ClientCluster with its EDS config source pointing at a
+// gRPC API config source instead of ADS: valid for Envoy, invalid for a
+// gRPC client (STREAM-11).
+func NonADSCluster(name string, rev int) *cluster.Cluster {
+	c := ClientCluster(name, rev)
+	c.EdsClusterConfig.EdsConfig = nonADSSource()
+	return c
+}
+
+// nonADSSource is a config source of another management server, reached
+// through the API of a gRPC service, not ADS.
+func nonADSSource() *core.ConfigSource {
+	return &core.ConfigSource{
 		ResourceApiVersion: core.ApiVersion_V3,
 		ConfigSourceSpecifier: &core.ConfigSource_ApiConfigSource{ApiConfigSource: &core.ApiConfigSource{
 			ApiType:             core.ApiConfigSource_GRPC,
@@ -154,8 +171,6 @@ func NonADSListener(name, route string, rev int) *listener.Listener {
 			}}},
 		}},
 	}
-	l.ApiListener.ApiListener = mustAny(m)
-	return l
 }
 
 // InvalidCluster is a cluster every gRPC-style client must reject: its
