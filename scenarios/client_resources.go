@@ -97,6 +97,20 @@ var clientResourceScenarios = append(slices.Concat(dropFamily(), partialFamily()
 		}),
 	},
 	{
+		ID:           "client/resources/weighted-clusters-asked",
+		Title:        "A route that splits traffic between clusters (weighted_clusters) makes the client ask for each of them",
+		Requirements: []string{"RES-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Run: ClientScript(func(c *C) {
+			c.Chain(LDS)
+			other := c.Extra("cluster-2")
+			c.ExpectSubscribed(RDS, c.R)
+			c.precondition(chainAckRule).ExpectAck(RDS, c.Respond(RDS, "1", wire.WeightedRoute(c.R, 1, c.CL, other)), "1")
+			c.Checking("RES-1").AwaitSubscribed(CDS, c.CL, other)
+		}),
+	},
+	{
 		ID:           "client/resources/unsolicited-push",
 		Title:        "An update the server pushes on its own is applied",
 		Requirements: []string{"UPD-6", "GRP-4"},

@@ -180,7 +180,8 @@ var mustCatchClient = map[string][]clientCatch{
 		{fault: refclient.FaultSilentLastUnsubscribe, rule: "UNSUB-1"},
 		{fault: refclient.FaultLastUnsubscribeSaysNothing, rule: "UNSUB-1", want: "endpoints"},
 	},
-	"client/resources/full-name-set": {{fault: refclient.FaultOnlyNewNames, rule: "RES-1"}},
+	"client/resources/full-name-set":           {{fault: refclient.FaultOnlyNewNames, rule: "RES-1"}},
+	"client/resources/weighted-clusters-asked": {{fault: refclient.FaultWeightedClustersIgnored, rule: "RES-1"}},
 	"client/resources/unrequested-ignored": {
 		{fault: refclient.FaultNackUnrequested, rule: "RES-3"},
 		{fault: refclient.FaultApplyUnrequested, rule: "RES-3", want: "as in use"},

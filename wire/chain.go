@@ -80,6 +80,19 @@ func ClientRoutes(name string, rev int, clusters ...string) *route.RouteConfigur
 	return rc
 }
 
+// WeightedRoute is a route configuration whose one route splits traffic
+// evenly between clusters (weighted_clusters): a client needs every one of
+// them.
+func WeightedRoute(name string, rev int, clusters ...string) *route.RouteConfiguration {
+	rc := ClientRoute(name, clusters[0], rev)
+	wc := &route.WeightedCluster{}
+	for _, c := range clusters {
+		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{Name: c, Weight: wrapperspb.UInt32(1)})
+	}
+	rc.VirtualHosts[0].Routes[0].Action = &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_WeightedClusters{WeightedClusters: wc}}}
+	return rc
+}
+
 // ClientCluster is an EDS cluster over ADS; its endpoints are the
 // ClusterLoadAssignment of the same name. rev shows in the circuit
 // breaker's max_requests, a field gRPC clients read: a client that keeps

@@ -168,7 +168,7 @@ func (c *Client) checkEnvoyRoute(rc *route.RouteConfiguration) ([]ref, error) {
 	if rc.GetName() == "" {
 		return nil, fmt.Errorf("route configuration has no name")
 	}
-	refs := routeRefs(rc)
+	refs := routeRefs(rc, true)
 	v := rc.GetVhds()
 	if v == nil {
 		return refs, nil

@@ -42,6 +42,9 @@ const (
 	// that cannot be opened (the server unreachable, as while it
 	// restarts): the client never talks to the server again (RECONN-2).
 	FaultGiveUpAfterFailedOpen Fault = "give-up-after-failed-open"
+	// FaultWeightedClustersIgnored asks for the cluster a route names
+	// alone, not for those of its weighted_clusters (RES-1).
+	FaultWeightedClustersIgnored Fault = "weighted-clusters-ignored"
 )
 
 var errorFaultDescriptions = map[Fault]string{
@@ -60,6 +63,7 @@ var errorFaultDescriptions = map[Fault]string{
 	FaultResendAtHeldVersionIsHeartbeat: "ERR-5: a delta resource resent with its body at the version held is taken for a heartbeat, so its remembered error stays",
 	FaultForeignTypeApplied:             "ROB-3: a response of another type on a per-type stream is applied as one of the stream's type (an empty SotW one deletes every resource held)",
 	FaultGiveUpAfterFailedOpen:          "RECONN-2: the client stops reconnecting at the first stream it cannot open, as when its server is unreachable for a while",
+	FaultWeightedClustersIgnored:        "RES-1: the clusters of a route's weighted_clusters are not asked for",
 }
 
 func init() {
@@ -68,6 +72,7 @@ func init() {
 		FaultUnknownCodeDrops, FaultDeltaNotFoundKept, FaultErrorsNotShown, FaultWrapperNeedsName,
 		FaultStrictConstraints, FaultNoVariantCheck, FaultParametersDrift, FaultNackResourceMetadata,
 		FaultResendAtHeldVersionIsHeartbeat, FaultForeignTypeApplied, FaultGiveUpAfterFailedOpen,
+		FaultWeightedClustersIgnored,
 	} {
 		AllFaults = append(AllFaults, f)
 		faultDescriptions[f] = errorFaultDescriptions[f]

@@ -172,6 +172,20 @@ func init() {
 			}
 		}, "reconnected", "gave up"},
 
+		// A route splitting traffic between C and C2: both are asked for;
+		// with the fault neither weighted cluster is.
+		{FaultWeightedClustersIgnored, wire.SotWADS, 0, func(h *harness) string {
+			acceptListener(h)
+			h.expectSubscribe(wire.Route, "R")
+			h.send(wire.Route, "1", "r1", wire.WeightedRoute("R", 1, "C", "C2"))
+			h.expectAck(wire.Route, "1", "r1", "R")
+			r, ok := h.tryNext(wire.Cluster, wire.Cluster.URL, time.Second)
+			if !ok {
+				return "no cluster asked for"
+			}
+			return fmt.Sprint(r.Names)
+		}, "[C C2]", "no cluster asked for"},
+
 		{FaultErrorKeepsTimer, wire.SotWADS, 300 * time.Millisecond, func(h *harness) string {
 			erroredSubscription(h, codes.Unavailable)
 			g, _ := h.waitCSDS(wire.Cluster, "C", time.Second, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {

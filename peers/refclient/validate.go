@@ -53,6 +53,9 @@ func (c *Client) validate(m proto.Message) ([]ref, error) {
 	if err != nil {
 		return refs, err
 	}
+	if rc, ok := m.(*route.RouteConfiguration); ok && c.fault(FaultWeightedClustersIgnored) {
+		refs = routeRefs(rc, false) // RES-1 broken
+	}
 	for _, r := range refs {
 		if err := c.checkLocator(r.name); err != nil {
 			return nil, err
@@ -74,7 +77,7 @@ func check(m proto.Message, anySource bool) ([]ref, error) {
 		if r.GetName() == "" {
 			return nil, fmt.Errorf("route configuration has no name")
 		}
-		return routeRefs(r), nil
+		return routeRefs(r, true), nil
 	case *cluster.Cluster:
 		return checkCluster(r, anySource)
 	case *endpoint.ClusterLoadAssignment:
@@ -120,13 +123,14 @@ func hcmRefs(l *listener.Listener, a *anypb.Any, anySource bool) ([]ref, error) 
 		}
 		return []ref{{wire.Route.URL, rs.Rds.GetRouteConfigName()}}, nil
 	case *hcm.HttpConnectionManager_RouteConfig:
-		return routeRefs(rs.RouteConfig), nil
+		return routeRefs(rs.RouteConfig, true), nil
 	}
 	return nil, fmt.Errorf("listener %q: HttpConnectionManager has neither rds nor route_config", l.GetName())
 }
 
-// routeRefs lists the clusters named by the route actions of rc, once each.
-func routeRefs(rc *route.RouteConfiguration) []ref {
+// routeRefs lists the clusters named by the route actions of rc, once
+// each; those of weighted_clusters only when weighted.
+func routeRefs(rc *route.RouteConfiguration, weighted bool) []ref {
 	var out []ref
 	seen := map[string]bool{}
 	add := func(name string) {
@@ -140,7 +144,9 @@ func routeRefs(rc *route.RouteConfiguration) []ref {
 			a := r.GetRoute()
 			add(a.GetCluster())
 			for _, wc := range a.GetWeightedClusters().GetClusters() {
-				add(wc.GetName())
+				if weighted {
+					add(wc.GetName())
+				}
 			}
 		}
 	}
