@@ -505,6 +505,23 @@ var clientXdstpScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/xdstp/directive-twice-rejected",
+		Title: "A locator naming a directive twice is rejected",
+		// XDSTP-9's test: each directive at most once, and a locator
+		// breaking that is NACKed (SHOULD).
+		Requirements: []string{"XDSTP-9"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        append(slices.Clip(xdstpNeeds), targets.NeedClientFeature(targets.ClientFeatureDirectives)),
+		Run: fed(xdstpChain, func(f *F) {
+			f.Chain(RDS)
+			f.AwaitSubscribed(CDS, f.CL)
+			eds := xname(authA, EDS, f.Name("endpoints"))
+			alt := xname(authA, EDS, f.Name("spare"))
+			f.Checking("XDSTP-9").ExpectNack(CDS, f.Respond(CDS, "1", edsCluster(f.CL, eds+"#alt="+alt+",alt="+alt)))
+		}),
+	},
+	{
 		ID:           "client/xdstp/directives-stripped",
 		Title:        "A locator's directives are never sent to the server",
 		Requirements: []string{"XDSTP-8"},

@@ -25,6 +25,7 @@ func init() {
 		"client/xdstp/listener-template-encoding":  {{fault: refclient.FaultTemplateNotEncoded, rule: "XDSTP-15"}},
 		"client/xdstp/cluster-needs-service-name":  {{fault: refclient.FaultXdstpClusterWithoutServiceName, rule: "XDSTP-16"}},
 		"client/xdstp/directive-encoding":          {{fault: refclient.FaultDirectivesDecodedBeforeSplit, rule: "XDSTP-9"}},
+		"client/xdstp/directive-twice-rejected":    {{fault: refclient.FaultDirectivesDecodedBeforeSplit, rule: "XDSTP-9"}},
 		"client/collections/list-membership":       {{fault: refclient.FaultCollectionFrozen, rule: "COLL-2"}},
 		"client/collections/glob-over-delta-only":  {{fault: refclient.FaultGlobOverSotW, rule: "COLL-6", variants: []wire.Variant{wire.SotWADS}}},
 		"client/redirects/target-on-its-authority": {{fault: refclient.FaultIgnoreAuthority, rule: "REDIR-3"}},
