@@ -96,7 +96,15 @@ func (c *C) expectCollection() *fakeserver.Request {
 // listing members, in a Resource named name (a collection has no name
 // of its own; SotW wraps it), and returns the nonce.
 func (c *C) respondCollection(name, version string, members ...string) string {
+	return c.respondEntries(name, version, nil, members...)
+}
+
+// respondEntries is respondCollection with inline entries (COLL-3) first.
+func (c *C) respondEntries(name, version string, inline []*xdscore.CollectionEntry_InlineEntry, members ...string) string {
 	lc := &listener.ListenerCollection{}
+	for _, e := range inline {
+		lc.Entries = append(lc.Entries, &xdscore.CollectionEntry{ResourceSpecifier: &xdscore.CollectionEntry_InlineEntry_{InlineEntry: e}})
+	}
 	for _, m := range members {
 		l, err := xdstp.MustParse(m).Locator()
 		if err != nil {
@@ -155,8 +163,11 @@ var clientCollectionScenarios = []*engine.Scenario{
 			require.Equal(f.Checking("COLL-2"), []string{f.L}, r.Names(), "%s should subscribe to the collection %s", r, f.L)
 			f.expectCollectionAck(f.respondCollection(f.L, "1", bar, baz), "1")
 			f.Checking("COLL-2").AwaitSubscribed(LDS, bar, baz)
-			// bar leaves, burp comes.
-			f.expectCollectionAck(f.respondCollection(f.L, "2", baz, burp), "2")
+			// bar leaves, burp comes; an inline entry (COLL-3) comes
+			// first, which a client may use or not, but which does not end
+			// its reading of the entries after it.
+			inline := &xdscore.CollectionEntry_InlineEntry{Name: "inline", Version: "2", Resource: mustAny(f.C, wire.ClientListener(member("inline"), f.R, 2))}
+			f.expectCollectionAck(f.respondEntries(f.L, "2", []*xdscore.CollectionEntry_InlineEntry{inline}, baz, burp), "2")
 			if !f.Variant.IsDelta() {
 				f.Checking("COLL-2").AwaitSubscribed(LDS, baz, burp)
 				return
