@@ -10,6 +10,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
 	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // xds_protocol#resource-warming... #reconnect (SotW: resend state; delta: initial_resource_versions)
@@ -83,11 +84,19 @@ var clientReconnectScenarios = append(reconnectFamilyClient, []*engine.Scenario{
 		Variants:     delta,
 		Needs:        fresh,
 		Run: ClientScript(func(c *C) {
-			c.Chain(LDS)
+			c.Chain(CDS)
 			c.Restart(codes.Unavailable)
 			lastOld := c.after[LDS.URL] // streams after this one are reconnected ones
 			c.ExpectSubscribed(LDS, c.L)
 			c.ExpectAck(LDS, c.Respond(LDS, "2", c.Hop(LDS, 2)), "2")
+			// A later subscription change of a type the client holds
+			// something of: the route names a second cluster, while the
+			// first is held.
+			other := c.Extra("cluster-2")
+			c.ExpectSubscribed(RDS, c.R)
+			c.ExpectSubscribed(CDS, c.CL) // the first of the new stream
+			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoutes(c.R, 2, c.CL, other)), "2")
+			c.AwaitSubscribed(CDS, other) // delta: the change alone
 			for _, st := range c.Srv.Streams() {
 				seen := map[string]bool{}
 				for _, r := range st.Requests() {
