@@ -29,6 +29,7 @@ import (
 const (
 	authA       = "a.xdsconform.test"
 	authB       = "b.xdsconform.test"
+	authC       = "c.xdsconform.test"
 	authUnknown = "unknown.xdsconform.test" // in no bootstrap
 )
 
@@ -176,37 +177,43 @@ var clientXdstpScenarios = []*engine.Scenario{
 		// Several servers: the harness can point a client at two only
 		// through the bootstrap's authorities, so federation is needed.
 		Needs: append(slices.Clip(xdstpNeeds), targets.NeedObserver),
-		Run: fed(fedSetup{own: []string{authB}}, func(f *F) {
-			b := f.On[authB]
-			// The route names two clusters: an old-style one, of the
-			// default server, and one of authority B, of B's server. So
-			// both servers serve the client clusters, each with versions
-			// of its own.
-			clB := xname(authB, CDS, f.Name("cluster"))
-			edsB := xname(authB, EDS, f.Name("endpoints"))
-			// B's cluster names its endpoints, as an xdstp cluster must
-			// (XDSTP-16).
+		Run: fed(fedSetup{own: []string{authB, authC}}, func(f *F) {
+			b, cc := f.On[authB], f.On[authC]
+			// The route names three clusters: an old-style one, of the
+			// default server, one of authority B, of B's server, and one
+			// of authority C, of C's. So three servers serve the client
+			// clusters, each with versions of its own; two of them are
+			// not the default one, whose streams a client must not mix up
+			// either.
+			clB, clC := xname(authB, CDS, f.Name("cluster")), xname(authC, CDS, f.Name("cluster"))
+			edsB, edsC := xname(authB, EDS, f.Name("endpoints")), xname(authC, EDS, f.Name("endpoints"))
+			// An xdstp cluster names its endpoints (XDSTP-16).
 			clusterAt := func(name string, rev int) *cluster.Cluster {
 				cl := wire.ClientCluster(name, rev)
-				if name == clB {
+				switch name {
+				case clB:
 					cl.EdsClusterConfig.ServiceName = edsB
+				case clC:
+					cl.EdsClusterConfig.ServiceName = edsC
 				}
 				return cl
 			}
 			f.Chain(LDS)
 			ask, ack := f.precondition("RES-1"), f.precondition(chainAckRule)
 			ask.AwaitSubscribed(RDS, f.R)
-			ack.ExpectAck(RDS, ack.Respond(RDS, "1", wire.ClientRoutes(f.R, 1, f.CL, clB)), "1")
+			ack.ExpectAck(RDS, ack.Respond(RDS, "1", wire.ClientRoutes(f.R, 1, f.CL, clB, clC)), "1")
 			ask.AwaitSubscribed(CDS, f.CL)
 			b.precondition("XDSTP-13").AwaitSubscribed(CDS, clB)
+			cc.precondition("XDSTP-13").AwaitSubscribed(CDS, clC)
 
-			a, onB := f.Checking("VER-3"), b.Checking("VER-3")
-			const onA, toB = "the default server", "the server of authority " + authB
+			a, onB, onC := f.Checking("VER-3"), b.Checking("VER-3"), cc.Checking("VER-3")
+			const onA, toB, toC = "the default server", "the server of authority " + authB, "the server of authority " + authC
 			// Each row is a response of one server and what the client
-			// must answer: version "1" from both, with different content,
-			// applied from each; then each server's versions apart from
-			// the other's (B's going back to "0" after A's "2"), each
-			// NACK carrying the version last accepted from its own server.
+			// must answer: version "1" from all three, with different
+			// content, applied from each; then each server's versions
+			// apart from the others' (B's going back to "0" after A's
+			// "2"), each NACK carrying the version last accepted from its
+			// own server.
 			type step struct {
 				on      *C
 				server  string // which server on is, in words
@@ -215,19 +222,22 @@ var clientXdstpScenarios = []*engine.Scenario{
 				rev     int
 				invalid bool
 				want    string // the version the reply carries
-				other   string // the other server's last accepted version
+				other   string // another server's last accepted version
 			}
 			for _, st := range []step{
 				{on: a, server: onA, name: f.CL, version: "1", rev: 1, want: "1"},
 				{on: onB, server: toB, name: clB, version: "1", rev: 5, want: "1"},
+				{on: onC, server: toC, name: clC, version: "1", rev: 8, want: "1"},
 				{on: a, server: onA, name: f.CL, version: "2", rev: 2, want: "2", other: "1"},
 				{on: onB, server: toB, name: clB, version: "7", invalid: true, want: "1", other: "2"},
-				{on: onB, server: toB, name: clB, version: "0", rev: 6, want: "0", other: "2"},
-				{on: a, server: onA, name: f.CL, version: "9", invalid: true, want: "2", other: "0"},
+				{on: onC, server: toC, name: clC, version: "3", rev: 9, want: "3", other: "2"},
+				{on: onB, server: toB, name: clB, version: "0", rev: 6, want: "0", other: "3"},
+				{on: onC, server: toC, name: clC, version: "8", invalid: true, want: "3", other: "0"},
+				{on: a, server: onA, name: f.CL, version: "9", invalid: true, want: "2", other: "3"},
 			} {
 				if !st.invalid {
 					st.on.ExpectAck(CDS, st.on.Respond(CDS, st.version, clusterAt(st.name, st.rev)), st.want)
-					// Applied, from this server, whatever the other sent
+					// Applied, from this server, whatever the others sent
 					// at the same version.
 					st.on.RequireConfig(st.on.AwaitAcked(CDS, st.name, st.want), clusterAt(st.name, st.rev))
 					continue
@@ -238,7 +248,7 @@ var clientXdstpScenarios = []*engine.Scenario{
 				case got == st.version:
 					st.on.Checking("ACK-3").Fatalf("%s, to %s, NACKs with the rejected version %q: a NACK carries the version last accepted from this server, %q", r, st.server, got, st.want)
 				case got == st.other:
-					st.on.Fatalf("%s, to %s, NACKs with version %q, the version last accepted from the other management server: versions are per server, and this one's last accepted version is %q", r, st.server, got, st.want)
+					st.on.Fatalf("%s, to %s, NACKs with version %q, the version last accepted from another management server: versions are per server, and this one's last accepted version is %q", r, st.server, got, st.want)
 				default:
 					st.on.Fatalf("%s, to %s, NACKs with version %q; the version last accepted from this server is %q", r, st.server, got, st.want)
 				}
