@@ -1,11 +1,13 @@
 package scenarios
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
@@ -252,6 +254,38 @@ var clientXdstpScenarios = []*engine.Scenario{
 				default:
 					st.on.Fatalf("%s, to %s, NACKs with version %q; the version last accepted from this server is %q", r, st.server, got, st.want)
 				}
+			}
+		}),
+	},
+	{
+		ID:    "client/reconnect/initial-versions-per-server",
+		Title: "Reconnecting to one management server, a delta client lists in initial_resource_versions what it holds from that server alone",
+		// DELTA-6 with several servers: what the client holds from
+		// another server is no version this server ever sent.
+		Requirements: []string{"DELTA-6"},
+		Level:        results.Must,
+		Variants:     delta,
+		Needs:        xdstpNeeds,
+		Run: fed(fedSetup{own: []string{authB}}, func(f *F) {
+			b := f.On[authB]
+			clB := xname(authB, CDS, f.Name("cluster"))
+			edsB := xname(authB, EDS, f.Name("endpoints"))
+			f.Chain(LDS)
+			ask, ack := f.precondition("RES-1"), f.precondition(chainAckRule)
+			ask.AwaitSubscribed(RDS, f.R)
+			ack.ExpectAck(RDS, ack.Respond(RDS, "1", wire.ClientRoutes(f.R, 1, f.CL, clB)), "1")
+			ask.AwaitSubscribed(CDS, f.CL)
+			b.precondition("XDSTP-13").AwaitSubscribed(CDS, clB)
+			ack.ExpectAck(CDS, ack.Respond(CDS, "1", f.Hop(CDS, 1)), "1")
+			bAck := b.precondition(chainAckRule)
+			clusterB := wire.ClientCluster(clB, 1)
+			clusterB.EdsClusterConfig.ServiceName = edsB // XDSTP-16
+			bAck.ExpectAck(CDS, bAck.Respond(CDS, "1", clusterB), "1")
+			f.Restart(codes.Unavailable)
+			r := f.Checking("DELTA-6").Expect(CDS)
+			want := map[string]string{f.CL: f.V("1", f.CL)}
+			if got := r.Delta.GetInitialResourceVersions(); len(got) != 0 && !maps.Equal(got, want) {
+				f.Checking("DELTA-6").Fatalf("%s, to the default server, lists initial_resource_versions %v: it holds %v from this server; %s is of another server (authority %s)", r, got, want, clB, authB)
 			}
 		}),
 	},

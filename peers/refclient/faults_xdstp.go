@@ -33,6 +33,10 @@ const (
 	// management server, so a request to one server carries the version last
 	// accepted from another (VER-3).
 	FaultSharedVersionAcrossServers Fault = "shared-version-across-servers"
+	// FaultIrvOfEveryServer lists in initial_resource_versions, on a
+	// reconnect to one management server, what the client holds from
+	// every server (DELTA-6).
+	FaultIrvOfEveryServer Fault = "irv-of-every-server"
 )
 
 // xdstpFaults are the federation faults, in the order AllFaults lists
@@ -42,7 +46,7 @@ var xdstpFaults = []Fault{
 	FaultIgnoreAuthority, FaultUnknownAuthorityToDefault, FaultChannelPerAuthority,
 	FaultTemplateNotEncoded, FaultXdstpClusterWithoutServiceName, FaultXdstpDeltaOnly,
 	FaultGlobOverSotW, FaultDirectivesDecodedBeforeSplit, FaultCollectionFrozen,
-	FaultSharedVersionAcrossServers,
+	FaultSharedVersionAcrossServers, FaultIrvOfEveryServer,
 }
 
 var xdstpFaultDescriptions = map[Fault]string{
@@ -60,6 +64,7 @@ var xdstpFaultDescriptions = map[Fault]string{
 	FaultGlobOverSotW:                   "subscribes to glob collections over SotW too (breaks COLL-6)",
 	FaultDirectivesDecodedBeforeSplit:   "decodes a locator's fragment before splitting it, so an encoded ',' splits a value (breaks XDSTP-9)",
 	FaultSharedVersionAcrossServers:     "keeps one accepted version per type across management servers, so a NACK to one carries another's version (breaks VER-3)",
+	FaultIrvOfEveryServer:               "lists, reconnecting to one management server, what it holds from every server in initial_resource_versions (breaks DELTA-6)",
 }
 
 func init() {
