@@ -191,8 +191,13 @@ var clientDynamicScenarios = []*engine.Scenario{
 		Needs:        with(observed, takesParams),
 		Run: locating(func(c *C) {
 			_, l := c.Located(LDS, c.L)
-			k1, v1, _, _ := c.twoParams(l)
-			c.Checking("DYN-10").ExpectNack(LDS, c.RespondVariant(LDS, "1", c.Hop(LDS, 1), exactly(k1, v1+"-other")))
+			k1, v1, k2, v2 := c.twoParams(l)
+			v := c.Checking("DYN-10")
+			v.ExpectNack(LDS, c.RespondVariant(LDS, "1", c.Hop(LDS, 1), exactly(k1, v1+"-other")))
+			// A client that checks checks every form: an "and" with one
+			// side false, an "or" with both sides false.
+			v.ExpectNack(LDS, c.RespondVariant(LDS, "2", c.Hop(LDS, 2), allOf(exactly(k1, v1), exactly(k2, v2+"-other"))))
+			v.ExpectNack(LDS, c.RespondVariant(LDS, "3", c.Hop(LDS, 3), anyOf(exactly(k1, v1+"-other"), exactly(k2, v2+"-other"))))
 		}),
 	},
 	{
