@@ -81,13 +81,17 @@ func ClientRoutes(name string, rev int, clusters ...string) *route.RouteConfigur
 }
 
 // WeightedRoute is a route configuration whose one route splits traffic
-// evenly between clusters (weighted_clusters): a client needs every one of
-// them.
+// between clusters (weighted_clusters): a client needs every one of them.
+// The weights add up to 100, the total_weight a client of the older API
+// (gRPC C-core) still checks them against when it is unset.
 func WeightedRoute(name string, rev int, clusters ...string) *route.RouteConfiguration {
 	rc := ClientRoute(name, clusters[0], rev)
 	wc := &route.WeightedCluster{}
-	for _, c := range clusters {
-		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{Name: c, Weight: wrapperspb.UInt32(1)})
+	left := uint32(100)
+	for i, c := range clusters {
+		w := left / uint32(len(clusters)-i)
+		left -= w
+		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{Name: c, Weight: wrapperspb.UInt32(w)})
 	}
 	rc.VirtualHosts[0].Routes[0].Action = &route.Route_Route{Route: &route.RouteAction{ClusterSpecifier: &route.RouteAction_WeightedClusters{WeightedClusters: wc}}}
 	return rc
