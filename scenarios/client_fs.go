@@ -284,6 +284,13 @@ var clientFSScenarios = append(fsLoads(),
 				c.Put(files, fsResponse(v, wire.ClientDNSCluster(c.CL, rev)))
 				c.AwaitAcked(CDS, c.CL, v)
 			}
+			// Two moves back to back: the file system may give the second
+			// file the inode the first just freed, so a client that tells
+			// files apart by inode alone, without holding the one it
+			// read, misses it. The last one is what it must come to.
+			c.Put(files, fsResponse("4", wire.ClientDNSCluster(c.CL, 4)))
+			c.Put(files, fsResponse("5", wire.ClientDNSCluster(c.CL, 5)))
+			c.AwaitAcked(CDS, c.CL, "5")
 		}),
 	},
 	&engine.Scenario{
