@@ -127,7 +127,7 @@ var mustCatchClient = map[string][]clientCatch{
 		{fault: refclient.FaultAckEmptyNames, rule: "ACK-2", want: "should keep asking for"},
 	},
 	"client/ack/every-response":      {{fault: refclient.FaultSkipAcks, rule: "ACK-1"}},
-	"client/ack/versions-per-server": {{fault: refclient.FaultSharedVersionAcrossServers, rule: "VER-3", want: "the other management server"}},
+	"client/ack/versions-per-server": {{fault: refclient.FaultSharedVersionAcrossServers, rule: "VER-3", want: "last accepted from another management server"}},
 	"client/ack/versions-per-type": {
 		{fault: refclient.FaultAckWrongVersion, rule: "ACK-2"},
 		// Per-type streams carry one type each: a stream-wide version is
