@@ -377,6 +377,12 @@ func (s *Server) ExpectNoStream(ctx context.Context, after int) (*Stream, error)
 	return st, err
 }
 
+// NextStream waits, for within of the harness's own running time, for a
+// stream with an ID greater than after.
+func (s *Server) NextStream(ctx context.Context, after int, within time.Duration) (*Stream, error) {
+	return s.waitStream(ctx, within, func(st *Stream) bool { return st.ID > after })
+}
+
 // WaitStream waits, until ctx ends, for a stream with an ID greater than
 // after; it returns nil, nil when ctx ends first or the server closes.
 func (s *Server) WaitStream(ctx context.Context, after int) (*Stream, error) {

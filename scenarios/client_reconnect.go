@@ -132,16 +132,18 @@ var clientReconnectScenarios = append(reconnectFamilyClient, []*engine.Scenario{
 		ID:    "client/reconnect/after-outage",
 		Title: "After its server was unreachable for a while (connections refused), the client connects again, asks for its resources and keeps them meanwhile",
 		// RECONN-2: a stream the server ended after responses is normal,
-		// and the client reconnects, also when the first attempts to
-		// connect again fail, as they do while a management server
-		// restarts. The outage lasts until the client tried twice.
+		// and the client reconnects, also when its first attempt to
+		// connect again fails, as it does while a management server
+		// restarts. The outage lasts until the client tried once; the
+		// wait for it to come back covers gRPC's connection backoff.
 		Requirements: []string{"RECONN-2"},
 		Level:        results.Must,
 		Variants:     allVariants,
 		Run: ClientScript(func(c *C) {
 			c.Chain(CDS)
-			c.Outage(2)
+			c.Outage(1)
 			v := c.Checking("RECONN-2")
+			v.AwaitReconnect()
 			v.ExpectSubscribed(LDS, c.L)
 		}),
 	},

@@ -790,6 +790,27 @@ func (c *C) Restart(code codes.Code) {
 	}
 }
 
+// reconnectBackoff bounds the wait of a gRPC client before it tries to
+// connect again after one failed attempt: gRPC's connection backoff
+// (gRFC A6: 1 s, jitter ±20 %). A wait for a client to come back after an
+// Outage(1) covers it on top of the expect timeout.
+const reconnectBackoff = 1200 * time.Millisecond
+
+// AwaitReconnect waits for the client to open a stream again after an
+// Outage of one refusal, for the expect timeout plus reconnectBackoff,
+// and returns it.
+func (c *C) AwaitReconnect() *fakeserver.Stream {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	st, err := c.Srv.NextStream(ctx, c.after[LDS.URL], c.Timeouts.Expect+reconnectBackoff)
+	if err != nil {
+		c.abortIfExited()
+		c.fail("the management server was back, but the client did not connect again within %s (the expect timeout and gRPC's connection backoff after a failed attempt): %v",
+			wording.Duration(c.Timeouts.Expect+reconnectBackoff), err)
+	}
+	return st
+}
+
 // Outage makes the fake server unreachable until the client has tried to
 // connect refusals times and failed, or the expect timeout passed, then
 // serves again on the same address (fakeserver.Server.Outage): a
