@@ -123,30 +123,41 @@ func (c *C) RespondRaw(t wire.Type, version, name string, a *anypb.Any, nonce st
 // of a type no client knows, carrying one resource of that type, with a
 // fresh nonce of the stream carrying t.
 func (c *C) unknownTypeResponse(t wire.Type) proto.Message {
-	a := &anypb.Any{TypeUrl: notAType, Value: []byte("xdsconform")}
-	nonce := c.Stream(t).NewNonce()
-	if c.Variant.IsDelta() {
-		return &discovery.DeltaDiscoveryResponse{TypeUrl: notAType, SystemVersionInfo: "1", Nonce: nonce,
-			Resources: []*discovery.Resource{{Name: c.Extra("not-a-type"), Version: "1", Resource: a}}}
-	}
-	return &discovery.DiscoveryResponse{TypeUrl: notAType, VersionInfo: "1", Nonce: nonce, Resources: []*anypb.Any{a}}
+	return c.responseOf(t, notAType, "1", namedAny{c.Extra("not-a-type"), &anypb.Any{TypeUrl: notAType, Value: []byte("xdsconform")}})
 }
 
-// foreignResponse is a response of type t, of the protocol the variant
-// speaks, carrying ms, with a fresh nonce of the stream carrying CDS: on
-// a per-type client another type's stream.
+// foreignResponse is a response of type t carrying ms, on the stream
+// carrying CDS: on a per-type client another type's stream.
 func (c *C) foreignResponse(t wire.Type, ms ...proto.Message) proto.Message {
-	nonce := c.Stream(CDS).NewNonce()
+	res := make([]namedAny, len(ms))
+	for i, m := range ms {
+		res[i] = namedAny{wire.NameOf(m), mustAny(c, m)}
+	}
+	return c.responseOf(CDS, t.URL, "2", res...)
+}
+
+// namedAny is a resource of a hand-made response and the name a delta
+// Resource gives it.
+type namedAny struct {
+	name string
+	a    *anypb.Any
+}
+
+// responseOf is a response of type_url typeURL at version, of the
+// protocol the variant speaks, carrying res, with a fresh nonce of the
+// stream carrying on.
+func (c *C) responseOf(on wire.Type, typeURL, version string, res ...namedAny) proto.Message {
+	nonce := c.Stream(on).NewNonce()
 	if c.Variant.IsDelta() {
-		r := &discovery.DeltaDiscoveryResponse{TypeUrl: t.URL, SystemVersionInfo: "2", Nonce: nonce}
-		for _, m := range ms {
-			r.Resources = append(r.Resources, &discovery.Resource{Name: wire.NameOf(m), Version: "2", Resource: mustAny(c, m)})
+		r := &discovery.DeltaDiscoveryResponse{TypeUrl: typeURL, SystemVersionInfo: version, Nonce: nonce}
+		for _, x := range res {
+			r.Resources = append(r.Resources, &discovery.Resource{Name: x.name, Version: version, Resource: x.a})
 		}
 		return r
 	}
-	r := &discovery.DiscoveryResponse{TypeUrl: t.URL, VersionInfo: "2", Nonce: nonce}
-	for _, m := range ms {
-		r.Resources = append(r.Resources, mustAny(c, m))
+	r := &discovery.DiscoveryResponse{TypeUrl: typeURL, VersionInfo: version, Nonce: nonce}
+	for _, x := range res {
+		r.Resources = append(r.Resources, x.a)
 	}
 	return r
 }

@@ -773,13 +773,7 @@ func (c *C) Hop(t wire.Type, rev int) proto.Message {
 func (c *C) Restart(code codes.Code) {
 	// The streams to end, and so the last old stream, are fixed before the
 	// first is ended: the client may reconnect before the others end.
-	old := c.Srv.Streams()
-	if len(old) > 0 {
-		last := old[len(old)-1].ID // streams are listed oldest first
-		for _, t := range wire.AllTypes {
-			c.after[t.URL] = max(c.after[t.URL], last)
-		}
-	}
+	old := c.newStreamsOnly()
 	for _, st := range old {
 		if st.Err() != nil {
 			continue
@@ -788,6 +782,19 @@ func (c *C) Restart(code codes.Code) {
 			c.fail("%v", err)
 		}
 	}
+}
+
+// newStreamsOnly makes later steps read every type off streams opened
+// after the current ones, which it returns.
+func (c *C) newStreamsOnly() []*fakeserver.Stream {
+	old := c.Srv.Streams()
+	if len(old) > 0 {
+		last := old[len(old)-1].ID // streams are listed oldest first
+		for _, t := range wire.AllTypes {
+			c.after[t.URL] = max(c.after[t.URL], last)
+		}
+	}
+	return old
 }
 
 // reconnectBackoff bounds the wait of a gRPC client before it tries to
@@ -818,13 +825,7 @@ func (c *C) AwaitReconnect() *fakeserver.Stream {
 // Every stream ends, so the next request of any type is read off a new
 // stream.
 func (c *C) Outage(refusals int) {
-	old := c.Srv.Streams()
-	if len(old) > 0 {
-		last := old[len(old)-1].ID
-		for _, t := range wire.AllTypes {
-			c.after[t.URL] = max(c.after[t.URL], last)
-		}
-	}
+	c.newStreamsOnly()
 	ctx, cancel := c.untilExit()
 	defer cancel()
 	refused, err := c.Srv.Outage(ctx, refusals, c.Timeouts.Expect)
