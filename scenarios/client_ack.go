@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
@@ -156,6 +157,21 @@ var clientAckScenarios = append([]*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/nack/first-version-in-status",
+		Title: "A resource whose first version was rejected is shown NACKED, with the error, and no version in use",
+		// OBS-1: the view shows what the client uses and what it
+		// rejected; nothing of this resource was ever accepted (ACK-7: the
+		// rejected version is not applied), yet it is no less rejected.
+		Requirements: []string{"OBS-1"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(observed, targets.NeedStatus(observer.Nacked)),
+		Run: ClientScript(func(c *C) {
+			c.precondition("RES-1").AwaitSubscribed(LDS, c.L)
+			c.firstVersionRejected(LDS, c.L, wire.InvalidListener(c.L, 1))
+		}),
+	},
+	{
 		ID:           "client/nack/recovery",
 		Title:        "After a NACK, the next valid response is ACKed",
 		Requirements: []string{"ACK-6"},
@@ -269,3 +285,15 @@ var clientAckScenarios = append([]*engine.Scenario{
 		}),
 	},
 }, clientNackScenariosCore...)
+
+// firstVersionRejected sends bad as the first version of (t, name), which
+// the client has just asked for, and checks the NACK (ACK-7) and the
+// status view: NACKED, with the error, and no version in use (OBS-1).
+func (c *C) firstVersionRejected(t wire.Type, name string, bad proto.Message) {
+	c.Checking("ACK-7").ExpectNack(t, c.Respond(t, "1", bad))
+	c.showsAfter(t, name, observer.Nacked, "the NACK of its first version", "", nil)
+	r := c.AwaitState(t, name, observer.Nacked)
+	v := c.Checking("OBS-1")
+	require.NotEmpty(v, r.Error, "the NACKED %s should come with the error the client found", t.Short)
+	require.Empty(v, r.Version, "nothing of %s %s was ever accepted, so no version of it is in use", t.Short, name)
+}

@@ -66,7 +66,11 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			v := c.Checking("WARM-1")
 			inUse := func(r observer.Resource) bool { return r.State == observer.Acked }
 			// A warming ends anyway when its initial fetch timeout fires,
-			// counted from no earlier than the response's sending.
+			// counted from no earlier than the response's sending: the
+			// warming must be seen to end when the dependency comes, in
+			// what is left of it after the quiet watch (with --dne-timer
+			// shorter than the quiet window and the prompt one together,
+			// that proves nothing: a doubt).
 			timeout := c.target.Options().DNETimer
 			c.ExpectWildcard(CDS)
 			sent := time.Now()
@@ -76,7 +80,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			v.AwaitWarmingBefore(sent.Add(timeout), CDS, c.CL, "1")
 			v.QuietViewBefore(sent.Add(timeout), CDS, c.CL, "in use before its endpoints arrived", inUse)
 			c.ExpectAck(EDS, c.Respond(EDS, "1", c.EnvoyHop(EDS, 1)), "1")
-			v.AwaitAcked(CDS, c.CL, "1")
+			v.AwaitAckedBefore(sent.Add(timeout), CDS, c.CL, "1")
 
 			c.ExpectWildcard(LDS)
 			sent = time.Now()
@@ -86,7 +90,28 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			v.AwaitWarmingBefore(sent.Add(timeout), LDS, c.L, "1")
 			v.QuietViewBefore(sent.Add(timeout), LDS, c.L, "in use before its routes arrived", inUse)
 			c.ExpectAck(RDS, c.Respond(RDS, "1", c.EnvoyHop(RDS, 1)), "1")
-			v.AwaitAcked(LDS, c.L, "1")
+			v.AwaitAckedBefore(sent.Add(timeout), LDS, c.L, "1")
+		}),
+	},
+	{
+		ID:    "client/warming/ends-at-initial-fetch-timeout",
+		Title: "A cluster whose endpoints never come is in use once its initial fetch timeout fires",
+		// WARM-2: warming is bounded by initial_fetch_timeout ("becomes
+		// ready after CLA or after initial_fetch_timeout"); the
+		// reference's, and --dne-timer's, is the does-not-exist timer.
+		Requirements: []string{"WARM-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        envoyObserved,
+		Run: ClientScript(func(c *C) {
+			c.ExpectWildcard(CDS)
+			c.ExpectAck(CDS, c.Respond(CDS, "1", c.EnvoyHop(CDS, 1)), "1")
+			c.AwaitSubscribed(EDS, c.CL)
+			// The endpoints are withheld: the timer, started no later
+			// than now, ends the warming all the same.
+			v1 := c.V("1", c.CL)
+			c.Checking("WARM-2").Await(CDS, c.CL, "in use (ACKED at version "+v1+") once its initial fetch timeout fired, its endpoints withheld",
+				c.target.Options().DNETimer, func(r observer.Resource) bool { return r.State == observer.Acked && r.Version == v1 })
 		}),
 	},
 	{

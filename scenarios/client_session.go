@@ -1138,6 +1138,53 @@ func (c *C) AwaitWarmingBefore(deadline time.Time, t wire.Type, name, version st
 	}
 }
 
+// AwaitAckedBefore is AwaitAcked for a resource the client must put in
+// use as soon as what it waited for came (a warming cluster's endpoints,
+// a warming listener's routes: the caller has just seen that ACKed), and
+// would put in use anyway at deadline (the warming's initial fetch
+// timeout). Waiting until the client does it some time is no check: at
+// deadline it would, right or wrong. So a read begun once the prompt
+// window (Timeouts.Prompt, of the harness's own running time) passed,
+// and finished before deadline, must show it in use. When deadline comes
+// first (the harness came late, or the timer is short), the prompt
+// window was not watched whole: a doubt, and the wait goes on as
+// AwaitAcked for the steps after it.
+func (c *C) AwaitAckedBefore(deadline time.Time, t wire.Type, name, version string) observer.Resource {
+	v := c.V(version, name)
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	prompt := lag.NewDeadline(c.Timeouts.Prompt)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		due := prompt.Passed()
+		rs, err := c.observe(ctx, max(time.Until(deadline), time.Millisecond))
+		if err == nil {
+			r, listed := observer.Find(rs, t.URL, name)
+			switch {
+			case listed && r.State == observer.Acked && r.Version == v:
+				return r
+			case due && time.Now().Before(deadline):
+				shown := "does not list it"
+				if listed {
+					shown = "shows it " + describe(r)
+				}
+				c.Fatalf("%s after what %s %s waited for was ACKed, and before its initial fetch timeout, the client's status view %s: it should be in use (ACKED at version %q) as soon as that came",
+					wording.Duration(time.Since(prompt.Start())), t.Short, name, shown, v)
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			c.abortIfExited()
+			c.fail("waiting for %s %s to be in use: %v", t.Short, name, ctx.Err())
+		}
+	}
+	c.Logf("the warming of %s %s could rightly end at its initial fetch timeout before the prompt window after its dependency came was watched whole: no verdict on its ending then", t.Short, name)
+	c.Doubt(c.ruleOr(""), "the time from a warming resource's dependency coming to its initial fetch timeout, which must hold the prompt window", deadline.Sub(prompt.Start()), c.Timeouts.Prompt, c.LagIn(prompt.Start(), time.Now()))
+	return c.AwaitAcked(t, name, version)
+}
+
 // QuietViewBefore is QuietView for a watch on what the client may rightly
 // do from deadline on (its does-not-exist timer firing, a warming's
 // initial fetch timeout): the window stretches over the harness's stalls

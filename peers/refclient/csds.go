@@ -92,6 +92,9 @@ func (c *Client) buildSnapshot() *statuspb.ClientConfig {
 				default:
 					g.ErrorState = &admin.UpdateFailureState{Details: s.errDetails, VersionInfo: s.errVersion}
 				}
+				if use == nil && c.fault(FaultStatusShowsRejectedVersion) {
+					g.VersionInfo = s.errVersion // OBS-1 broken: as if the rejected version were in use
+				}
 			}
 			cfg.GenericXdsConfigs = append(cfg.GenericXdsConfigs, g)
 		}

@@ -238,7 +238,9 @@ func (c *Client) warm(s *resState, prev *revision) {
 		return
 	}
 	s.warming, s.inUse = true, inUse
-	c.deadlines[timerKey{kind: warmTimer, typ: s.typ, name: s.name}] = time.Now().Add(c.cfg.DNETimeout)
+	if !c.fault(FaultWarmsForever) { // else WARM-2 broken
+		c.deadlines[timerKey{kind: warmTimer, typ: s.typ, name: s.name}] = time.Now().Add(c.cfg.DNETimeout)
+	}
 	if update && s.typ == wire.Cluster.URL && c.cfg.Variant == wire.SotWADS {
 		c.edsAgain = true
 	}
@@ -273,6 +275,9 @@ func (c *Client) ready(s *resState, update bool) bool {
 // arrived ends the warming of the clusters waiting for the endpoints d,
 // or of the listeners that now have every route they name.
 func (c *Client) arrived(d *resState) {
+	if c.fault(FaultWarmingEndsAtTimer) {
+		return // WARM-1 broken: only the initial fetch timeout ends warming
+	}
 	owner := wire.Listener.URL
 	if d.typ == wire.Endpoint.URL {
 		owner = wire.Cluster.URL

@@ -228,6 +228,14 @@ const (
 	// FaultUpdateSkipsWarming puts an updated cluster in use at once,
 	// without waiting for fresh endpoints (WARM-2).
 	FaultUpdateSkipsWarming Fault = "update-skips-warming"
+	// FaultWarmingEndsAtTimer ends warming only when the initial fetch
+	// timeout fires, not when the endpoints or routes a cluster or
+	// listener waits for arrive (WARM-1).
+	FaultWarmingEndsAtTimer Fault = "warming-ends-at-timer"
+	// FaultWarmsForever sets no initial fetch timeout: a cluster or
+	// listener whose endpoints or routes never come warms for ever
+	// (WARM-2).
+	FaultWarmsForever Fault = "warms-forever"
 	// FaultVHDSOverSotW requests the VirtualHosts of a route with vhds over
 	// SotW (STREAM-10).
 	FaultVHDSOverSotW Fault = "vhds-over-sotw"
@@ -324,6 +332,8 @@ var AllFaults = []Fault{
 	FaultWildcardLostOnReconnect,
 	FaultNoWarming,
 	FaultUpdateSkipsWarming,
+	FaultWarmingEndsAtTimer,
+	FaultWarmsForever,
 	FaultVHDSOverSotW,
 	FaultCrashOnUnusableResponse,
 }
@@ -409,6 +419,8 @@ var faultDescriptions = map[Fault]string{
 	FaultWildcardLostOnReconnect:        "WILD-7 (envoy profile): a new delta stream subscribes the listeners and clusters held by name, not by wildcard",
 	FaultNoWarming:                      "WARM-1 (envoy profile): new clusters and listeners are in use at once, before their endpoints or routes",
 	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster is in use at once, without waiting for fresh endpoints",
+	FaultWarmingEndsAtTimer:             "WARM-1 (envoy profile): warming ends only at the initial fetch timeout, not when the endpoints or routes arrive",
+	FaultWarmsForever:                   "WARM-2 (envoy profile): no initial fetch timeout: what waits for endpoints or routes that never come warms for ever",
 	FaultVHDSOverSotW:                   "STREAM-10 (envoy profile): the VirtualHosts of a route with vhds are requested over SotW",
 	FaultCrashOnUnusableResponse:        "ROB-3: a resource that does not decode, an unknown type_url or an empty or over-long nonce stops the client",
 }
@@ -418,6 +430,8 @@ var envoyFaults = map[Fault]bool{
 	FaultWildcardLostOnReconnect: true,
 	FaultNoWarming:               true,
 	FaultUpdateSkipsWarming:      true,
+	FaultWarmingEndsAtTimer:      true,
+	FaultWarmsForever:            true,
 	FaultVHDSOverSotW:            true,
 	FaultDumpOmitsRoutes:         true,
 	FaultDumpOmitsWarming:        true,

@@ -21,17 +21,22 @@ const (
 	// FaultDumpOmitsErrorDetails gives a rejected entry of /config_dump an
 	// error_state without its details: NACKED, but not why (OBS-1).
 	FaultDumpOmitsErrorDetails Fault = "dump-omits-error-details"
+	// FaultStatusShowsRejectedVersion shows a resource whose first
+	// version was rejected in CSDS at that version, as if it were in use
+	// (OBS-1).
+	FaultStatusShowsRejectedVersion Fault = "status-shows-rejected-version"
 )
 
 var statusFaultDescriptions = map[Fault]string{
-	FaultStatusOmitsMissing:    "OBS-1: CSDS leaves out the resources that do not exist, as /config_dump does, so it never shows DOES_NOT_EXIST",
-	FaultDumpOmitsRoutes:       "OBS-1: /config_dump (the Envoy profile's view) leaves out every route configuration",
-	FaultDumpOmitsWarming:      "WARM-1, OBS-1: /config_dump leaves out the clusters and listeners still warming",
-	FaultDumpOmitsErrorDetails: "OBS-1: /config_dump shows a rejected resource's error_state without its details",
+	FaultStatusOmitsMissing:         "OBS-1: CSDS leaves out the resources that do not exist, as /config_dump does, so it never shows DOES_NOT_EXIST",
+	FaultDumpOmitsRoutes:            "OBS-1: /config_dump (the Envoy profile's view) leaves out every route configuration",
+	FaultDumpOmitsWarming:           "WARM-1, OBS-1: /config_dump leaves out the clusters and listeners still warming",
+	FaultDumpOmitsErrorDetails:      "OBS-1: /config_dump shows a rejected resource's error_state without its details",
+	FaultStatusShowsRejectedVersion: "OBS-1: CSDS shows a resource whose first version was rejected at that version, as if in use",
 }
 
 func init() {
-	for _, f := range []Fault{FaultStatusOmitsMissing, FaultDumpOmitsRoutes, FaultDumpOmitsWarming, FaultDumpOmitsErrorDetails} {
+	for _, f := range []Fault{FaultStatusOmitsMissing, FaultDumpOmitsRoutes, FaultDumpOmitsWarming, FaultDumpOmitsErrorDetails, FaultStatusShowsRejectedVersion} {
 		AllFaults = append(AllFaults, f)
 		faultDescriptions[f] = statusFaultDescriptions[f]
 	}

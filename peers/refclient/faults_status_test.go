@@ -53,5 +53,13 @@ func init() {
 			r, _ := observer.Find(rs, wire.Listener.URL, "L")
 			return fmt.Sprintf("%s, error given: %t", r.State, r.Error != "")
 		}, "NACKED, error given: true", "NACKED, error given: false"},
+		// A listener whose first version was rejected is NACKED with no
+		// version in use, and with the fault at the rejected version.
+		{FaultStatusShowsRejectedVersion, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			h.send(wire.Listener, "1", "l1", wire.InvalidListener("L", 1))
+			h.expectNack(wire.Listener, "l1")
+			return statusOf(h, wire.Listener, "L")
+		}, "NACKED ", "NACKED 1"},
 	}...)
 }

@@ -721,6 +721,21 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return csdsStatus(h, wire.Cluster, "C")
 		}, "REQUESTED", "ACKED"},
 
+		{FaultWarmingEndsAtTimer, wire.SotWADS, 0, func(h *harness) string {
+			acceptCluster(h)
+			acceptEndpoints(h, "1", "e1")
+			return csdsStatus(h, wire.Cluster, "C")
+		}, "ACKED", "REQUESTED"},
+
+		{FaultWarmsForever, wire.DeltaADS, 200 * time.Millisecond, func(h *harness) string {
+			acceptCluster(h) // its endpoints never come
+			deadline := time.Now().Add(5 * time.Second)
+			for csdsStatus(h, wire.Cluster, "C") != "ACKED" && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			return csdsStatus(h, wire.Cluster, "C")
+		}, "ACKED", "REQUESTED"},
+
 		{FaultUpdateSkipsWarming, wire.DeltaPerType, 0, func(h *harness) string {
 			acceptCluster(h)
 			acceptEndpoints(h, "1", "e1")

@@ -62,7 +62,7 @@ func cmdReach(args []string) error {
 	var f runFlags
 	fs := flag.NewFlagSet("reach", flag.ContinueOnError)
 	f.register(fs)
-	fs.StringVar(&f.dneTimer, "dne-timer", "2s", "as for run")
+	fs.StringVar(&f.dneTimer, "dne-timer", "3s", "as for run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

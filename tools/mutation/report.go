@@ -204,7 +204,7 @@ func writeReport(w io.Writer, all []Mutant, results map[string]Result, runs []Ru
 	p("small change at a time in the protocol code of `peers/refserver` and `peers/refclient` (every\n")
 	p("file but the fault switches' own), builds `xdsconform` with the change (`go build -overlay`), and\n")
 	p("runs the suite whose oracle the peer is: the server suite against the mutated server; the\n")
-	p("client suite, in the gRPC and the Envoy profile, against the mutated client (`--dne-timer 2s`).\n")
+	p("client suite, in the gRPC and the Envoy profile, against the mutated client (`--dne-timer 3s`; results from before it used 2 s).\n")
 	p("A run is limited to the scenarios that execute the mutated code (coverage measured scenario by\n")
 	p("scenario, each alone, on the unmutated peers: a scenario that never executes it sees the\n")
 	p("unmutated peer), and stops at its first failing pair, whose verdict is enough.\n\n")

@@ -146,7 +146,7 @@ func cmdRun(args []string) error {
 	f.register(fs)
 	shard := fs.String("shard", "1/1", "K/N: run every Nth in-scope mutant, starting at the Kth")
 	fs.BoolVar(&f.resume, "resume", false, "skip mutants the results file already has for the same file contents")
-	fs.StringVar(&f.dneTimer, "dne-timer", "2s", "the reference client's does-not-exist timer in the client suite (shorter than the default 15 s, longer than --quiet)")
+	fs.StringVar(&f.dneTimer, "dne-timer", "3s", "the reference client's does-not-exist timer in the client suite (shorter than the default 15 s; long enough to hold the quiet window and then the prompt one, as client/warming/cluster-waits-for-endpoints needs to see a warming end before it)")
 	fs.DurationVar(&f.suiteTimeout, "suite-timeout", 4*time.Minute, "how long one suite run against one mutant may take before it counts as timed out")
 	fs.StringVar(&f.only, "only", "", "run only mutants whose key contains this")
 	fs.StringVar(&f.status, "status", "", "run again only mutants whose latest result has this status (error, say), whatever -resume says")
