@@ -53,6 +53,7 @@ func benchClientSuite(b *testing.B, opts targets.ClientOptions, skipDNE bool) {
 	sel := engine.Selection{}
 	if skipDNE {
 		sel.Skip = []string{"client/dne/timer", "client/dne/late-resource-accepted", "client/dne/held-survive-reconnect",
+			"client/dne/timer-restarts-on-reconnect",
 			"client/errors/timer-cancelled"} // waits the timer out, to see it never fire
 	}
 	pairs, err := engine.Expand(Client(), sel)

@@ -187,6 +187,30 @@ var clientMissingScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/dne/timer-restarts-on-reconnect",
+		Title: "A resource still unanswered when the stream breaks gets its full timer again from the new stream's request",
+		// DNE-7: the timer starts once the request is sent on a connected
+		// stream; a stream that breaks takes its timers with it (gRFC
+		// A57), so the new stream's request starts them afresh. The break
+		// comes a quarter of the timer after the first request: a client
+		// whose timer ran on through it gives the resource up that much
+		// early, and the watch ends an eighth of the timer before a
+		// restarted timer could rightly fire.
+		Requirements: []string{"DNE-7"},
+		Level:        results.Should,
+		Variants:     allVariants,
+		Needs:        with(showsMissing, targets.NeedFreshClient),
+		Run: ClientScript(func(c *C) {
+			timer := c.target.Options().DNETimer
+			asked := c.ExpectSubscribed(LDS, c.L).Arrived
+			c.Checking(c.either("DNE-1", "DNE-6")).NeverWithin(timer/4, LDS, c.L, "as not existing long before the timer", c.goneBefore(asked, timer/4, "the client asked for it", nil))
+			c.Restart(codes.Unavailable)
+			again := c.ExpectSubscribed(LDS, c.L).Arrived // on the new stream, never answered
+			c.Checking("DNE-7").NeverWithin(timer*7/8, LDS, c.L, "as not existing before a timer started by the new stream's request could fire",
+				c.goneBefore(again, timer*7/8, "the new stream asked for it", nil))
+		}),
+	},
+	{
 		ID:           "client/dne/held-survive-reconnect",
 		Title:        "After a reconnect, resources the client holds are not reported missing while the new stream gets no answer",
 		Requirements: []string{"DNE-7"},

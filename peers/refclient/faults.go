@@ -192,6 +192,10 @@ const (
 	// FaultRequestBeforeAck sends, on a SotW response, a request restating
 	// the subscription at the previous version before the ACK (UPD-4).
 	FaultRequestBeforeAck Fault = "request-before-ack"
+	// FaultDNEOutlivesStream keeps the does-not-exist timers of names
+	// still unanswered running when their stream breaks, so the new
+	// stream's request does not start them afresh (DNE-7).
+	FaultDNEOutlivesStream Fault = "dne-outlives-stream"
 	// FaultDNEAfterReconnect restarts the does-not-exist timer on a new
 	// stream for resources already held, and marks them missing when it
 	// fires (DNE-7).
@@ -322,6 +326,7 @@ var AllFaults = []Fault{
 	FaultLateAcks1s,
 	FaultRequestBeforeAck,
 	FaultDNEAfterReconnect,
+	FaultDNEOutlivesStream,
 	FaultNoBackoff,
 	FaultBackoffNeverResets,
 	FaultIgnoreTTL,
@@ -408,6 +413,7 @@ var faultDescriptions = map[Fault]string{
 	FaultSlowAcks:                       "UPD-2: ACKs and NACKs go out two seconds late",
 	FaultLateAcks1s:                     "UPD-2: ACKs and NACKs go out one second late",
 	FaultRequestBeforeAck:               "UPD-4: a SotW response is followed by a request restating the subscription before its ACK",
+	FaultDNEOutlivesStream:              "DNE-7: the does-not-exist timers of names unanswered run on through a broken stream, not restarted by the new stream's request",
 	FaultDNEAfterReconnect:              "DNE-7: resources held are marked not existing when the timer restarted on a new stream fires",
 	FaultNoBackoff:                      "RECONN-1: failing streams are reopened at a constant short interval",
 	FaultBackoffNeverResets:             "RECONN-1: a stream that had a response does not reset the backoff",

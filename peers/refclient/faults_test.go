@@ -633,6 +633,16 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return lapses(h, time.Second)
 		}, "false", "true"},
 
+		{FaultDNEOutlivesStream, wire.SotWADS, 2 * time.Second, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L") // never answered
+			time.Sleep(time.Second)               // half the timer runs on the first stream
+			h.closeStreams(nil)
+			h.expectSubscribe(wire.Listener, "L")
+			// A timer started afresh fires 2 s after this request; one
+			// that ran on, about 1 s after it.
+			return lapses(h, 1500*time.Millisecond)
+		}, "false", "true"},
+
 		{FaultNoBackoff, wire.SotWADS, 0, func(h *harness) string {
 			// Four streams end before any response. The reference waits
 			// failBackoff, then twice as long each time: its third wait

@@ -475,7 +475,7 @@ func (c *Client) onEnded(st *stream) {
 	sl.cur = nil
 	sl.oldNonces = st.nonces
 	for k := range c.deadlines {
-		if (k.kind == dneTimer && sl.carries(k.typ) && c.inGroup(k.name, sl.group)) || k.st == st {
+		if (k.kind == dneTimer && sl.carries(k.typ) && c.inGroup(k.name, sl.group) && !c.fault(FaultDNEOutlivesStream)) || k.st == st { // else DNE-7 broken
 			delete(c.deadlines, k)
 		}
 	}
