@@ -264,6 +264,7 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/delta/system-version-informational": {{fault: refclient.FaultNackDecreasingSystemVersion, rule: "VER-6"}},
 	// The Envoy profile's: run against the reference client in it.
 	"client/wildcard/redeclared-on-delta-reconnect": {{fault: refclient.FaultWildcardLostOnReconnect, rule: "WILD-7"}},
+	"client/ttl/expires-across-reconnect":           {{fault: refclient.FaultTTLLostOnReconnect, rule: "TTL-2"}},
 	"client/dne/timer-restarts-on-reconnect":        {{fault: refclient.FaultDNEOutlivesStream, rule: "DNE-7"}},
 	"client/nack/first-version-in-status":           {{fault: refclient.FaultStatusShowsRejectedVersion, rule: "OBS-1"}},
 	"client/warming/ends-at-initial-fetch-timeout":  {{fault: refclient.FaultWarmsForever, rule: "WARM-2"}},

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"google.golang.org/grpc/codes"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -125,6 +126,22 @@ var clientTTLScenarios = []*engine.Scenario{
 				return r.State == observer.Acked && r.Version == v2
 			})
 			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", ttl, isMissing)
+		}),
+	},
+	{
+		ID:    "client/ttl/expires-across-reconnect",
+		Title: "A resource's TTL lapses all the same when the stream breaks after it came: a reconnect refreshes nothing",
+		// TTL-2: only a response refreshes a TTL; the new stream's
+		// requests go unanswered.
+		Requirements: []string{"TTL-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        showsMissing,
+		Run: ClientScript(func(c *C) {
+			ttl := clientTTL()
+			c.chainWithTTL(ttl)
+			c.Restart(codes.Unavailable)
+			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed, which the reconnect did not refresh", ttl, isMissing)
 		}),
 	},
 	{

@@ -192,6 +192,10 @@ const (
 	// FaultRequestBeforeAck sends, on a SotW response, a request restating
 	// the subscription at the previous version before the ACK (UPD-4).
 	FaultRequestBeforeAck Fault = "request-before-ack"
+	// FaultTTLLostOnReconnect drops the TTL timers of the types a stream
+	// carried when it breaks, so what was sent with a TTL stays for good
+	// (TTL-2).
+	FaultTTLLostOnReconnect Fault = "ttl-lost-on-reconnect"
 	// FaultDNEOutlivesStream keeps the does-not-exist timers of names
 	// still unanswered running when their stream breaks, so the new
 	// stream's request does not start them afresh (DNE-7).
@@ -327,6 +331,7 @@ var AllFaults = []Fault{
 	FaultRequestBeforeAck,
 	FaultDNEAfterReconnect,
 	FaultDNEOutlivesStream,
+	FaultTTLLostOnReconnect,
 	FaultNoBackoff,
 	FaultBackoffNeverResets,
 	FaultIgnoreTTL,
@@ -413,6 +418,7 @@ var faultDescriptions = map[Fault]string{
 	FaultSlowAcks:                       "UPD-2: ACKs and NACKs go out two seconds late",
 	FaultLateAcks1s:                     "UPD-2: ACKs and NACKs go out one second late",
 	FaultRequestBeforeAck:               "UPD-4: a SotW response is followed by a request restating the subscription before its ACK",
+	FaultTTLLostOnReconnect:             "TTL-2: a broken stream takes the TTL timers of its types with it, so what was sent with a TTL stays",
 	FaultDNEOutlivesStream:              "DNE-7: the does-not-exist timers of names unanswered run on through a broken stream, not restarted by the new stream's request",
 	FaultDNEAfterReconnect:              "DNE-7: resources held are marked not existing when the timer restarted on a new stream fires",
 	FaultNoBackoff:                      "RECONN-1: failing streams are reopened at a constant short interval",

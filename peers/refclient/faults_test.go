@@ -687,6 +687,15 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return lapses(h, time.Second)
 		}, "true", "false"},
 
+		{FaultTTLLostOnReconnect, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener, "L")
+			sendTTL(h, "1", "l1", 500*time.Millisecond, true)
+			h.expectAck(wire.Listener, "1", "l1", "L")
+			h.closeStreams(nil)
+			h.expectSubscribe(wire.Listener, "L") // back, never answered
+			return lapses(h, 2*time.Second)
+		}, "true", "false"},
+
 		{FaultTTLSticks, wire.SotWADS, 0, func(h *harness) string {
 			h.expectSubscribe(wire.Listener, "L")
 			sendTTL(h, "1", "l1", 300*time.Millisecond, true)

@@ -475,7 +475,8 @@ func (c *Client) onEnded(st *stream) {
 	sl.cur = nil
 	sl.oldNonces = st.nonces
 	for k := range c.deadlines {
-		if (k.kind == dneTimer && sl.carries(k.typ) && c.inGroup(k.name, sl.group) && !c.fault(FaultDNEOutlivesStream)) || k.st == st { // else DNE-7 broken
+		if (k.kind == dneTimer && sl.carries(k.typ) && c.inGroup(k.name, sl.group) && !c.fault(FaultDNEOutlivesStream)) || k.st == st || // else DNE-7 broken
+			(k.kind == ttlTimer && sl.carries(k.typ) && c.fault(FaultTTLLostOnReconnect)) { // TTL-2 broken
 			delete(c.deadlines, k)
 		}
 	}
