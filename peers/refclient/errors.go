@@ -70,6 +70,9 @@ func (c *Client) applyErrors(u, version string, errs []*discovery.ResourceError,
 		name := e.GetResourceName().GetName()
 		named[name] = true
 		s := c.state(u, name)
+		if s == nil && c.fault(FaultUnwatchedErrorEndsErrors) {
+			break // ERR-12 broken: the errors after it go unread
+		}
 		if s == nil || got[name] {
 			continue
 		}

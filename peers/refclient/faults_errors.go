@@ -45,6 +45,10 @@ const (
 	// FaultWeightedClustersIgnored asks for the cluster a route names
 	// alone, not for those of its weighted_clusters (RES-1).
 	FaultWeightedClustersIgnored Fault = "weighted-clusters-ignored"
+	// FaultUnwatchedErrorEndsErrors stops reading a response's
+	// resource_errors at the first one for a name the client does not
+	// watch, so the errors listed after it are never applied (ERR-12).
+	FaultUnwatchedErrorEndsErrors Fault = "unwatched-error-ends-errors"
 )
 
 var errorFaultDescriptions = map[Fault]string{
@@ -64,6 +68,7 @@ var errorFaultDescriptions = map[Fault]string{
 	FaultForeignTypeApplied:             "ROB-3: a response of another type on a per-type stream is applied as one of the stream's type (an empty SotW one deletes every resource held)",
 	FaultGiveUpAfterFailedOpen:          "RECONN-2: the client stops reconnecting at the first stream it cannot open, as when its server is unreachable for a while",
 	FaultWeightedClustersIgnored:        "RES-1: the clusters of a route's weighted_clusters are not asked for",
+	FaultUnwatchedErrorEndsErrors:       "ERR-12: a response's resource_errors are read only up to the first one for a name the client does not watch",
 }
 
 func init() {
@@ -72,7 +77,7 @@ func init() {
 		FaultUnknownCodeDrops, FaultDeltaNotFoundKept, FaultErrorsNotShown, FaultWrapperNeedsName,
 		FaultStrictConstraints, FaultNoVariantCheck, FaultParametersDrift, FaultNackResourceMetadata,
 		FaultResendAtHeldVersionIsHeartbeat, FaultForeignTypeApplied, FaultGiveUpAfterFailedOpen,
-		FaultWeightedClustersIgnored,
+		FaultWeightedClustersIgnored, FaultUnwatchedErrorEndsErrors,
 	} {
 		AllFaults = append(AllFaults, f)
 		faultDescriptions[f] = errorFaultDescriptions[f]

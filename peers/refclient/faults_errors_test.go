@@ -214,6 +214,18 @@ func init() {
 			return statusOf(h, wire.Cluster, "C")
 		}, "DOES_NOT_EXIST ", "RECEIVED_ERROR 1"},
 
+		{FaultUnwatchedErrorEndsErrors, wire.SotWADS, 0, func(h *harness) string {
+			acceptRoute(h)
+			unavailable := &rpcstatus.Status{Code: int32(codes.Unavailable), Message: "xdsconform: Unavailable"}
+			require.NoError(h.t, h.stream(wire.Cluster).sotw.Send(&discovery.DiscoveryResponse{TypeUrl: wire.Cluster.URL, VersionInfo: "1", Nonce: "c1",
+				ResourceErrors: []*discovery.ResourceError{
+					{ResourceName: &discovery.ResourceName{Name: "unasked"}, ErrorDetail: unavailable},
+					{ResourceName: &discovery.ResourceName{Name: "C"}, ErrorDetail: unavailable},
+				}}))
+			h.expectAck(wire.Cluster, "1", "c1", "C")
+			return h.resource(wire.Cluster, "C").GetClientStatus().String()
+		}, "RECEIVED_ERROR", "REQUESTED"},
+
 		{FaultErrorsNotShown, wire.SotWADS, 0, func(h *harness) string {
 			erroredCluster(h, codes.Unavailable)
 			g := h.resource(wire.Cluster, "C")
