@@ -72,20 +72,14 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			// shorter than the quiet window and the prompt one together,
 			// that proves nothing: a doubt).
 			timeout := c.target.Options().DNETimer
-			c.ExpectWildcard(CDS)
-			sent := time.Now()
-			c.ExpectAck(CDS, c.Respond(CDS, "1", c.EnvoyHop(CDS, 1)), "1")
-			c.AwaitSubscribed(EDS, c.CL)
+			sent := c.ServeWildcardHop(CDS, EDS, c.CL)
 			// WARM-1's test: the dump lists it under dynamic_warming_clusters.
 			v.AwaitWarmingBefore(sent.Add(timeout), CDS, c.CL, "1")
 			v.QuietViewBefore(sent.Add(timeout), CDS, c.CL, "in use before its endpoints arrived", inUse)
 			c.ExpectAck(EDS, c.Respond(EDS, "1", c.EnvoyHop(EDS, 1)), "1")
 			v.AwaitAckedBefore(sent.Add(timeout), CDS, c.CL, "1")
 
-			c.ExpectWildcard(LDS)
-			sent = time.Now()
-			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
-			c.AwaitSubscribed(RDS, c.R)
+			sent = c.ServeWildcardHop(LDS, RDS, c.R)
 			// Listed with its warming_state.
 			v.AwaitWarmingBefore(sent.Add(timeout), LDS, c.L, "1")
 			v.QuietViewBefore(sent.Add(timeout), LDS, c.L, "in use before its routes arrived", inUse)
@@ -104,9 +98,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        envoyObserved,
 		Run: ClientScript(func(c *C) {
-			c.ExpectWildcard(CDS)
-			c.ExpectAck(CDS, c.Respond(CDS, "1", c.EnvoyHop(CDS, 1)), "1")
-			c.AwaitSubscribed(EDS, c.CL)
+			c.ServeWildcardHop(CDS, EDS, c.CL)
 			// The endpoints are withheld: the timer, started no later
 			// than now, ends the warming all the same.
 			v1 := c.V("1", c.CL)
@@ -179,9 +171,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		// asks for VirtualHosts (an invariant of every client scenario);
 		// this scenario gives the client a reason to.
 		Run: ClientScript(func(c *C) {
-			c.ExpectWildcard(LDS)
-			c.ExpectAck(LDS, c.Respond(LDS, "1", c.EnvoyHop(LDS, 1)), "1")
-			c.AwaitSubscribed(RDS, c.R)
+			c.ServeWildcardHop(LDS, RDS, c.R)
 			n := c.Respond(RDS, "1", wire.RouteWithVHDS(c.R, 1))
 			// Rejecting the route and ignoring its vhds are both
 			// conformant; asking for a VirtualHost is not.
@@ -225,6 +215,19 @@ func (c *C) EnvoyHop(t wire.Type, rev int) proto.Message {
 		}
 	}
 	panic("no Envoy chain hop of type " + t.Short)
+}
+
+// ServeWildcardHop answers the client's wildcard request of t (listeners
+// or clusters) with the Envoy chain's resource of t at version "1",
+// checks the ACK and waits for the client to ask for what it names (dep,
+// name). It returns when the response was sent: the warming of what it
+// carries, and its initial fetch timeout, start no earlier.
+func (c *C) ServeWildcardHop(t, dep wire.Type, name string) (sent time.Time) {
+	c.ExpectWildcard(t)
+	sent = time.Now()
+	c.ExpectAck(t, c.Respond(t, "1", c.EnvoyHop(t, 1)), "1")
+	c.AwaitSubscribed(dep, name)
+	return sent
 }
 
 // isWildcard reports whether r subscribes by wildcard: "*", or no name at

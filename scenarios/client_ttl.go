@@ -103,47 +103,7 @@ func (c *C) onTime(what string, last, next ttlSend, ttl time.Duration) {
 }
 
 // xds_protocol#ttl
-var clientTTLScenarios = []*engine.Scenario{
-	{
-		ID:           "client/ttl/expires",
-		Title:        "A resource whose TTL lapses without a refresh is no longer used",
-		Requirements: []string{"TTL-2"},
-		Level:        results.Must,
-		Variants:     allVariants,
-		Needs:        showsMissing,
-		Run: ClientScript(func(c *C) {
-			ttl := clientTTL()
-			sent := c.chainWithTTL(ttl)
-			// In use before it lapses: a harness that reads the view only
-			// once the TTL could have lapsed sees nothing of that.
-			v2 := c.V("2", c.CL)
-			lapsed := c.goneBefore(sent.sent, ttl, "the cluster was sent with its TTL", nil)
-			c.Await(CDS, c.CL, "ACKED at version "+v2, 0, func(r observer.Resource) bool {
-				if isMissing(r) {
-					lapsed(r) // in doubt once the TTL could have lapsed
-					return false
-				}
-				return r.State == observer.Acked && r.Version == v2
-			})
-			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", ttl, isMissing)
-		}),
-	},
-	{
-		ID:    "client/ttl/expires-across-reconnect",
-		Title: "A resource's TTL lapses all the same when the stream breaks after it came: a reconnect refreshes nothing",
-		// TTL-2: only a response refreshes a TTL; the new stream's
-		// requests go unanswered.
-		Requirements: []string{"TTL-2"},
-		Level:        results.Must,
-		Variants:     allVariants,
-		Needs:        showsMissing,
-		Run: ClientScript(func(c *C) {
-			ttl := clientTTL()
-			c.chainWithTTL(ttl)
-			c.Restart(codes.Unavailable)
-			c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed, which the reconnect did not refresh", ttl, isMissing)
-		}),
-	},
+var clientTTLScenarios = append(ttlExpiries(), []*engine.Scenario{
 	{
 		ID:           "client/ttl/removed-by-resend",
 		Title:        "A resource resent without a TTL loses its TTL and stays",
@@ -190,4 +150,44 @@ var clientTTLScenarios = []*engine.Scenario{
 			}))
 		}),
 	},
+}...)
+
+// ttlExpiries are the scenarios of a TTL lapsing (TTL-2): with nothing
+// after the response that set it, and with a reconnect after it, which
+// refreshes nothing: only a response does, and the new stream's requests
+// go unanswered.
+func ttlExpiries() []*engine.Scenario {
+	var out []*engine.Scenario
+	for _, x := range []struct {
+		id, title string
+		reconnect bool
+	}{
+		{"client/ttl/expires", "A resource whose TTL lapses without a refresh is no longer used", false},
+		{"client/ttl/expires-across-reconnect", "A resource's TTL lapses all the same when the stream breaks after it came: a reconnect refreshes nothing", true},
+	} {
+		out = append(out, &engine.Scenario{
+			ID: x.id, Title: x.title, Requirements: []string{"TTL-2"}, Level: results.Must,
+			Variants: allVariants, Needs: showsMissing,
+			Run: ClientScript(func(c *C) {
+				ttl := clientTTL()
+				sent := c.chainWithTTL(ttl)
+				// In use before it lapses: a harness that reads the view
+				// only once the TTL could have lapsed sees nothing of that.
+				v2 := c.V("2", c.CL)
+				lapsed := c.goneBefore(sent.sent, ttl, "the cluster was sent with its TTL", nil)
+				c.Await(CDS, c.CL, "ACKED at version "+v2, 0, func(r observer.Resource) bool {
+					if isMissing(r) {
+						lapsed(r) // in doubt once the TTL could have lapsed
+						return false
+					}
+					return r.State == observer.Acked && r.Version == v2
+				})
+				if x.reconnect {
+					c.Restart(codes.Unavailable)
+				}
+				c.Checking("TTL-2").Await(CDS, c.CL, "gone once its TTL lapsed", ttl, isMissing)
+			}),
+		})
+	}
+	return out
 }
