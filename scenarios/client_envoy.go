@@ -1,10 +1,10 @@
 package scenarios
 
 import (
+	"github.com/stretchr/testify/require"
 	"slices"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
@@ -154,6 +154,39 @@ var clientEnvoyScenarios = []*engine.Scenario{
 				c.Logf("classification: the client asked again for the endpoints of the updated cluster, as Envoy does")
 			}
 			v.AwaitAcked(CDS, c.CL, "2")
+		}),
+	},
+	{
+		ID:    "client/warming/listener-update-keeps-route",
+		Title: "An updated listener waiting for a new route keeps version 1 in use, and its route watched",
+		// WARM-2: an LDS update does not take effect before the routes it
+		// names come; until then version 1 is the listener in use, and
+		// the route it uses stays asked for beside the new one.
+		Requirements: []string{"WARM-2"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        envoyObserved,
+		Run: ClientScript(func(c *C) {
+			c.EnvoyChain()
+			c.AwaitAcked(LDS, c.L, "1")
+			r2 := c.Extra("route-2")
+			sent := time.Now()
+			c.ExpectAck(LDS, c.Respond(LDS, "2", wire.EnvoyListener(c.L, r2, 2)), "2")
+			v := c.Checking("WARM-2")
+			if c.Variant.IsDelta() {
+				r := v.AwaitSubscribed(RDS, r2)
+				if slices.Contains(r.Delta.GetResourceNamesUnsubscribe(), c.R) {
+					v.Fatalf("%s unsubscribes route %q, which listener version 1 uses: version 1 is still in use while version 2 waits for its route", r, c.R)
+				}
+			} else {
+				v.AwaitSubscribed(RDS, c.R, r2)
+			}
+			v1 := c.V("1", c.L)
+			v.QuietViewBefore(sent.Add(c.target.Options().DNETimer), LDS, c.L, "other than version 1 in use while version 2 waits for its route", func(r observer.Resource) bool {
+				return r.State != observer.Acked || r.Version != v1
+			})
+			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoute(c.R, c.CL, 1), wire.ClientRoute(r2, c.CL, 2)), "2")
+			v.AwaitAcked(LDS, c.L, "2")
 		}),
 	},
 	{

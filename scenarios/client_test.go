@@ -267,6 +267,7 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/ttl/expires-across-reconnect":           {{fault: refclient.FaultTTLLostOnReconnect, rule: "TTL-2"}},
 	"client/dne/timer-restarts-on-reconnect":        {{fault: refclient.FaultDNEOutlivesStream, rule: "DNE-7"}},
 	"client/nack/first-version-in-status":           {{fault: refclient.FaultStatusShowsRejectedVersion, rule: "OBS-1"}},
+	"client/warming/listener-update-keeps-route":    {{fault: refclient.FaultWarmingDropsInUseRefs, rule: "WARM-2"}},
 	"client/warming/ends-at-initial-fetch-timeout":  {{fault: refclient.FaultWarmsForever, rule: "WARM-2"}},
 	"client/warming/cluster-waits-for-endpoints":    {{fault: refclient.FaultNoWarming, rule: "WARM-1"}, {fault: refclient.FaultDumpOmitsWarming, rule: "WARM-1"}, {fault: refclient.FaultWarmingEndsAtTimer, rule: "WARM-1"}},
 	"client/warming/update-waits-for-endpoints":     {{fault: refclient.FaultUpdateSkipsWarming, rule: "WARM-2"}},

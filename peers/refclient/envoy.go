@@ -71,7 +71,7 @@ func (c *Client) watchRefs(s *resState) []ref {
 		return s.refs
 	}
 	refs := slices.Clone(s.refs)
-	if s.warming && s.inUse != nil {
+	if s.warming && s.inUse != nil && !c.fault(FaultWarmingDropsInUseRefs) { // else WARM-2 broken
 		refs = append(refs, s.inUse.refs...)
 	}
 	return slices.DeleteFunc(refs, func(r ref) bool { return c.wildcard(r.typ) })

@@ -244,6 +244,10 @@ const (
 	// listener whose endpoints or routes never come warms for ever
 	// (WARM-2).
 	FaultWarmsForever Fault = "warms-forever"
+	// FaultWarmingDropsInUseRefs stops following the routes and
+	// endpoints of the version in use while an update warms, so the
+	// listener in use loses its route (WARM-2).
+	FaultWarmingDropsInUseRefs Fault = "warming-drops-in-use-refs"
 	// FaultVHDSOverSotW requests the VirtualHosts of a route with vhds over
 	// SotW (STREAM-10).
 	FaultVHDSOverSotW Fault = "vhds-over-sotw"
@@ -344,6 +348,7 @@ var AllFaults = []Fault{
 	FaultUpdateSkipsWarming,
 	FaultWarmingEndsAtTimer,
 	FaultWarmsForever,
+	FaultWarmingDropsInUseRefs,
 	FaultVHDSOverSotW,
 	FaultCrashOnUnusableResponse,
 }
@@ -432,6 +437,7 @@ var faultDescriptions = map[Fault]string{
 	FaultNoWarming:                      "WARM-1 (envoy profile): new clusters and listeners are in use at once, before their endpoints or routes",
 	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster is in use at once, without waiting for fresh endpoints",
 	FaultWarmingEndsAtTimer:             "WARM-1 (envoy profile): warming ends only at the initial fetch timeout, not when the endpoints or routes arrive",
+	FaultWarmingDropsInUseRefs:          "WARM-2 (envoy profile): while an update warms, the routes and endpoints of the version in use are no longer asked for",
 	FaultWarmsForever:                   "WARM-2 (envoy profile): no initial fetch timeout: what waits for endpoints or routes that never come warms for ever",
 	FaultVHDSOverSotW:                   "STREAM-10 (envoy profile): the VirtualHosts of a route with vhds are requested over SotW",
 	FaultCrashOnUnusableResponse:        "ROB-3: a resource that does not decode, an unknown type_url or an empty or over-long nonce stops the client",
@@ -444,6 +450,7 @@ var envoyFaults = map[Fault]bool{
 	FaultUpdateSkipsWarming:      true,
 	FaultWarmingEndsAtTimer:      true,
 	FaultWarmsForever:            true,
+	FaultWarmingDropsInUseRefs:   true,
 	FaultVHDSOverSotW:            true,
 	FaultDumpOmitsRoutes:         true,
 	FaultDumpOmitsWarming:        true,

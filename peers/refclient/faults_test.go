@@ -746,6 +746,15 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return csdsStatus(h, wire.Cluster, "C")
 		}, "ACKED", "REQUESTED"},
 
+		{FaultWarmingDropsInUseRefs, wire.SotWADS, 0, func(h *harness) string {
+			acceptEnvoyListener(h)
+			h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
+			h.expectAck(wire.Route, "1", "r1", "R")
+			h.send(wire.Listener, "2", "l2", wire.EnvoyListener("L", "R2", 2)) // R2 withheld
+			h.expectAck(wire.Listener, "2", "l2")
+			return fmt.Sprint(h.next(wire.Route).Names)
+		}, "[R R2]", "[R2]"},
+
 		{FaultWarmsForever, wire.DeltaADS, 200 * time.Millisecond, func(h *harness) string {
 			acceptCluster(h) // its endpoints never come
 			deadline := time.Now().Add(5 * time.Second)
