@@ -88,6 +88,30 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/warming/each-cluster-its-own-endpoints",
+		Title: "Of two warming clusters, the one whose endpoints came is in use, and the other still warms",
+		// WARM-1: a cluster finishes warming when its own
+		// ClusterLoadAssignment arrives, neither before nor on another's.
+		Requirements: []string{"WARM-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        envoyObserved,
+		Run: ClientScript(func(c *C) {
+			v := c.Checking("WARM-1")
+			c2 := c.Extra("cluster-2")
+			c.precondition("RES-1").ExpectWildcard(CDS)
+			sent := time.Now()
+			c.ExpectAck(CDS, c.Respond(CDS, "1", wire.ClientCluster(c.CL, 1), wire.ClientCluster(c2, 1)), "1")
+			c.AwaitSubscribed(EDS, c.CL, c2)
+			c.ExpectAck(EDS, c.Respond(EDS, "1", wire.ClientEndpoints(c2, 1)), "1")
+			timeout := sent.Add(c.target.Options().DNETimer)
+			v.AwaitAckedBefore(timeout, CDS, c2, "1")
+			v.AwaitWarmingBefore(timeout, CDS, c.CL, "1")
+			c.ExpectAck(EDS, c.Respond(EDS, "2", wire.ClientEndpoints(c.CL, 1), wire.ClientEndpoints(c2, 1)), "2")
+			v.AwaitAcked(CDS, c.CL, "1")
+		}),
+	},
+	{
 		ID:    "client/warming/ends-at-initial-fetch-timeout",
 		Title: "A cluster whose endpoints never come is in use once its initial fetch timeout fires",
 		// WARM-2: warming is bounded by initial_fetch_timeout ("becomes
@@ -158,11 +182,11 @@ var clientEnvoyScenarios = []*engine.Scenario{
 	},
 	{
 		ID:    "client/warming/listener-update-keeps-route",
-		Title: "An updated listener waiting for a new route keeps version 1 in use, and its route watched",
+		Title: "An updated listener waiting for a new route keeps version 1 in use, and its route watched; one naming a route held is in use at once",
 		// WARM-2: an LDS update does not take effect before the routes it
 		// names come; until then version 1 is the listener in use, and
 		// the route it uses stays asked for beside the new one.
-		Requirements: []string{"WARM-2"},
+		Requirements: []string{"WARM-2", "WARM-1"},
 		Level:        results.Must,
 		Variants:     allVariants,
 		Needs:        envoyObserved,
@@ -187,6 +211,12 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			})
 			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoute(c.R, c.CL, 1), wire.ClientRoute(r2, c.CL, 2)), "2")
 			v.AwaitAcked(LDS, c.L, "2")
+			// WARM-1, with WARM-5's note: version 3 names only a route the
+			// client holds, which a server need not send again, so nothing
+			// is left to wait for: it is in use at once, not at the timer.
+			sent = time.Now()
+			c.ExpectAck(LDS, c.Respond(LDS, "3", wire.EnvoyListener(c.L, r2, 3)), "3")
+			c.Checking("WARM-1").AwaitAckedBefore(sent.Add(c.target.Options().DNETimer), LDS, c.L, "3")
 		}),
 	},
 	{

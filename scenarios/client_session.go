@@ -1139,8 +1139,9 @@ func (c *C) AwaitWarmingBefore(deadline time.Time, t wire.Type, name, version st
 }
 
 // AwaitAckedBefore is AwaitAcked for a resource the client must put in
-// use as soon as what it waited for came (a warming cluster's endpoints,
-// a warming listener's routes: the caller has just seen that ACKed), and
+// use as soon as it has all it waits for (a warming cluster's endpoints,
+// a warming listener's routes: the caller has just seen the last of them
+// ACKed, or an update naming only what the client holds), and
 // would put in use anyway at deadline (the warming's initial fetch
 // timeout). Waiting until the client does it some time is no check: at
 // deadline it would, right or wrong. So a read begun once the prompt
@@ -1169,7 +1170,7 @@ func (c *C) AwaitAckedBefore(deadline time.Time, t wire.Type, name, version stri
 				if listed {
 					shown = "shows it " + describe(r)
 				}
-				c.Fatalf("%s after what %s %s waited for was ACKed, and before its initial fetch timeout, the client's status view %s: it should be in use (ACKED at version %q) as soon as that came",
+				c.Fatalf("%s after the client had all that %s %s waits for, and before its initial fetch timeout, the client's status view %s: it should be in use (ACKED at version %q) as soon as it has it",
 					wording.Duration(time.Since(prompt.Start())), t.Short, name, shown, v)
 			}
 		}

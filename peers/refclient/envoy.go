@@ -262,7 +262,7 @@ func (c *Client) ready(s *resState, update bool) bool {
 		if r.typ != dep {
 			continue
 		}
-		if update && s.typ == wire.Cluster.URL {
+		if update && (s.typ == wire.Cluster.URL || c.fault(FaultUpdateAwaitsHeldRoutes)) { // a listener's: WARM-1 broken
 			return false
 		}
 		if d := c.state(dep, r.name); d == nil || d.any == nil {

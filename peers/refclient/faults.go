@@ -248,6 +248,10 @@ const (
 	// endpoints of the version in use while an update warms, so the
 	// listener in use loses its route (WARM-2).
 	FaultWarmingDropsInUseRefs Fault = "warming-drops-in-use-refs"
+	// FaultUpdateAwaitsHeldRoutes makes an updated listener wait for its
+	// routes to be sent again, even those it holds, which a server need
+	// not resend (WARM-1, with WARM-5's note).
+	FaultUpdateAwaitsHeldRoutes Fault = "update-awaits-held-routes"
 	// FaultVHDSOverSotW requests the VirtualHosts of a route with vhds over
 	// SotW (STREAM-10).
 	FaultVHDSOverSotW Fault = "vhds-over-sotw"
@@ -349,6 +353,7 @@ var AllFaults = []Fault{
 	FaultWarmingEndsAtTimer,
 	FaultWarmsForever,
 	FaultWarmingDropsInUseRefs,
+	FaultUpdateAwaitsHeldRoutes,
 	FaultVHDSOverSotW,
 	FaultCrashOnUnusableResponse,
 }
@@ -437,6 +442,7 @@ var faultDescriptions = map[Fault]string{
 	FaultNoWarming:                      "WARM-1 (envoy profile): new clusters and listeners are in use at once, before their endpoints or routes",
 	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster is in use at once, without waiting for fresh endpoints",
 	FaultWarmingEndsAtTimer:             "WARM-1 (envoy profile): warming ends only at the initial fetch timeout, not when the endpoints or routes arrive",
+	FaultUpdateAwaitsHeldRoutes:         "WARM-1 (envoy profile): an updated listener warms until its routes are sent again, those it holds too",
 	FaultWarmingDropsInUseRefs:          "WARM-2 (envoy profile): while an update warms, the routes and endpoints of the version in use are no longer asked for",
 	FaultWarmsForever:                   "WARM-2 (envoy profile): no initial fetch timeout: what waits for endpoints or routes that never come warms for ever",
 	FaultVHDSOverSotW:                   "STREAM-10 (envoy profile): the VirtualHosts of a route with vhds are requested over SotW",
@@ -451,6 +457,7 @@ var envoyFaults = map[Fault]bool{
 	FaultWarmingEndsAtTimer:      true,
 	FaultWarmsForever:            true,
 	FaultWarmingDropsInUseRefs:   true,
+	FaultUpdateAwaitsHeldRoutes:  true,
 	FaultVHDSOverSotW:            true,
 	FaultDumpOmitsRoutes:         true,
 	FaultDumpOmitsWarming:        true,

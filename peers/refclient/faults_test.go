@@ -755,6 +755,15 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return fmt.Sprint(h.next(wire.Route).Names)
 		}, "[R R2]", "[R2]"},
 
+		{FaultUpdateAwaitsHeldRoutes, wire.SotWADS, 0, func(h *harness) string {
+			acceptEnvoyListener(h)
+			h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
+			h.expectAck(wire.Route, "1", "r1", "R")
+			h.send(wire.Listener, "2", "l2", wire.EnvoyListener("L", "R", 2)) // R held, not resent
+			h.expectAck(wire.Listener, "2", "l2")
+			return statusOf(h, wire.Listener, "L")
+		}, "ACKED 2", "ACKED 1"},
+
 		{FaultWarmsForever, wire.DeltaADS, 200 * time.Millisecond, func(h *harness) string {
 			acceptCluster(h) // its endpoints never come
 			deadline := time.Now().Add(5 * time.Second)
