@@ -112,6 +112,30 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		}),
 	},
 	{
+		ID:    "client/warming/default-chain-waits-for-route",
+		Title: "A listener whose routes are named in its default filter chain waits for them too",
+		// WARM-1: a listener using RDS finishes warming only once its
+		// routes arrive, wherever its HTTP connection manager sits.
+		Requirements: []string{"WARM-1"},
+		Level:        results.Must,
+		Variants:     allVariants,
+		Needs:        envoyObserved,
+		Run: ClientScript(func(c *C) {
+			v := c.Checking("WARM-1")
+			for _, h := range c.envoyHops(1)[:2] {
+				c.serveHop(h, h.t.Wildcard)
+			}
+			c.precondition("RES-1").ExpectWildcard(LDS)
+			sent := time.Now()
+			c.ExpectAck(LDS, c.Respond(LDS, "1", wire.EnvoyDefaultChainListener(c.L, c.R, 1)), "1")
+			timeout := sent.Add(c.target.Options().DNETimer)
+			v.AwaitWarmingBefore(timeout, LDS, c.L, "1")
+			c.AwaitSubscribed(RDS, c.R)
+			c.ExpectAck(RDS, c.Respond(RDS, "1", c.EnvoyHop(RDS, 1)), "1")
+			v.AwaitAckedBefore(timeout, LDS, c.L, "1")
+		}),
+	},
+	{
 		ID:    "client/warming/ends-at-initial-fetch-timeout",
 		Title: "A cluster whose endpoints never come is in use once its initial fetch timeout fires",
 		// WARM-2: warming is bounded by initial_fetch_timeout ("becomes

@@ -269,6 +269,7 @@ var mustCatchClient = map[string][]clientCatch{
 	"client/nack/first-version-in-status":           {{fault: refclient.FaultStatusShowsRejectedVersion, rule: "OBS-1"}},
 	"client/warming/listener-update-keeps-route":    {{fault: refclient.FaultWarmingDropsInUseRefs, rule: "WARM-2"}, {fault: refclient.FaultUpdateAwaitsHeldRoutes, rule: "WARM-1"}},
 	"client/warming/each-cluster-its-own-endpoints": {{fault: refclient.FaultNoWarming, rule: "WARM-1"}, {fault: refclient.FaultWarmingEndsAtTimer, rule: "WARM-1"}},
+	"client/warming/default-chain-waits-for-route":  {{fault: refclient.FaultDefaultChainIgnored, rule: "WARM-1"}},
 	"client/warming/ends-at-initial-fetch-timeout":  {{fault: refclient.FaultWarmsForever, rule: "WARM-2"}},
 	"client/warming/cluster-waits-for-endpoints":    {{fault: refclient.FaultNoWarming, rule: "WARM-1"}, {fault: refclient.FaultDumpOmitsWarming, rule: "WARM-1"}, {fault: refclient.FaultWarmingEndsAtTimer, rule: "WARM-1"}},
 	"client/warming/update-waits-for-endpoints":     {{fault: refclient.FaultUpdateSkipsWarming, rule: "WARM-2"}},

@@ -41,6 +41,14 @@ func EnvoyListener(name, route string, rev int) *listener.Listener {
 	}
 }
 
+// EnvoyDefaultChainListener is EnvoyListener with its one filter chain as
+// the default_filter_chain, the chain of connections no other matches.
+func EnvoyDefaultChainListener(name, route string, rev int) *listener.Listener {
+	l := EnvoyListener(name, route, rev)
+	l.DefaultFilterChain, l.FilterChains = l.FilterChains[0], nil
+	return l
+}
+
 // RouteWithVHDS is a route configuration whose virtual hosts come on demand
 // over VHDS, from ADS: a client asks for the VirtualHost named
 // VirtualHostName(name, host) when it has a request for host. Its own

@@ -252,6 +252,10 @@ const (
 	// routes to be sent again, even those it holds, which a server need
 	// not resend (WARM-1, with WARM-5's note).
 	FaultUpdateAwaitsHeldRoutes Fault = "update-awaits-held-routes"
+	// FaultDefaultChainIgnored reads a socket listener's filter_chains
+	// but not its default_filter_chain, so the routes named there are
+	// neither asked for nor waited for (WARM-1).
+	FaultDefaultChainIgnored Fault = "default-chain-ignored"
 	// FaultVHDSOverSotW requests the VirtualHosts of a route with vhds over
 	// SotW (STREAM-10).
 	FaultVHDSOverSotW Fault = "vhds-over-sotw"
@@ -354,6 +358,7 @@ var AllFaults = []Fault{
 	FaultWarmsForever,
 	FaultWarmingDropsInUseRefs,
 	FaultUpdateAwaitsHeldRoutes,
+	FaultDefaultChainIgnored,
 	FaultVHDSOverSotW,
 	FaultCrashOnUnusableResponse,
 }
@@ -442,6 +447,7 @@ var faultDescriptions = map[Fault]string{
 	FaultNoWarming:                      "WARM-1 (envoy profile): new clusters and listeners are in use at once, before their endpoints or routes",
 	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster is in use at once, without waiting for fresh endpoints",
 	FaultWarmingEndsAtTimer:             "WARM-1 (envoy profile): warming ends only at the initial fetch timeout, not when the endpoints or routes arrive",
+	FaultDefaultChainIgnored:            "WARM-1 (envoy profile): a socket listener's default_filter_chain is not read: the routes it names are not waited for",
 	FaultUpdateAwaitsHeldRoutes:         "WARM-1 (envoy profile): an updated listener warms until its routes are sent again, those it holds too",
 	FaultWarmingDropsInUseRefs:          "WARM-2 (envoy profile): while an update warms, the routes and endpoints of the version in use are no longer asked for",
 	FaultWarmsForever:                   "WARM-2 (envoy profile): no initial fetch timeout: what waits for endpoints or routes that never come warms for ever",
@@ -458,6 +464,7 @@ var envoyFaults = map[Fault]bool{
 	FaultWarmsForever:            true,
 	FaultWarmingDropsInUseRefs:   true,
 	FaultUpdateAwaitsHeldRoutes:  true,
+	FaultDefaultChainIgnored:     true,
 	FaultVHDSOverSotW:            true,
 	FaultDumpOmitsRoutes:         true,
 	FaultDumpOmitsWarming:        true,

@@ -764,6 +764,13 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 			return statusOf(h, wire.Listener, "L")
 		}, "ACKED 2", "ACKED 1"},
 
+		{FaultDefaultChainIgnored, wire.SotWADS, 0, func(h *harness) string {
+			h.expectSubscribe(wire.Listener)
+			h.send(wire.Listener, "1", "l1", wire.EnvoyDefaultChainListener("L", "R", 1))
+			h.expectAck(wire.Listener, "1", "l1")
+			return statusOf(h, wire.Listener, "L")
+		}, "REQUESTED 1", "ACKED 1"},
+
 		{FaultWarmsForever, wire.DeltaADS, 200 * time.Millisecond, func(h *harness) string {
 			acceptCluster(h) // its endpoints never come
 			deadline := time.Now().Add(5 * time.Second)
