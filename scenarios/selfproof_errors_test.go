@@ -15,7 +15,7 @@ var errorCatches = map[string][]clientCatch{
 	"client/errors/remembered": {
 		{fault: refclient.FaultForgetErrors, rule: "ERR-5"},
 		{fault: refclient.FaultErrorsNotShown, rule: "ERR-12"},
-		{fault: refclient.FaultUnwatchedErrorEndsErrors, rule: "ERR-12"},
+		{fault: refclient.FaultUnwatchedErrorEndsErrors, rule: "ERR-12", regression: true},
 	},
 	"client/errors/cleared-by-resend-at-held-version": {{fault: refclient.FaultResendAtHeldVersionIsHeartbeat, rule: "ERR-5"}},
 	"client/errors/timer-cancelled":                   {{fault: refclient.FaultErrorKeepsTimer, rule: "ERR-6"}},
