@@ -192,10 +192,12 @@ var clientMissingScenarios = []*engine.Scenario{
 		// DNE-7: the timer starts once the request is sent on a connected
 		// stream; a stream that breaks takes its timers with it (gRFC
 		// A57), so the new stream's request starts them afresh. The break
-		// comes a quarter of the timer after the first request: a client
+		// comes a sixth of the timer after the first request: a client
 		// whose timer ran on through it gives the resource up that much
-		// early, and the watch ends an eighth of the timer before a
-		// restarted timer could rightly fire.
+		// early, and the watch ends a twelfth of the timer before a
+		// restarted timer could rightly fire. The pair lasts the timer and
+		// a twelfth of it, no longer than the other reconnect pairs about
+		// the timer, which set the floor of a run.
 		Requirements: []string{"DNE-7"},
 		Level:        results.Should,
 		Variants:     allVariants,
@@ -203,11 +205,11 @@ var clientMissingScenarios = []*engine.Scenario{
 		Run: ClientScript(func(c *C) {
 			timer := c.target.Options().DNETimer
 			asked := c.ExpectSubscribed(LDS, c.L).Arrived
-			c.Checking(c.either("DNE-1", "DNE-6")).NeverWithin(timer/4, LDS, c.L, "as not existing long before the timer", c.goneBefore(asked, timer/4, "the client asked for it", nil))
+			c.Checking(c.either("DNE-1", "DNE-6")).NeverWithin(timer/6, LDS, c.L, "as not existing long before the timer", c.goneBefore(asked, timer/6, "the client asked for it", nil))
 			c.Restart(codes.Unavailable)
 			again := c.ExpectSubscribed(LDS, c.L).Arrived // on the new stream, never answered
-			c.Checking("DNE-7").NeverWithin(timer*7/8, LDS, c.L, "as not existing before a timer started by the new stream's request could fire",
-				c.goneBefore(again, timer*7/8, "the new stream asked for it", nil))
+			c.Checking("DNE-7").NeverWithin(timer*11/12, LDS, c.L, "as not existing before a timer started by the new stream's request could fire",
+				c.goneBefore(again, timer*11/12, "the new stream asked for it", nil))
 		}),
 	},
 	{
