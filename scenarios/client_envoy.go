@@ -233,7 +233,8 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			v.QuietViewBefore(sent.Add(c.target.Options().DNETimer), LDS, c.L, "other than version 1 in use while version 2 waits for its route", func(r observer.Resource) bool {
 				return r.State != observer.Acked || r.Version != v1
 			})
-			c.ExpectAck(RDS, c.Respond(RDS, "2", wire.ClientRoute(c.R, c.CL, 1), wire.ClientRoute(r2, c.CL, 2)), "2")
+			// A restated request of the routes may cross the response.
+			c.ExpectAckPast(RDS, c.Respond(RDS, "2", wire.ClientRoute(c.R, c.CL, 1), wire.ClientRoute(r2, c.CL, 2)), "2")
 			v.AwaitAcked(LDS, c.L, "2")
 			// WARM-1, with WARM-5's note: version 3 names only a route the
 			// client holds, which a server need not send again, so nothing
