@@ -134,8 +134,10 @@ func TestSilentServerStopsBounded(t *testing.T) {
 	p, err := record.Start(record.Options{Upstream: up, Dial: plaintext()})
 	require.NoError(t, err)
 	upstreamEnd := make(chan error, 1)
+	arrived := make(chan struct{})
 	s.script <- func(ss wire.SotWServerStream) error {
 		_, _ = ss.Recv()
+		close(arrived)
 		<-ss.Context().Done()
 		upstreamEnd <- ss.Context().Err()
 		return nil
@@ -147,8 +149,14 @@ func TestSilentServerStopsBounded(t *testing.T) {
 	clientEnd := make(chan error, 1)
 	go func() { clientEnd <- cs.RecvMsg(&discovery.DiscoveryResponse{}) }()
 	// Wait for the request to reach the server: only then is there
-	// something in flight to stop.
+	// something in flight to stop. The proxy records the request before
+	// it has opened the server's stream, so the record alone is not that.
 	waitRecorded(t, p, 1)
+	select {
+	case <-arrived:
+	case <-time.After(wait):
+		require.FailNow(t, "the request did not reach the server within the wait bound", "%v", wait)
+	}
 	// Stop ends the streams itself rather than waiting for them: the
 	// upstream's stream below ends only when the proxy cancels it. The
 	// wait for Stop to return is bounded, not timed.
@@ -159,8 +167,18 @@ func TestSilentServerStopsBounded(t *testing.T) {
 	case <-time.After(wait):
 		require.FailNow(t, "Stop did not return within the wait bound", "%v", wait)
 	}
-	assert.Equal(t, codes.Unavailable, status.Code(<-clientEnd))
-	assert.Error(t, <-upstreamEnd)
+	select {
+	case err := <-clientEnd:
+		assert.Equal(t, codes.Unavailable, status.Code(err))
+	case <-time.After(wait):
+		require.FailNow(t, "the client's stream did not end within the wait bound after Stop", "%v", wait)
+	}
+	select {
+	case err := <-upstreamEnd:
+		assert.Error(t, err)
+	case <-time.After(wait):
+		require.FailNow(t, "the server's stream did not end within the wait bound after Stop", "%v", wait)
+	}
 	entries := p.Transcript().Entries()
 	assert.Equal(t, record.NoteClosedByProxy+"the recording stopped", note(entries, "ads#1", record.NoteClosedByProxy))
 	_ = conn.Close()
