@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/observer"
@@ -168,7 +167,12 @@ var clientAckScenarios = append([]*engine.Scenario{
 		Needs:        with(observed, targets.NeedStatus(observer.Nacked)),
 		Run: ClientScript(func(c *C) {
 			c.precondition("RES-1").AwaitSubscribed(LDS, c.L)
-			c.firstVersionRejected(LDS, c.L, wire.InvalidListener(c.L, 1))
+			c.Checking("ACK-7").ExpectNack(LDS, c.Respond(LDS, "1", wire.InvalidListener(c.L, 1)))
+			c.showsAfter(LDS, c.L, observer.Nacked, "the NACK of its first version", "", nil)
+			r := c.AwaitState(LDS, c.L, observer.Nacked)
+			v := c.Checking("OBS-1")
+			require.NotEmpty(v, r.Error, "the NACKED listener should come with the error the client found")
+			require.Empty(v, r.Version, "nothing of listener %s was ever accepted, so no version of it is in use", c.L)
 		}),
 	},
 	{
@@ -285,15 +289,3 @@ var clientAckScenarios = append([]*engine.Scenario{
 		}),
 	},
 }, clientNackScenariosCore...)
-
-// firstVersionRejected sends bad as the first version of (t, name), which
-// the client has just asked for, and checks the NACK (ACK-7) and the
-// status view: NACKED, with the error, and no version in use (OBS-1).
-func (c *C) firstVersionRejected(t wire.Type, name string, bad proto.Message) {
-	c.Checking("ACK-7").ExpectNack(t, c.Respond(t, "1", bad))
-	c.showsAfter(t, name, observer.Nacked, "the NACK of its first version", "", nil)
-	r := c.AwaitState(t, name, observer.Nacked)
-	v := c.Checking("OBS-1")
-	require.NotEmpty(v, r.Error, "the NACKED %s should come with the error the client found", t.Short)
-	require.Empty(v, r.Version, "nothing of %s %s was ever accepted, so no version of it is in use", t.Short, name)
-}

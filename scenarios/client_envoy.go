@@ -1,10 +1,10 @@
 package scenarios
 
 import (
-	"github.com/stretchr/testify/require"
 	"slices"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
@@ -99,9 +99,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 		Run: ClientScript(func(c *C) {
 			v := c.Checking("WARM-1")
 			c2 := c.Extra("cluster-2")
-			c.precondition("RES-1").ExpectWildcard(CDS)
-			sent := time.Now()
-			c.ExpectAck(CDS, c.Respond(CDS, "1", wire.ClientCluster(c.CL, 1), wire.ClientCluster(c2, 1)), "1")
+			sent := c.ServeWildcard(CDS, wire.ClientCluster(c.CL, 1), wire.ClientCluster(c2, 1))
 			c.AwaitSubscribed(EDS, c.CL, c2)
 			c.ExpectAck(EDS, c.Respond(EDS, "1", wire.ClientEndpoints(c2, 1)), "1")
 			timeout := sent.Add(c.target.Options().DNETimer)
@@ -125,9 +123,7 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			for _, h := range c.envoyHops(1)[:2] {
 				c.serveHop(h, h.t.Wildcard)
 			}
-			c.precondition("RES-1").ExpectWildcard(LDS)
-			sent := time.Now()
-			c.ExpectAck(LDS, c.Respond(LDS, "1", wire.EnvoyDefaultChainListener(c.L, c.R, 1)), "1")
+			sent := c.ServeWildcard(LDS, wire.EnvoyDefaultChainListener(c.L, c.R, 1))
 			timeout := sent.Add(c.target.Options().DNETimer)
 			v.AwaitWarmingBefore(timeout, LDS, c.L, "1")
 			c.AwaitSubscribed(RDS, c.R)
@@ -221,6 +217,10 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			sent := time.Now()
 			c.ExpectAck(LDS, c.Respond(LDS, "2", wire.EnvoyListener(c.L, r2, 2)), "2")
 			v := c.Checking("WARM-2")
+			v1 := c.V("1", c.L)
+			v.QuietViewBefore(sent.Add(c.target.Options().DNETimer), LDS, c.L, "other than version 1 in use while version 2 waits for its route", func(r observer.Resource) bool {
+				return r.State != observer.Acked || r.Version != v1
+			})
 			if c.Variant.IsDelta() {
 				r := v.AwaitSubscribed(RDS, r2)
 				if slices.Contains(r.Delta.GetResourceNamesUnsubscribe(), c.R) {
@@ -229,10 +229,6 @@ var clientEnvoyScenarios = []*engine.Scenario{
 			} else {
 				v.AwaitSubscribed(RDS, c.R, r2)
 			}
-			v1 := c.V("1", c.L)
-			v.QuietViewBefore(sent.Add(c.target.Options().DNETimer), LDS, c.L, "other than version 1 in use while version 2 waits for its route", func(r observer.Resource) bool {
-				return r.State != observer.Acked || r.Version != v1
-			})
 			// A restated request of the routes may cross the response.
 			c.ExpectAckPast(RDS, c.Respond(RDS, "2", wire.ClientRoute(c.R, c.CL, 1), wire.ClientRoute(r2, c.CL, 2)), "2")
 			v.AwaitAcked(LDS, c.L, "2")
@@ -305,16 +301,23 @@ func (c *C) EnvoyHop(t wire.Type, rev int) proto.Message {
 	panic("no Envoy chain hop of type " + t.Short)
 }
 
-// ServeWildcardHop answers the client's wildcard request of t (listeners
-// or clusters) with the Envoy chain's resource of t at version "1",
-// checks the ACK and waits for the client to ask for what it names (dep,
-// name). It returns when the response was sent: the warming of what it
-// carries, and its initial fetch timeout, start no earlier.
+// ServeWildcardHop serves the Envoy chain's resource of t by wildcard
+// (ServeWildcard) and waits for the client to ask for name, of type dep,
+// which it names. It returns when the response was sent.
 func (c *C) ServeWildcardHop(t, dep wire.Type, name string) (sent time.Time) {
+	sent = c.ServeWildcard(t, c.EnvoyHop(t, 1))
+	c.AwaitSubscribed(dep, name)
+	return sent
+}
+
+// ServeWildcard answers the client's wildcard request of t (listeners or
+// clusters) with res at version "1" and checks the ACK. It returns when
+// the response was sent: the warming of what it carries, and its initial
+// fetch timeout, start no earlier.
+func (c *C) ServeWildcard(t wire.Type, res ...proto.Message) (sent time.Time) {
 	c.ExpectWildcard(t)
 	sent = time.Now()
-	c.ExpectAck(t, c.Respond(t, "1", c.EnvoyHop(t, 1)), "1")
-	c.AwaitSubscribed(dep, name)
+	c.ExpectAck(t, c.Respond(t, "1", res...), "1")
 	return sent
 }
 

@@ -1093,39 +1093,19 @@ func (c *C) QuietView(t wire.Type, name, what string, bad func(observer.Resource
 // stalled, or the view was slow), it is no verdict but a doubt.
 func (c *C) AwaitWarmingBefore(deadline time.Time, t wire.Type, name, version string) {
 	v := c.V(version, name)
-	ctx, cancel := c.untilExit()
-	defer cancel()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
 	var last observer.Resource
-	var listed, inTime bool
-	var lastErr error
-	for {
-		rs, err := c.observe(ctx, max(time.Until(deadline), time.Millisecond))
-		if err == nil && time.Now().Before(deadline) {
-			inTime = true
-			last, listed = observer.Find(rs, t.URL, name)
-			switch {
-			case listed && last.State == observer.Requested && last.Version == v:
-				return
-			case listed && last.State == observer.Acked:
-				// In use: no later read can show it warming again.
-				c.Fatalf("while the response that ends its warming was withheld, the client's status view showed %s %s %s: in use before its warming ended", t.Short, name, describe(last))
-			}
-		} else if err != nil {
-			lastErr = err
+	var listed bool
+	inTime, lastErr := c.readViewBefore(deadline, fmt.Sprintf("%s %s to be shown warming", t.Short, name), func(rs []observer.Resource) bool {
+		last, listed = observer.Find(rs, t.URL, name)
+		if listed && last.State == observer.Acked {
+			// In use: no later read can show it warming again.
+			c.Fatalf("while the response that ends its warming was withheld, the client's status view showed %s %s %s: in use before its warming ended", t.Short, name, describe(last))
 		}
-		if !time.Now().Before(deadline) {
-			break
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			c.abortIfExited()
-			c.fail("waiting for %s %s to be shown warming: %v", t.Short, name, ctx.Err())
-		}
-	}
+		return listed && last.State == observer.Requested && last.Version == v
+	})
 	switch {
+	case listed && last.State == observer.Requested && last.Version == v:
+		return
 	case !inTime && lastErr != nil:
 		c.Abortf("the client's status view could not be read before the warming of %s %s could rightly end, so whether it showed the warming is not known: %v", t.Short, name, lastErr)
 	case !inTime:
@@ -1135,6 +1115,40 @@ func (c *C) AwaitWarmingBefore(deadline time.Time, t wire.Type, name, version st
 		c.Fatalf("while the response that ends its warming was withheld, the client's status view never listed %s %s, where it should show it warming (REQUESTED) at version %q", t.Short, name, v)
 	default:
 		c.Fatalf("while the response that ends its warming was withheld, the client's status view showed %s %s %s, where it should show it warming (REQUESTED) at version %q", t.Short, name, describe(last), v)
+	}
+}
+
+// readViewBefore reads the client's status view every pollEvery until
+// deadline (no read outlasts it), and hands see each read that succeeded
+// and finished before deadline, until see says it is done. It returns
+// whether any read finished in time, and the error of the last read that
+// failed. what is what the caller waits for, for the report of a wait the
+// client's exit or the pair's end cut short.
+func (c *C) readViewBefore(deadline time.Time, what string, see func(rs []observer.Resource) (done bool)) (inTime bool, lastErr error) {
+	ctx, cancel := c.untilExit()
+	defer cancel()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		rs, err := c.observe(ctx, max(time.Until(deadline), time.Millisecond))
+		switch {
+		case err != nil:
+			lastErr = err
+		case time.Now().Before(deadline):
+			inTime = true
+			if see(rs) {
+				return inTime, lastErr
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return inTime, lastErr
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			c.abortIfExited()
+			c.fail("waiting for %s: %v", what, ctx.Err())
+		}
 	}
 }
 
@@ -1152,34 +1166,30 @@ func (c *C) AwaitWarmingBefore(deadline time.Time, t wire.Type, name, version st
 // AwaitAcked for the steps after it.
 func (c *C) AwaitAckedBefore(deadline time.Time, t wire.Type, name, version string) observer.Resource {
 	v := c.V(version, name)
-	ctx, cancel := c.untilExit()
-	defer cancel()
 	prompt := lag.NewDeadline(c.Timeouts.Prompt)
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		due := prompt.Passed()
-		rs, err := c.observe(ctx, max(time.Until(deadline), time.Millisecond))
-		if err == nil {
-			r, listed := observer.Find(rs, t.URL, name)
-			switch {
-			case listed && r.State == observer.Acked && r.Version == v:
-				return r
-			case due && time.Now().Before(deadline):
-				shown := "does not list it"
-				if listed {
-					shown = "shows it " + describe(r)
-				}
-				c.Fatalf("%s after the client had all that %s %s waits for, and before its initial fetch timeout, the client's status view %s: it should be in use (ACKED at version %q) as soon as it has it",
-					wording.Duration(time.Since(prompt.Start())), t.Short, name, shown, v)
+	// due is set after a read, so the next read begins with the prompt
+	// window passed.
+	var due, inUse bool
+	var shown observer.Resource
+	c.readViewBefore(deadline, fmt.Sprintf("%s %s to be in use", t.Short, name), func(rs []observer.Resource) bool {
+		r, listed := observer.Find(rs, t.URL, name)
+		if inUse = listed && r.State == observer.Acked && r.Version == v; inUse {
+			shown = r
+			return true
+		}
+		if due {
+			seen := "does not list it"
+			if listed {
+				seen = "shows it " + describe(r)
 			}
+			c.Fatalf("%s after the client had all that %s %s waits for, and before its initial fetch timeout, the client's status view %s: it should be in use (ACKED at version %q) as soon as it has it",
+				wording.Duration(time.Since(prompt.Start())), t.Short, name, seen, v)
 		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			c.abortIfExited()
-			c.fail("waiting for %s %s to be in use: %v", t.Short, name, ctx.Err())
-		}
+		due = prompt.Passed()
+		return false
+	})
+	if inUse {
+		return shown
 	}
 	c.Logf("the warming of %s %s could rightly end at its initial fetch timeout before the prompt window after its dependency came was watched whole: no verdict on its ending then", t.Short, name)
 	c.Doubt(c.ruleOr(""), "the time from a warming resource's dependency coming to its initial fetch timeout, which must hold the prompt window", deadline.Sub(prompt.Start()), c.Timeouts.Prompt, c.LagIn(prompt.Start(), time.Now()))

@@ -1,10 +1,10 @@
 package scenarios
 
 import (
-	"google.golang.org/grpc/codes"
 	"time"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/xdsconform/xdsconform/engine"
