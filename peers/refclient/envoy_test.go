@@ -60,6 +60,15 @@ func acceptEnvoyListener(h *harness) {
 	h.expectSubscribe(wire.Route, "R")
 }
 
+// acceptEnvoyChain is acceptEnvoyListener, then the route R → C at
+// version 1 (nonce r1), ACKed: listener L in use.
+func acceptEnvoyChain(h *harness) {
+	h.t.Helper()
+	acceptEnvoyListener(h)
+	h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
+	h.expectAck(wire.Route, "1", "r1", "R")
+}
+
 // eachEnvoyVariant runs body once per variant, in parallel subtests, each
 // against a fresh client of the Envoy profile.
 func eachEnvoyVariant(t *testing.T, body func(t *testing.T, v wire.Variant, h *harness)) {
@@ -199,9 +208,7 @@ func TestEnvoyConfigDump(t *testing.T) {
 	h := startEnvoy(t, wire.SotWADS, nil)
 	acceptCluster(h)
 	acceptEndpoints(h, "1", "e1")
-	acceptEnvoyListener(h)
-	h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
-	h.expectAck(wire.Route, "1", "r1", "R")
+	acceptEnvoyChain(h)
 	// C updated and warming; D new, warming; E deleted by omission later.
 	h.send(wire.Cluster, "2", "c2", wire.ClientCluster("C", 2), wire.ClientCluster("D", 1), wire.ClientCluster("E", 1))
 	h.expectAck(wire.Cluster, "2", "c2")

@@ -54,14 +54,17 @@ func heldCluster(h *harness) {
 	h.expectSubscribe(wire.Endpoint, "C")
 }
 
-// sendErrors sends a response of typ carrying no resources and one
-// resource error for name with code.
-func sendErrors(h *harness, typ wire.Type, version, nonce, name string, code codes.Code) {
+// sendErrors sends a response of typ carrying no resources and a
+// resource error with code for name, then for each of more, in order.
+func sendErrors(h *harness, typ wire.Type, version, nonce, name string, code codes.Code, more ...string) {
 	h.t.Helper()
-	errs := []*discovery.ResourceError{{
-		ResourceName: &discovery.ResourceName{Name: name},
-		ErrorDetail:  &rpcstatus.Status{Code: int32(code), Message: "xdsconform: " + code.String()},
-	}}
+	var errs []*discovery.ResourceError
+	for _, n := range append([]string{name}, more...) {
+		errs = append(errs, &discovery.ResourceError{
+			ResourceName: &discovery.ResourceName{Name: n},
+			ErrorDetail:  &rpcstatus.Status{Code: int32(code), Message: "xdsconform: " + code.String()},
+		})
+	}
 	s := h.stream(typ)
 	if s.delta {
 		require.NoError(h.t, s.dlt.Send(&discovery.DeltaDiscoveryResponse{TypeUrl: typ.URL, Nonce: nonce, SystemVersionInfo: version, ResourceErrors: errs}))
@@ -216,12 +219,7 @@ func init() {
 
 		{FaultUnwatchedErrorEndsErrors, wire.SotWADS, 0, func(h *harness) string {
 			acceptRoute(h)
-			unavailable := &rpcstatus.Status{Code: int32(codes.Unavailable), Message: "xdsconform: Unavailable"}
-			require.NoError(h.t, h.stream(wire.Cluster).sotw.Send(&discovery.DiscoveryResponse{TypeUrl: wire.Cluster.URL, VersionInfo: "1", Nonce: "c1",
-				ResourceErrors: []*discovery.ResourceError{
-					{ResourceName: &discovery.ResourceName{Name: "unasked"}, ErrorDetail: unavailable},
-					{ResourceName: &discovery.ResourceName{Name: "C"}, ErrorDetail: unavailable},
-				}}))
+			sendErrors(h, wire.Cluster, "1", "c1", "unasked", codes.Unavailable, "C")
 			h.expectAck(wire.Cluster, "1", "c1", "C")
 			return h.resource(wire.Cluster, "C").GetClientStatus().String()
 		}, "RECEIVED_ERROR", "REQUESTED"},

@@ -21,9 +21,7 @@ func init() {
 		// The Envoy profile's /config_dump lists the route in use, and
 		// with the fault no route at all.
 		{FaultDumpOmitsRoutes, wire.SotWADS, 0, func(h *harness) string {
-			acceptEnvoyListener(h)
-			h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
-			h.expectAck(wire.Route, "1", "r1", "R")
+			acceptEnvoyChain(h)
 			if _, ok := observe(h)["RDS/R"]; ok {
 				return "listed"
 			}

@@ -747,18 +747,14 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 		}, "ACKED", "REQUESTED"},
 
 		{FaultWarmingDropsInUseRefs, wire.SotWADS, 0, func(h *harness) string {
-			acceptEnvoyListener(h)
-			h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
-			h.expectAck(wire.Route, "1", "r1", "R")
+			acceptEnvoyChain(h)
 			h.send(wire.Listener, "2", "l2", wire.EnvoyListener("L", "R2", 2)) // R2 withheld
 			h.expectAck(wire.Listener, "2", "l2")
 			return fmt.Sprint(h.next(wire.Route).Names)
 		}, "[R R2]", "[R2]"},
 
 		{FaultUpdateAwaitsHeldRoutes, wire.SotWADS, 0, func(h *harness) string {
-			acceptEnvoyListener(h)
-			h.send(wire.Route, "1", "r1", wire.ClientRoute("R", "C", 1))
-			h.expectAck(wire.Route, "1", "r1", "R")
+			acceptEnvoyChain(h)
 			h.send(wire.Listener, "2", "l2", wire.EnvoyListener("L", "R", 2)) // R held, not resent
 			h.expectAck(wire.Listener, "2", "l2")
 			return statusOf(h, wire.Listener, "L")
@@ -773,11 +769,10 @@ func TestEveryFaultChangesBehaviour(t *testing.T) {
 
 		{FaultWarmsForever, wire.DeltaADS, 200 * time.Millisecond, func(h *harness) string {
 			acceptCluster(h) // its endpoints never come
-			deadline := time.Now().Add(5 * time.Second)
-			for csdsStatus(h, wire.Cluster, "C") != "ACKED" && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			return csdsStatus(h, wire.Cluster, "C")
+			g, _ := h.waitCSDS(wire.Cluster, "C", 5*time.Second, func(g *statuspb.ClientConfig_GenericXdsConfig) bool {
+				return g.GetClientStatus().String() == "ACKED"
+			})
+			return g.GetClientStatus().String()
 		}, "ACKED", "REQUESTED"},
 
 		{FaultUpdateSkipsWarming, wire.DeltaPerType, 0, func(h *harness) string {
