@@ -237,7 +237,7 @@ func (c *Client) warm(s *resState, prev *revision) {
 	case !update && c.fault(FaultNoWarming): // WARM-1 broken
 		c.endWarming(s)
 		return
-	case update && s.typ == wire.Cluster.URL && c.fault(FaultUpdateSkipsWarming): // WARM-2 broken
+	case update && c.fault(FaultUpdateSkipsWarming): // WARM-2 broken
 		c.endWarming(s)
 		return
 	case c.ready(s, update):

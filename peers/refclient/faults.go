@@ -233,8 +233,9 @@ const (
 	// FaultNoWarming puts new clusters and listeners in use at once,
 	// before their endpoints or routes arrived (WARM-1); updates still warm.
 	FaultNoWarming Fault = "no-warming"
-	// FaultUpdateSkipsWarming puts an updated cluster in use at once,
-	// without waiting for fresh endpoints (WARM-2).
+	// FaultUpdateSkipsWarming puts an updated cluster or listener in use
+	// at once, without waiting for fresh endpoints or its new routes
+	// (WARM-2).
 	FaultUpdateSkipsWarming Fault = "update-skips-warming"
 	// FaultWarmingEndsAtTimer ends warming only when the initial fetch
 	// timeout fires, not when the endpoints or routes a cluster or
@@ -445,7 +446,7 @@ var faultDescriptions = map[Fault]string{
 	FaultHintWithoutVersion:             "HINT-1 (MAY): SotW subscription changes carry an empty version_info",
 	FaultWildcardLostOnReconnect:        "WILD-7 (envoy profile): a new delta stream subscribes the listeners and clusters held by name, not by wildcard",
 	FaultNoWarming:                      "WARM-1 (envoy profile): new clusters and listeners are in use at once, before their endpoints or routes",
-	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster is in use at once, without waiting for fresh endpoints",
+	FaultUpdateSkipsWarming:             "WARM-2 (envoy profile): an updated cluster or listener is in use at once, without waiting for fresh endpoints or its new routes",
 	FaultWarmingEndsAtTimer:             "WARM-1 (envoy profile): warming ends only at the initial fetch timeout, not when the endpoints or routes arrive",
 	FaultDefaultChainIgnored:            "WARM-1 (envoy profile): a socket listener's default_filter_chain is not read: the routes it names are not waited for",
 	FaultUpdateAwaitsHeldRoutes:         "WARM-1 (envoy profile): an updated listener warms until its routes are sent again, those it holds too",
