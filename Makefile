@@ -10,7 +10,7 @@ export GOPROXY ?= $(shell go env GOPROXY | sed 's/,direct$$//')
 VERSION ?= $(shell test -d .git || git describe --tags --always --dirty 2>/dev/null)
 BUILDFLAGS := -buildvcs=true $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 
-.PHONY: all build test bench soak mutation lint generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check footprint
+.PHONY: all build test bench soak mutation lint licenses generate run clean e2e e2e-deps compat e2e-heavy e2e-heavy-deps release-check footprint
 
 all: lint test build
 
@@ -65,13 +65,24 @@ mutation:
 footprint:
 	tools/footprint.sh
 
-## lint: gofmt and go vet
-lint:
+## lint: gofmt, go vet, and the licence check (licenses)
+lint: licenses
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) vet -tags soak ./internal/soak/
 	cd deploy/kubernetes && $(GO) vet ./...
+	cd tools/licenses && $(GO) vet ./...
+
+## licenses: every module that a package or test of the root, deploy/kubernetes and light peer
+## modules builds (with the e2e and soak tags too) must be under an OSI-approved licence; one
+## nothing recognises fails too (tools/licenses, github.com/google/licensecheck; exceptions, with
+## their reasons, in tools/licenses/exceptions.txt). The heavy peers' modules are checked in
+## e2e-heavy-deps.
+LICENSE_CHECK := cd tools/licenses && $(GO) run . -exceptions exceptions.txt
+licenses:
+	cd tools/licenses && $(GO) test -count=1 ./...
+	$(LICENSE_CHECK) -tags e2e,soak ../.. ../../deploy/kubernetes . ../../e2e/peers/go-control-plane ../../e2e/peers/grpc-go
 
 ## generate: regenerate the requirements catalogue (from internal/requirements/requirements.md) and the
 ## fixture API code (installs protoc from Debian and the pinned Go plugins into bin/tools if missing)
