@@ -51,6 +51,9 @@ type peer struct {
 	// SkipUnreachable skips the peer's specs, with the reason, when its
 	// start says it is unreachable (a container without a Docker engine).
 	SkipUnreachable bool
+	// SkipUnless, when set, says why the peer's specs are skipped (a
+	// binary the user must supply and did not), or "" to run them.
+	SkipUnless func() string
 	// Note says how the run differed from the suite's usual one, and why
 	// (COMPATIBILITY.md prints it under the peer table).
 	Note string
@@ -90,6 +93,11 @@ func describe(p peer, labels ...string) {
 			target string
 		)
 		BeforeAll(func() {
+			if p.SkipUnless != nil {
+				if why := p.SkipUnless(); why != "" {
+					Skip(fmt.Sprintf("%s: %s", p.Name, why))
+				}
+			}
 			var stop func()
 			var err error
 			env, target, stop, err = p.Start()

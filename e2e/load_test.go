@@ -305,8 +305,11 @@ var _ = Describe("load against heavy management servers", Label("load", "server"
 	// exception UPD-1 allows: one response more per cluster change per
 	// client, and no more.
 	It("Consul holds every rule under churn, resending an assignment with each update of its cluster", Label("consul"), func() {
+		if why := consulSupplied(); why != "" {
+			Skip(why)
+		}
 		env, _, stop, err := startConsul()
-		require.NoError(GinkgoT(), err, "starting consul (did make e2e-heavy-deps run?)")
+		require.NoError(GinkgoT(), err, "starting consul from CONSUL_BIN")
 		DeferCleanup(stop)
 		rep := loadRun(env, plan("consul"))
 		churn := phasesOf(rep, loadreport.PhaseConnect, loadreport.PhaseInitialSync, loadreport.PhaseChurn)[loadreport.PhaseChurn]
