@@ -79,10 +79,10 @@ lint: licenses
 ## nothing recognises fails too (tools/licenses, github.com/google/licensecheck; exceptions, with
 ## their reasons, in tools/licenses/exceptions.txt). The heavy peers' modules are checked in
 ## e2e-heavy-deps.
-LICENSE_CHECK := cd tools/licenses && $(GO) run . -exceptions exceptions.txt
+LICENSE_CHECK := $(GO) run . -exceptions exceptions.txt
 licenses:
 	cd tools/licenses && $(GO) test -count=1 ./...
-	$(LICENSE_CHECK) -tags e2e,soak ../.. ../../deploy/kubernetes . ../../e2e/peers/go-control-plane ../../e2e/peers/grpc-go
+	cd tools/licenses && $(LICENSE_CHECK) -tags e2e,soak ../.. ../../deploy/kubernetes . ../../e2e/peers/go-control-plane ../../e2e/peers/grpc-go
 
 ## generate: regenerate the requirements catalogue (from internal/requirements/requirements.md) and the
 ## fixture API code (installs protoc from Debian and the pinned Go plugins into bin/tools if missing)
@@ -114,7 +114,7 @@ e2e: e2e-deps
 HEAVY_GOENV := GOFLAGS=-mod=mod
 HEAVY_MODULES := ../../e2e/peers/envoy-gateway
 e2e-heavy-deps: e2e/peers/envoy-gateway/bin/envoy-gateway
-	$(HEAVY_GOENV) $(LICENSE_CHECK) $(HEAVY_MODULES)
+	cd tools/licenses && $(HEAVY_GOENV) $(LICENSE_CHECK) $(HEAVY_MODULES)
 
 e2e/peers/envoy-gateway/bin/envoy-gateway: e2e/peers/envoy-gateway/go.mod
 	cd e2e/peers/envoy-gateway && $(HEAVY_GOENV) $(GO) build -o bin/envoy-gateway github.com/envoyproxy/gateway/cmd/envoy-gateway
