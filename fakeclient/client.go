@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
@@ -31,6 +32,8 @@ import (
 type Options struct {
 	// NodeID and Cluster identify the client in node.id and node.cluster.
 	NodeID, Cluster string
+	// NodeMetadata is node.metadata, string values by key (nil: none).
+	NodeMetadata map[string]string
 	// ClientFeatures are advertised in node.client_features.
 	ClientFeatures []string
 	// Metadata is sent as gRPC call metadata on every stream (e.g. tokens).
@@ -130,12 +133,20 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, v wire.Variant, opt
 
 // Node returns the node the client identifies as.
 func (c *Client) Node() *core.Node {
-	return &core.Node{
+	n := &core.Node{
 		Id:             c.opts.NodeID,
 		Cluster:        c.opts.Cluster,
 		UserAgentName:  "xdsconform",
 		ClientFeatures: slices.Clone(c.opts.ClientFeatures),
 	}
+	if len(c.opts.NodeMetadata) > 0 {
+		fields := make(map[string]*structpb.Value, len(c.opts.NodeMetadata))
+		for k, v := range c.opts.NodeMetadata {
+			fields[k] = structpb.NewStringValue(v)
+		}
+		n.Metadata = &structpb.Struct{Fields: fields}
+	}
+	return n
 }
 
 // Violations returns the global-invariant breaches seen so far, then one

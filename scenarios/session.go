@@ -893,8 +893,9 @@ func connectWith(t *engine.T, target *targets.Server, features []string) *fakecl
 		t.Abortf("%v", err)
 	}
 	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
-		NodeID:         t.NodeID,
+		NodeID:         target.NodeID(t.NodeID),
 		Cluster:        target.NodeCluster(t.NodeID),
+		NodeMetadata:   target.NodeMetadata,
 		ClientFeatures: features,
 		Metadata:       target.Metadata,
 		Timeout:        t.Timeouts.Expect,

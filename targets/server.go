@@ -148,6 +148,16 @@ type ServerOptions struct {
 	// servers that key their state on the cluster, as Envoy Gateway keys
 	// its snapshots on the gateway a proxy serves, are then node-scoped.
 	NodeCluster string
+	// NodeID, when set, is the node.id of every xDS stream, naming the
+	// pair's own node id as {{.NodeID}}, which it must: a server that
+	// parses node ids in a form of its own (Istio's and Cilium's
+	// TYPE~IP~ID~DOMAIN, as in "sidecar~127.0.0.1~{{.NodeID}}~ns.svc.cluster.local")
+	// gets that form, and every pair still has a node of its own. The
+	// fixture is told the same id.
+	NodeID string
+	// NodeMetadata is node.metadata, string values by key, on every xDS
+	// stream (Istio requires some, e.g. NAMESPACE).
+	NodeMetadata map[string]string
 	// Dialer, when set, opens the xDS connections (not the fixture's) of a
 	// HOST:PORT or container target, for servers reachable only through a
 	// path of their own: the e2e suite dials Envoy Gateway inside its
@@ -217,7 +227,11 @@ type Server struct {
 	services *Services
 	probeAll bool
 
+	// NodeMetadata is node.metadata on every stream (ServerOptions.NodeMetadata).
+	NodeMetadata map[string]string
+
 	nodeCluster *template.Template // nil: DefaultNodeCluster
+	nodeID      *template.Template // nil: the pair's own node id
 	closers     []func()
 	// probe reaches the xDS address below gRPC, to name why it cannot be
 	// used and to tell whether it still can (CheckAlive).
@@ -240,24 +254,78 @@ func (s *Server) NodeCluster(nodeID string) string {
 	return b.String()
 }
 
+// NodeID is the node.id the fake client sends, and the fixture is told,
+// for the pair whose own node id is base.
+func (s *Server) NodeID(base string) string {
+	if s.nodeID == nil {
+		return base
+	}
+	var b strings.Builder
+	// Checked by StartServer, as NodeCluster's.
+	if err := s.nodeID.Execute(&b, struct{ NodeID string }{base}); err != nil {
+		return base
+	}
+	return b.String()
+}
+
+// nodeTemplate parses a --node-cluster or --node-id template, which may
+// name {{.NodeID}} and nothing else.
+func nodeTemplate(flag, text string) (*template.Template, error) {
+	if text == "" {
+		return nil, nil
+	}
+	t, err := template.New(flag).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("--%s %q: %w", flag, text, err)
+	}
+	if err := t.Execute(io.Discard, struct{ NodeID string }{"x"}); err != nil {
+		return nil, fmt.Errorf("--%s %q: only {{.NodeID}} can be named: %w", flag, text, err)
+	}
+	return t, nil
+}
+
+// CheckNodeOptions says what is wrong with opts.NodeCluster and
+// opts.NodeID, as StartServer would, so that a command can refuse them as
+// bad input before it starts anything.
+func CheckNodeOptions(opts ServerOptions) error {
+	_, _, err := nodeTemplates(opts)
+	return err
+}
+
+func nodeTemplates(opts ServerOptions) (cluster, nodeID *template.Template, err error) {
+	if cluster, err = nodeTemplate("node-cluster", opts.NodeCluster); err != nil {
+		return nil, nil, err
+	}
+	if nodeID, err = nodeTemplate("node-id", opts.NodeID); err != nil {
+		return nil, nil, err
+	}
+	if nodeID != nil {
+		// Two pairs with one node id would share a node's state.
+		var a, b strings.Builder
+		_ = nodeID.Execute(&a, struct{ NodeID string }{"a"})
+		_ = nodeID.Execute(&b, struct{ NodeID string }{"b"})
+		if a.String() == b.String() {
+			return nil, nil, fmt.Errorf("--node-id %q must name {{.NodeID}}, the pair's own node id: without it every pair would be one node", opts.NodeID)
+		}
+	}
+	return cluster, nodeID, nil
+}
+
 // StartServer resolves opts.Target, starting a built-in target if named.
 // The caller must Close the result.
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
-	var cluster *template.Template
-	if opts.NodeCluster != "" {
-		var err error
-		if cluster, err = template.New("node-cluster").Option("missingkey=error").Parse(opts.NodeCluster); err != nil {
-			return nil, fmt.Errorf("--node-cluster %q: %w", opts.NodeCluster, err)
-		}
-		if err := cluster.Execute(io.Discard, struct{ NodeID string }{"x"}); err != nil {
-			return nil, fmt.Errorf("--node-cluster %q: only {{.NodeID}} can be named: %w", opts.NodeCluster, err)
-		}
+	cluster, nodeID, err := nodeTemplates(opts)
+	if err != nil {
+		return nil, err
 	}
 	s, err := startServer(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	s.nodeCluster = cluster
+	s.nodeCluster, s.nodeID, s.NodeMetadata = cluster, nodeID, opts.NodeMetadata
+	if nodeID != nil && s.Fixture != nil {
+		s.Fixture = renamedNodes{s.Fixture, s.NodeID}
+	}
 	return s, nil
 }
 

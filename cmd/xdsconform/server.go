@@ -62,6 +62,8 @@ type serverFlags struct {
 	containerXDS   int
 	containerFx    int
 	nodeCluster    string
+	nodeID         string
+	nodeMetadata   []string
 	fixturePlain   bool
 	containerEnv   []string
 	maxRecv        byteSize
@@ -101,6 +103,8 @@ func (f *serverFlags) registerTarget(c *cobra.Command) {
 	fs.StringVar(&f.tls.KeyFile, "tls-key", "", "PEM client key for mutual TLS")
 	fs.StringVar(&f.tls.ServerName, "tls-server-name", "", "name to verify in the server certificate")
 	fs.StringVar(&f.nodeCluster, "node-cluster", targets.DefaultNodeCluster, "node.cluster sent on every stream; {{.NodeID}} stands for the pair's node id (Envoy Gateway: envoy-gateway-system/GATEWAY)")
+	fs.StringVar(&f.nodeID, "node-id", "", "node.id sent on every stream, naming the pair's own node id as {{.NodeID}}, which it must (Istio, Cilium: sidecar~127.0.0.1~{{.NodeID}}~ns.svc.cluster.local); the fixture is told the same id (default: the pair's node id)")
+	fs.StringArrayVar(&f.nodeMetadata, "node-metadata", nil, "node.metadata KEY=VALUE, a string value, sent on every stream (repeatable; Istio: NAMESPACE=ns)")
 	fs.BoolVar(&f.fixturePlain, "fixture-plaintext", false, "connect to --fixture without TLS even when the xDS connection uses it")
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
 	fs.StringArrayVar(&f.redactHeaders, "redact-header", nil, "a header NAME whose values are secrets, redacted in every report: in --metadata, echoed back by the target, in resources (repeatable; authorization, cookies and names with token, secret, password, api-key or credential always are)")
@@ -226,7 +230,20 @@ func restHold(d time.Duration, given bool) time.Duration {
 func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
 	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, RESTHold: restHold(f.restHold, f.restHoldSet), TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
 		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
-		MaxRecvSize: int(f.maxRecv)}
+		MaxRecvSize: int(f.maxRecv), NodeID: f.nodeID}
+	if err := targets.CheckNodeOptions(opts); err != nil {
+		return targets.ServerOptions{}, usageError("%v", err)
+	}
+	for _, kv := range f.nodeMetadata {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return targets.ServerOptions{}, usageError("--node-metadata %q: want KEY=VALUE", kv)
+		}
+		if opts.NodeMetadata == nil {
+			opts.NodeMetadata = map[string]string{}
+		}
+		opts.NodeMetadata[k] = v
+	}
 	for _, kv := range f.metadata {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
