@@ -124,7 +124,9 @@ func (s silentAfter) SendMsg(m any) error {
 // still alive when the pair ends, was not shown to have stopped serving.
 func TestRobustnessCutByDeadline(t *testing.T) {
 	var sent atomic.Int32
-	srv := streamWrap(t, func(ss grpc.ServerStream) grpc.ServerStream { return silentAfter{ss, &sent, 1} })
+	// Silent after the first response of the scenario's own stream: the
+	// two of AddedNamesServed's control come before it.
+	srv := streamWrap(t, func(ss grpc.ServerStream) grpc.ServerStream { return silentAfter{ss, &sent, 3} })
 	short := engine.Timeouts{Expect: time.Minute, Quiet: 100 * time.Millisecond, Scenario: 3 * time.Second}
 	rs := runOn(t, srv, engine.Config{Timeouts: short}, engine.Selection{Run: []string{"server/robustness/unknown-version[sotw-ads]"}})
 	require.Len(t, rs, 1)

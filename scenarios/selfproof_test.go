@@ -85,7 +85,7 @@ var mustCatch = map[string][]serverCatch{
 	"server/nonce/non-empty":                     {{fault: refserver.FaultEmptyNonce, rule: "NONCE-1", want: "response nonce"}},
 	"server/nonce/distinct":                      {{fault: refserver.FaultReuseNonce, rule: "NONCE-2", want: "was already used"}},
 	"server/nonce/stale-request-ignored":         {{fault: refserver.FaultAnswerStaleNonce, rule: "NONCE-7"}},
-	"server/nonce/converges-after-stale":         {{fault: refserver.FaultFirstRequestWins, rule: "NONCE-8"}},
+	"server/nonce/converges-after-stale":         {{fault: refserver.FaultStaleNamesKept, rule: "NONCE-8"}},
 	"server/nonce/delta-stale-nonce-subscribe":   {{fault: refserver.FaultDeltaDropStaleRequests, rule: "NONCE-12"}},
 	"server/nonce/delta-unknown-nonce-subscribe": {{fault: refserver.FaultDeltaDropStaleRequests, rule: "NONCE-12"}},
 	"server/update/latest-request-supersedes":    {{fault: refserver.FaultUpdatesAfterUnsubscribe, rule: "UPD-3"}},

@@ -98,6 +98,7 @@ var ackScenarios = append([]*engine.Scenario{
 		Needs:        Fixture(EDS),
 		Run: ServerScript(func(s *S) {
 			v := s.Checking("RES-5")
+			s.AddedNamesServed(EDS) // after no NACK
 			// An anchor stays subscribed throughout: a subscription left
 			// empty may reset all a server remembers of the type, around
 			// the memory checked here. A push of the anchor is a barrier:

@@ -302,6 +302,7 @@ var nackScenariosCore = []*engine.Scenario{
 		Needs:    Fixture(),
 		Run: ServerScript(func(s *S) {
 			for _, t := range s.TypesOf(namedTypes...) {
+				s.AddedNamesServed(t) // after no NACK
 				a, b := s.Set(t, "a", 1), s.Set(t, "b", 1)
 				s.Subscribe(t, a)
 				s.Ack(t, s.AwaitRevision(t, a, 1))

@@ -70,6 +70,7 @@ var nonceScenarios = []*engine.Scenario{
 		Variants:     sotw,
 		Needs:        Fixture(EDS),
 		Run: ServerScript(func(s *S) {
+			s.AddedNamesServed(EDS) // after no stale request
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			old := s.ExpectAcked(EDS)

@@ -56,6 +56,7 @@ var resourceScenarios = []*engine.Scenario{
 		Variants:     sotw,
 		Needs:        Fixture(EDS),
 		Run: ServerScript(func(s *S) {
+			s.AddedNamesServed(EDS) // a name never dropped before
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a, b)
 			s.AwaitAll(EDS, a, b)

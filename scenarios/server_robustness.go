@@ -184,6 +184,7 @@ var robustnessScenarios = func() []*engine.Scenario {
 			Needs:        Fixture(EDS),
 			Alone:        true,
 			Run: ServerScript(func(s *S) {
+				s.AddedNamesServed(EDS) // GoesOn's follow-up adds a name
 				a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 				s.Subscribe(EDS, a)
 				s.ExpectAcked(EDS)

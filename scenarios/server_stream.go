@@ -18,6 +18,7 @@ var streamScenarios = []*engine.Scenario{
 		Variants:     allVariants,
 		Needs:        Fixture(EDS),
 		Run: ServerScript(func(s *S) {
+			s.AddedNamesServed(EDS) // as a request with node would be
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a) // the only request that carries node
 			s.RequireResource(EDS, s.ExpectAcked(EDS), a, 1)
@@ -40,6 +41,7 @@ var streamScenarios = []*engine.Scenario{
 		Variants:     perType,
 		Needs:        Fixture(EDS),
 		Run: ServerScript(func(s *S) {
+			s.AddedNamesServed(EDS) // as a request with type_url would be
 			a, b := s.Set(EDS, "a", 1), s.Set(EDS, "b", 1)
 			s.Subscribe(EDS, a)
 			s.Ack(EDS, s.AwaitResource(EDS, a))

@@ -938,6 +938,38 @@ func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(
 	}, func() string { return miss })
 }
 
+// AddedNamesServed is the precondition of a check that awaits a name a
+// later request adds to the subscription, when that request is unusual
+// (it omits node or type_url, follows a stale nonce, a NACK, a request the
+// server had to tolerate): on a client of its own, a name added by the
+// plainest such request must come (RES-4): the ACK of the first response,
+// carrying node and type_url as a first request does. A server that serves
+// no added name at all is blocked here under RES-4, the one cause, instead
+// of failing the rule of each unusual request whose check could not tell
+// the two apart.
+func (s *S) AddedNamesServed(t wire.Type) {
+	p := s.precondition("RES-4")
+	p.C = s.Another()
+	defer p.C.Close()
+	// The control's expectations are its own: the scenario's client
+	// keeps the rules its next responses answer to.
+	p.next, p.closing = map[string]string{}, map[string]string{}
+	a, b := p.Set(t, "added-control-a", 1), p.Set(t, "added-control-b", 1)
+	p.Subscribe(t, a)
+	r := p.AwaitResource(t, a)
+	p.expecting(t, "RES-4")
+	if s.Variant.IsDelta() {
+		req := p.C.DeltaRequest(t)
+		req.Node, req.ResponseNonce, req.ResourceNamesSubscribe = p.C.Node(), r.Nonce, []string{b}
+		p.must(t, p.C.SendDelta(t, req))
+	} else {
+		req := p.C.SotWRequest(t, []string{a, b})
+		req.Node, req.VersionInfo, req.ResponseNonce = p.C.Node(), r.Version, r.Nonce
+		p.must(t, p.C.SendSotW(t, req))
+	}
+	p.AwaitResource(t, b)
+}
+
 // Barrier makes sure the server has processed every request sent so far on
 // the stream carrying t before the scenario changes server state. A pure
 // unsubscribe has no reply, so without it a fixture change could overtake

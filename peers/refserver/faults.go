@@ -24,6 +24,10 @@ type Fault string
 const (
 	// FaultAnswerStaleNonce answers and applies stale-nonce SotW requests (NONCE-7).
 	FaultAnswerStaleNonce Fault = "answer-stale-nonce"
+	// FaultStaleNamesKept takes in the names of a stale-nonce SotW request
+	// without answering it, so the next request naming them changes
+	// nothing (NONCE-8).
+	FaultStaleNamesKept Fault = "stale-names-kept"
 	// FaultNackResendLoop resends the rejected content on every NACK (ACK-5, UPD-1).
 	FaultNackResendLoop Fault = "nack-resend-loop"
 	// FaultDuplicateNames puts the first resource of every response in it twice (DUP-1).
@@ -231,6 +235,7 @@ const (
 // faults are reproducible.
 var AllFaults = []Fault{
 	FaultAnswerStaleNonce,
+	FaultStaleNamesKept,
 	FaultNackResendLoop,
 	FaultDuplicateNames,
 	FaultIgnoreInitialResourceVersions,
@@ -301,6 +306,7 @@ var AllFaults = []Fault{
 
 var faultDescriptions = map[Fault]string{
 	FaultAnswerStaleNonce:              "NONCE-7: answers and applies SotW requests carrying a stale nonce",
+	FaultStaleNamesKept:                "NONCE-8: takes in a stale SotW request's names without answering, so the ACK that repeats them changes nothing",
 	FaultNackResendLoop:                "ACK-5, UPD-1: resends the rejected resources on every NACK",
 	FaultDuplicateNames:                "DUP-1: repeats the first resource of every non-empty response",
 	FaultIgnoreInitialResourceVersions: "DELTA-8: ignores delta initial_resource_versions",
