@@ -333,6 +333,12 @@ func clientEnv(opts targets.ClientOptions) func() (engine.Env, string, func(), e
 // returns it as a server target reached over the network, as a vendor's
 // server would be.
 func serverProcess(argv ...string) func() (engine.Env, string, func(), error) {
+	return serverProcessWith(targets.ServerOptions{}, argv...)
+}
+
+// serverProcessWith is serverProcess with options of the peer's own (its
+// node id form), Target, Fixture and REST filled in from the announcement.
+func serverProcessWith(opts targets.ServerOptions, argv ...string) func() (engine.Env, string, func(), error) {
 	return func() (engine.Env, string, func(), error) {
 		proc, line, err := startAnnouncing(argv, "xds=")
 		if err != nil {
@@ -352,7 +358,8 @@ func serverProcess(argv ...string) func() (engine.Env, string, func(), error) {
 			}
 			hold = cmp.Or(d, targets.NoRESTHold) // 0s: it holds none
 		}
-		s, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: addr, Fixture: addr, REST: rest, RESTHold: hold})
+		opts.Target, opts.Fixture, opts.REST, opts.RESTHold = addr, addr, rest, hold
+		s, err := targets.StartServer(context.Background(), opts)
 		if err != nil {
 			stop()
 			return nil, "", nil, fmt.Errorf("%s: %w; output: %s", argv[0], err, proc.Tail())

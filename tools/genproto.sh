@@ -33,3 +33,13 @@ cd fixture/fixturepb
 PATH=$TOOLS:$PATH protoc -I. --go_out=. --go_opt=paths=source_relative \
 	--go-grpc_out=. --go-grpc_opt=paths=source_relative fixture.proto
 echo "genproto: $(protoc --version), protoc-gen-go $PROTOC_GEN_GO, protoc-gen-go-grpc $PROTOC_GEN_GO_GRPC: regenerated fixture/fixturepb"
+
+# Peers whose module cannot require the root one (its grpc and go-control-plane
+# would raise theirs, or its own Envoy protos would clash with
+# go-control-plane's) build their own copy of the generated code.
+cd ../..
+for d in e2e/peers/*/fixturepb; do
+	[ -d "$d" ] || continue
+	cp fixture/fixturepb/fixture.pb.go fixture/fixturepb/fixture_grpc.pb.go "$d/"
+	echo "genproto: copied the generated code to $d"
+done
