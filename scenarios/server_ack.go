@@ -196,8 +196,19 @@ func wildcardAckQuiet() []*engine.Scenario {
 					a := s.Set(t, "a", 1)
 					m.subscribe(s, t)
 					s.wildcardSet(t, a) // ACKed
+					held := s.C.Known(t)[a]
+					// A server that builds resources from its own model
+					// (builds_content) may change a when a later type's
+					// resource is set (Envoy Gateway's listener when a route
+					// comes): a new version of a is then a change, not a
+					// resend. Any other server's a changes only when the
+					// scenario sets it, which it does not.
+					changes := s.target.Caps.GetBuildsContent()
 					s.forbidOn(s.C, fakeclient.Watch{Rule: "UPD-1", Why: "nothing changed after the ACK", Types: []wire.Type{t},
-						Match: func(r *fakeclient.Response) bool { return r.Has(a) || r.HasRemoved(a) || carriesNothing(r) }})
+						Match: func(r *fakeclient.Response) bool {
+							resent := r.Has(a) && !(changes && r.ResourceVersion(a) != held)
+							return resent || r.HasRemoved(a) || carriesNothing(r)
+						}})
 				}
 			}),
 		})
