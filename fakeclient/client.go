@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/xdsconform/xdsconform/internal/lag"
 	"github.com/xdsconform/xdsconform/internal/wording"
@@ -139,13 +138,7 @@ func (c *Client) Node() *core.Node {
 		UserAgentName:  "xdsconform",
 		ClientFeatures: slices.Clone(c.opts.ClientFeatures),
 	}
-	if len(c.opts.NodeMetadata) > 0 {
-		fields := make(map[string]*structpb.Value, len(c.opts.NodeMetadata))
-		for k, v := range c.opts.NodeMetadata {
-			fields[k] = structpb.NewStringValue(v)
-		}
-		n.Metadata = &structpb.Struct{Fields: fields}
-	}
+	n.Metadata = wire.StringStruct(c.opts.NodeMetadata)
 	return n
 }
 

@@ -44,7 +44,7 @@ func (k flagKind) String() string {
 var loadFlags = map[string]flagKind{
 	"target": valueFlag, "fixture": valueFlag, "fixture-plaintext": boolFlag, "connect-timeout": valueFlag,
 	"tls": boolFlag, "tls-ca": valueFlag, "tls-cert": valueFlag, "tls-key": valueFlag, "tls-server-name": valueFlag,
-	"node-cluster": valueFlag, "metadata": repeatedFlag, "redact-header": repeatedFlag, "max-recv-size": valueFlag,
+	"node-cluster": valueFlag, "node-id": valueFlag, "node-metadata": repeatedFlag, "metadata": repeatedFlag, "redact-header": repeatedFlag, "max-recv-size": valueFlag,
 	"fault": repeatedFlag, "container-env": repeatedFlag, "container-xds-port": valueFlag, "container-fixture-port": valueFlag,
 	"clients": valueFlag, "nodes": valueFlag, "profile": valueFlag, "variant": valueFlag,
 	"streams-per-conn": valueFlag, "churn": valueFlag, "churn-types": valueFlag, "churn-delay": valueFlag, "duration": valueFlag,

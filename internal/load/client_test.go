@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/xdsconform/xdsconform/targets"
+	"github.com/xdsconform/xdsconform/wire"
 )
 
 // sentStream is a client stream that keeps what is sent on it.
@@ -91,4 +92,19 @@ func closed(ch chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// TestNodeIDAndMetadata: load clients send --node-id's form of their node
+// id and --node-metadata, as the suites' fake clients do.
+func TestNodeIDAndMetadata(t *testing.T) {
+	srv, err := targets.StartServer(context.Background(), targets.ServerOptions{Target: targets.BuiltinReference,
+		NodeID: "sidecar~127.0.0.1~{{.NodeID}}~ns.svc.cluster.local", NodeMetadata: map[string]string{"NAMESPACE": "ns"}})
+	require.NoError(t, err)
+	defer srv.Close()
+	p, err := newPlan(Options{Clients: 2, Nodes: 2, Profile: "CDS=a", Variant: wire.SotWADS, StreamsPerConn: 1, Shards: 1, RunID: "r"})
+	require.NoError(t, err)
+	r := &runner{p: p, srv: srv, col: newCollector(p), ctx: context.Background(), nodeMetadata: wire.StringStruct(srv.NodeMetadata)}
+	c := newClient(r, 1)
+	require.Equal(t, "sidecar~127.0.0.1~"+p.node(1)+"~ns.svc.cluster.local", c.node.GetId())
+	require.Equal(t, "ns", c.node.GetMetadata().GetFields()["NAMESPACE"].GetStringValue())
 }
