@@ -33,6 +33,10 @@ type Options struct {
 	NodeID, Cluster string
 	// NodeMetadata is node.metadata, string values by key (nil: none).
 	NodeMetadata map[string]string
+	// NodeOnEveryRequest sends node on every request, not only on a
+	// stream's first: a control request that differs from the plainest
+	// one in nothing a scenario's unusual request may leave out.
+	NodeOnEveryRequest bool
 	// ClientFeatures are advertised in node.client_features.
 	ClientFeatures []string
 	// Metadata is sent as gRPC call metadata on every stream (e.g. tokens).
@@ -568,7 +572,7 @@ func (c *Client) SotWRequest(t wire.Type, names []string) *discovery.DiscoveryRe
 		ResourceLocators: cloneLocators(st.locators),
 	}
 	c.mu.Unlock()
-	if c.firstOnStream(t) {
+	if c.opts.NodeOnEveryRequest || c.firstOnStream(t) {
 		req.Node = c.Node()
 	}
 	return req
@@ -578,7 +582,7 @@ func (c *Client) SotWRequest(t wire.Type, names []string) *discovery.DiscoveryRe
 // the stream's first request. Scenarios fill in the lists.
 func (c *Client) DeltaRequest(t wire.Type) *discovery.DeltaDiscoveryRequest {
 	req := &discovery.DeltaDiscoveryRequest{TypeUrl: t.URL}
-	if c.firstOnStream(t) {
+	if c.opts.NodeOnEveryRequest || c.firstOnStream(t) {
 		req.Node = c.Node()
 	}
 	return req

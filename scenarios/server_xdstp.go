@@ -386,7 +386,7 @@ var xdstpScenarios = []*engine.Scenario{
 			s.Ack(CDS, r1)
 			// A second client whose node differs: it advertises a client
 			// feature the first does not.
-			other := connectWith(s.T, s.target, []string{"xdsconform.test.other-node"})
+			other := connectWith(s.T, s.target, fakeclient.Options{ClientFeatures: []string{"xdsconform.test.other-node"}})
 			s.must(CDS, other.Subscribe(CDS, name))
 			v := s.Checking("XDSTP-17")
 			r2 := v.awaitOn(other, CDS, name)

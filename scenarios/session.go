@@ -384,7 +384,7 @@ func (s *S) Apply(changes ...Change) []string {
 // anything, by one that advertises client features (TTLs, Resource
 // wrappers in SotW).
 func (s *S) WithFeatures(features ...string) {
-	s.C = connectWith(s.T, s.target, features)
+	s.C = connectWith(s.T, s.target, fakeclient.Options{ClientFeatures: features})
 }
 
 // pushRule is the rule a change to a subscribed resource is pushed
@@ -883,25 +883,27 @@ func (s *S) Another() *fakeclient.Client {
 // both after the body and checks the global invariants on everything the
 // client received.
 func connect(t *engine.T, target *targets.Server) *fakeclient.Client {
-	return connectWith(t, target, nil)
+	return connectWith(t, target, fakeclient.Options{})
 }
 
-// connectWith is connect for a client advertising features.
-func connectWith(t *engine.T, target *targets.Server, features []string) *fakeclient.Client {
+// connectWith is connect for a client of its own kind: o's
+// ClientFeatures and NodeOnEveryRequest; the rest is the pair's.
+func connectWith(t *engine.T, target *targets.Server, o fakeclient.Options) *fakeclient.Client {
 	conn, err := target.Connect()
 	if err != nil {
 		t.Abortf("%v", err)
 	}
 	c := fakeclient.New(t.Context(), conn, t.Variant, fakeclient.Options{
-		NodeID:         target.NodeID(t.NodeID),
-		Cluster:        target.NodeCluster(t.NodeID),
-		NodeMetadata:   target.NodeMetadata,
-		ClientFeatures: features,
-		Metadata:       target.Metadata,
-		Timeout:        t.Timeouts.Expect,
-		Transcript:     t.Transcript,
-		OnViolation:    t.StopLinger,
-		OnSend:         t.SentToTarget,
+		NodeID:             target.NodeID(t.NodeID),
+		Cluster:            target.NodeCluster(t.NodeID),
+		NodeMetadata:       target.NodeMetadata,
+		NodeOnEveryRequest: o.NodeOnEveryRequest,
+		ClientFeatures:     o.ClientFeatures,
+		Metadata:           target.Metadata,
+		Timeout:            t.Timeouts.Expect,
+		Transcript:         t.Transcript,
+		OnViolation:        t.StopLinger,
+		OnSend:             t.SentToTarget,
 	})
 	t.Cleanup(func() { c.Close(); conn.Close() })
 	t.AfterRun(func(t *engine.T) {
@@ -942,31 +944,21 @@ func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(
 // later request adds to the subscription, when that request is unusual
 // (it omits node or type_url, follows a stale nonce, a NACK, a request the
 // server had to tolerate): on a client of its own, a name added by the
-// plainest such request must come (RES-4): the ACK of the first response,
-// carrying node and type_url as a first request does. A server that serves
-// no added name at all is blocked here under RES-4, the one cause, instead
-// of failing the rule of each unusual request whose check could not tell
-// the two apart.
+// plainest such request must come: the ACK of the first response,
+// carrying node and type_url as a first request does (RES-4 in SotW,
+// DELTA-3 in delta). A server that serves no added name at all is blocked
+// here, the one cause, instead of failing the rule of each unusual
+// request whose check could not tell the two apart.
 func (s *S) AddedNamesServed(t wire.Type) {
 	p := s.precondition("RES-4")
-	p.C = s.Another()
+	p.C = connectWith(s.T, s.target, fakeclient.Options{NodeOnEveryRequest: true})
 	defer p.C.Close()
 	// The control's expectations are its own: the scenario's client
 	// keeps the rules its next responses answer to.
 	p.next, p.closing = map[string]string{}, map[string]string{}
 	a, b := p.Set(t, "added-control-a", 1), p.Set(t, "added-control-b", 1)
 	p.Subscribe(t, a)
-	r := p.AwaitResource(t, a)
-	p.expecting(t, "RES-4")
-	if s.Variant.IsDelta() {
-		req := p.C.DeltaRequest(t)
-		req.Node, req.ResponseNonce, req.ResourceNamesSubscribe = p.C.Node(), r.Nonce, []string{b}
-		p.must(t, p.C.SendDelta(t, req))
-	} else {
-		req := p.C.SotWRequest(t, []string{a, b})
-		req.Node, req.VersionInfo, req.ResponseNonce = p.C.Node(), r.Version, r.Nonce
-		p.must(t, p.C.SendSotW(t, req))
-	}
+	p.ReplyChanging(t, p.awaitUnacked(t, a), nil, []string{b}, nil)
 	p.AwaitResource(t, b)
 }
 

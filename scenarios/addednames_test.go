@@ -1,0 +1,44 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/peers/refserver"
+	"github.com/xdsconform/xdsconform/results"
+	"github.com/xdsconform/xdsconform/transcript"
+)
+
+// TestAddedNamesControlBlocks: against a server that ignores the names an
+// ACK adds, the scenarios that rest on AddedNamesServed end blocked at the
+// control, under the rule an added name answers to (RES-4 in SotW, DELTA-3
+// in delta), not failed under the rule of their own unusual request.
+func TestAddedNamesControlBlocks(t *testing.T) {
+	rs := runServerSuiteWith(t, testTimeouts, refserver.FaultAckDropsSubscriptionChange, engine.Selection{Run: []string{
+		"server/stream/node-only-on-first-request",
+		"server/stream/type-implicit-on-per-type",
+		"server/nonce/converges-after-stale",
+		"server/resources/resubscribe-resends",
+		"server/robustness/duplicate-names",
+	}})
+	ran := 0
+	for _, r := range rs {
+		if r.Outcome == results.Skip {
+			continue
+		}
+		ran++
+		want := "RES-4"
+		if r.Variant == "delta-ads" || r.Variant == "delta-pertype" {
+			want = "DELTA-3"
+		}
+		msg := r.FullName() + ": " + r.Message + "\n" + transcript.Format(r.Transcript)
+		assert.Equal(t, results.Blocked, r.Outcome, msg)
+		assert.Equal(t, want, r.BlockedBy, msg)
+		assert.Contains(t, r.Message, "added-control-b", msg)
+	}
+	// Every variant of every scenario the reference serves: none skipped.
+	assert.NotEmpty(t, rs)
+	assert.Equal(t, len(rs), ran)
+}
