@@ -242,28 +242,23 @@ type Server struct {
 
 // NodeCluster is the node.cluster the fake client sends for node id.
 func (s *Server) NodeCluster(nodeID string) string {
-	if s.nodeCluster == nil {
-		return DefaultNodeCluster
-	}
-	var b strings.Builder
-	// Parsed with missingkey=error and checked by StartServer against the
-	// one field there is, so executing it cannot fail.
-	if err := s.nodeCluster.Execute(&b, struct{ NodeID string }{nodeID}); err != nil {
-		return DefaultNodeCluster
-	}
-	return b.String()
+	return fill(s.nodeCluster, nodeID, DefaultNodeCluster)
 }
 
 // NodeID is the node.id the fake client sends, and the fixture is told,
 // for the pair whose own node id is base.
-func (s *Server) NodeID(base string) string {
-	if s.nodeID == nil {
-		return base
+func (s *Server) NodeID(base string) string { return fill(s.nodeID, base, base) }
+
+// fill is t with nodeID for {{.NodeID}}, or otherwise without t.
+func fill(t *template.Template, nodeID, otherwise string) string {
+	if t == nil {
+		return otherwise
 	}
 	var b strings.Builder
-	// Checked by StartServer, as NodeCluster's.
-	if err := s.nodeID.Execute(&b, struct{ NodeID string }{base}); err != nil {
-		return base
+	// Parsed with missingkey=error and checked by nodeTemplate against the
+	// one field there is, so executing it cannot fail.
+	if err := t.Execute(&b, struct{ NodeID string }{nodeID}); err != nil {
+		return otherwise
 	}
 	return b.String()
 }
@@ -301,10 +296,7 @@ func nodeTemplates(opts ServerOptions) (cluster, nodeID *template.Template, err 
 	}
 	if nodeID != nil {
 		// Two pairs with one node id would share a node's state.
-		var a, b strings.Builder
-		_ = nodeID.Execute(&a, struct{ NodeID string }{"a"})
-		_ = nodeID.Execute(&b, struct{ NodeID string }{"b"})
-		if a.String() == b.String() {
+		if fill(nodeID, "a", "") == fill(nodeID, "b", "") {
 			return nil, nil, fmt.Errorf("--node-id %q must name {{.NodeID}}, the pair's own node id: without it every pair would be one node", opts.NodeID)
 		}
 	}

@@ -221,13 +221,10 @@ func runReplay(c *cobra.Command, out io.Writer, f *replayFlags, path string) err
 
 // replayServer replays the client's side against --target.
 func (f *replayFlags) replayServer(ctx context.Context, plan *replay.Plan) (*replay.Result, error) {
-	opts := targets.ServerOptions{Target: f.target, TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{}, MaxRecvSize: int(f.maxRecv)}
-	for _, kv := range f.metadata {
-		k, val, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, usageError("--metadata %q: want KEY=VALUE", kv)
-		}
-		opts.Metadata[strings.ToLower(k)] = val
+	opts := targets.ServerOptions{Target: f.target, TLS: f.tls, ConnectTimeout: f.connectTimeout, MaxRecvSize: int(f.maxRecv)}
+	var err error
+	if opts.Metadata, err = keyValues("metadata", f.metadata, true); err != nil {
+		return nil, err
 	}
 	transcript.RememberHeaders(opts.Metadata)
 	for _, name := range f.faults {

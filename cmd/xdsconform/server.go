@@ -228,28 +228,18 @@ func restHold(d time.Duration, given bool) time.Duration {
 }
 
 func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
-	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, RESTHold: restHold(f.restHold, f.restHoldSet), TLS: f.tls, ConnectTimeout: f.connectTimeout, Metadata: map[string]string{},
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, REST: f.rest, RESTHold: restHold(f.restHold, f.restHoldSet), TLS: f.tls, ConnectTimeout: f.connectTimeout,
 		ContainerXDSPort: f.containerXDS, ContainerFixturePort: f.containerFx, NodeCluster: f.nodeCluster, FixturePlaintext: f.fixturePlain,
 		MaxRecvSize: int(f.maxRecv), NodeID: f.nodeID}
 	if err := targets.CheckNodeOptions(opts); err != nil {
 		return targets.ServerOptions{}, usageError("%v", err)
 	}
-	for _, kv := range f.nodeMetadata {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return targets.ServerOptions{}, usageError("--node-metadata %q: want KEY=VALUE", kv)
-		}
-		if opts.NodeMetadata == nil {
-			opts.NodeMetadata = map[string]string{}
-		}
-		opts.NodeMetadata[k] = v
+	var err error
+	if opts.NodeMetadata, err = keyValues("node-metadata", f.nodeMetadata, false); err != nil {
+		return targets.ServerOptions{}, err
 	}
-	for _, kv := range f.metadata {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return targets.ServerOptions{}, usageError("--metadata %q: want KEY=VALUE", kv)
-		}
-		opts.Metadata[strings.ToLower(k)] = v
+	if opts.Metadata, err = keyValues("metadata", f.metadata, true); err != nil {
+		return targets.ServerOptions{}, err
 	}
 	if err := markSensitiveHeaders(f.redactHeaders); err != nil {
 		return targets.ServerOptions{}, err
@@ -257,15 +247,8 @@ func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
 	// A target that echoes a token back (in a status, a NACK detail, a
 	// resource) must not put it in a report.
 	transcript.RememberHeaders(opts.Metadata)
-	for _, kv := range f.containerEnv {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return targets.ServerOptions{}, usageError("--container-env %q: want KEY=VALUE", kv)
-		}
-		if opts.ContainerEnv == nil {
-			opts.ContainerEnv = map[string]string{}
-		}
-		opts.ContainerEnv[k] = v
+	if opts.ContainerEnv, err = keyValues("container-env", f.containerEnv, false); err != nil {
+		return targets.ServerOptions{}, err
 	}
 	for _, name := range f.faults {
 		fault, err := targets.ParseFault(targets.ServerFaults(targets.BuiltinReference), name)
@@ -373,4 +356,22 @@ func checkAddr(flag, addr string, lowest int) error {
 		return usageError("%s %q: port %q is neither a number nor a known service", flag, addr, port)
 	}
 	return nil
+}
+
+// keyValues reads the KEY=VALUE values of a repeatable --flag (gRPC
+// metadata keys lowered, as gRPC sends them); one without a key or an
+// equals sign is bad input.
+func keyValues(flag string, kvs []string, lower bool) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError("--%s %q: want KEY=VALUE", flag, kv)
+		}
+		if lower {
+			k = strings.ToLower(k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
