@@ -85,7 +85,7 @@ func newClient(r *runner, idx int) *client {
 	c := &client{r: r, idx: idx, nodeNum: idx % r.p.Nodes,
 		// --node-id and --node-metadata, as the suites send them: the
 		// fixture is told the same id (targets.Server.NodeID).
-		node: &core.Node{Id: r.srv.NodeID(r.p.node(idx)), Cluster: r.srv.NodeCluster(r.p.node(idx)), Metadata: r.nodeMetadata, UserAgentName: "xdsconform-load"}}
+		node: &core.Node{Id: r.srv.NodeID(r.p.node(idx)), Cluster: r.srv.NodeCluster(r.p.node(idx)), Metadata: wire.StringStruct(r.srv.NodeMetadata), UserAgentName: "xdsconform-load"}}
 	c.last = make([]int64, len(r.p.resources))
 	c.nacked = make([]int64, len(r.p.resources))
 	for i := range c.last {

@@ -103,7 +103,7 @@ func TestNodeIDAndMetadata(t *testing.T) {
 	defer srv.Close()
 	p, err := newPlan(Options{Clients: 2, Nodes: 2, Profile: "CDS=a", Variant: wire.SotWADS, StreamsPerConn: 1, Shards: 1, RunID: "r"})
 	require.NoError(t, err)
-	r := &runner{p: p, srv: srv, col: newCollector(p), ctx: context.Background(), nodeMetadata: wire.StringStruct(srv.NodeMetadata)}
+	r := &runner{p: p, srv: srv, col: newCollector(p), ctx: context.Background()}
 	c := newClient(r, 1)
 	require.Equal(t, "sidecar~127.0.0.1~"+p.node(1)+"~ns.svc.cluster.local", c.node.GetId())
 	require.Equal(t, "ns", c.node.GetMetadata().GetFields()["NAMESPACE"].GetStringValue())

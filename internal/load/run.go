@@ -13,13 +13,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 	"github.com/xdsconform/xdsconform/reports/loadreport"
 	"github.com/xdsconform/xdsconform/targets"
 	"github.com/xdsconform/xdsconform/transcript"
-	"github.com/xdsconform/xdsconform/wire"
 )
 
 // Target is what a load run drives: the xDS endpoint and, for the shard
@@ -40,14 +38,11 @@ var ErrNoFixture = errors.New("load needs the target's fixture API (--fixture) o
 
 // runner is one load run in progress.
 type runner struct {
-	p   *plan
-	srv *targets.Server
-	// nodeMetadata is every client's node.metadata (--node-metadata),
-	// built once and only read.
-	nodeMetadata *structpb.Struct
-	col          *collector
-	ctx          context.Context // the streams' lifetime
-	stop         func()          // ends it
+	p    *plan
+	srv  *targets.Server
+	col  *collector
+	ctx  context.Context // the streams' lifetime
+	stop func()          // ends it
 
 	connMu sync.Mutex
 	conns  map[int]*grpc.ClientConn
@@ -106,7 +101,6 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), stop: stopStreams, content: cm,
 		names: servedNames{shared: sharedResources(t.Server.Caps)}, suspect: make(chan struct{}, 1)}
-	r.nodeMetadata = wire.StringStruct(t.Server.NodeMetadata)
 	defer r.close()
 	for range workers() {
 		r.wg.Go(r.work)
