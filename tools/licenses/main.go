@@ -23,17 +23,22 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/google/licensecheck"
 )
@@ -74,6 +79,10 @@ var busl = licensecheck.License{
 works, redistribute, and make non-production use of the Licensed Work. The
 Licensor may make an Additional Use Grant, above, permitting limited production use.`,
 }
+
+// listTimeout bounds one go list, which may download a module graph of
+// hundreds of modules first.
+const listTimeout = 15 * time.Minute
 
 // licenceFile matches the names under which modules keep their licence.
 var licenceFile = regexp.MustCompile(`(?i)^(licen[cs]e|copying|unlicense)([.-].*)?$`)
@@ -148,13 +157,9 @@ func buildModules(dir string, tags []string) ([]module, error) {
 			args = append(args, "-tags", tag)
 		}
 		args = append(args, "./...", "tool") // the module's packages and the tools its go.mod names
-		cmd := exec.Command("go", args...)
-		cmd.Dir = dir
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		out, err := goList(dir, args)
 		if err != nil {
-			return nil, fmt.Errorf("go list in %s (tags %q): %w: %s", dir, tag, err, strings.TrimSpace(stderr.String()))
+			return nil, fmt.Errorf("go list in %s (tags %q): %w", dir, tag, err)
 		}
 		dec := json.NewDecoder(bytes.NewReader(out))
 		for {
@@ -184,12 +189,23 @@ func buildModules(dir string, tags []string) ([]module, error) {
 			seen[m.Path+"@"+m.Version] = m
 		}
 	}
-	mods := make([]module, 0, len(seen))
-	for _, m := range seen {
-		mods = append(mods, m)
+	return slices.SortedFunc(maps.Values(seen), func(a, b module) int { return cmp.Compare(a.Path, b.Path) }), nil
+}
+
+// goList runs go with args in dir, bounded by listTimeout (downloads of a
+// heavy peer's module graph included), and returns its output.
+func goList(dir string, args []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	sort.Slice(mods, func(i, j int) bool { return mods[i].Path < mods[j].Path })
-	return mods, nil
+	return out, nil
 }
 
 // verdict is what the licence files of one module say.
@@ -226,7 +242,6 @@ func check(s *licensecheck.Scanner, m module, skip map[string]string) verdict {
 		return verdict{problem: fmt.Sprintf("reading %s: %v", m.Dir, err)}
 	}
 	found := map[string]bool{}
-	files := 0
 	for _, e := range entries {
 		if e.IsDir() || !licenceFile.MatchString(e.Name()) || strings.HasSuffix(e.Name(), ".go") {
 			continue
@@ -234,7 +249,6 @@ func check(s *licensecheck.Scanner, m module, skip map[string]string) verdict {
 		if _, ok := skip[e.Name()]; ok {
 			continue
 		}
-		files++
 		text, err := os.ReadFile(filepath.Join(m.Dir, e.Name()))
 		if err != nil {
 			return verdict{problem: fmt.Sprintf("reading %s: %v", e.Name(), err)}
@@ -247,15 +261,11 @@ func check(s *licensecheck.Scanner, m module, skip map[string]string) verdict {
 			found[id] = true
 		}
 	}
-	if files == 0 {
+	// A file read names a licence at least, or check returned above.
+	if len(found) == 0 {
 		return verdict{problem: "no licence file at the module's root"}
 	}
-	ids := make([]string, 0, len(found))
-	for id := range found {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return verdict{ids: ids}
+	return verdict{ids: slices.Sorted(maps.Keys(found))}
 }
 
 // classify says which licences one file's text is under: every licence
@@ -263,19 +273,11 @@ func check(s *licensecheck.Scanner, m module, skip map[string]string) verdict {
 func classify(s *licensecheck.Scanner, name string, text []byte) verdict {
 	cov := s.Scan(text)
 	found := map[string]bool{}
-	var ids, refused []string
 	for _, m := range cov.Match {
-		if found[m.ID] {
-			continue
-		}
 		found[m.ID] = true
-		ids = append(ids, m.ID)
-		if !osiApproved[m.ID] {
-			refused = append(refused, m.ID)
-		}
 	}
-	sort.Strings(ids)
-	sort.Strings(refused)
+	ids := slices.Sorted(maps.Keys(found))
+	refused := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return osiApproved[id] })
 	switch {
 	case len(refused) > 0:
 		return verdict{ids: ids, problem: fmt.Sprintf("%s is under %s, not an OSI-approved licence", name, strings.Join(refused, ", "))}
@@ -320,25 +322,14 @@ func readExceptions(path string) (map[string]map[string]string, error) {
 }
 
 func splitTags(s string) []string {
-	var out []string
-	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
+// summary lists the licences by how many modules are under each, most
+// first.
 func summary(counts map[string]int) string {
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if counts[keys[i]] != counts[keys[j]] {
-			return counts[keys[i]] > counts[keys[j]]
-		}
-		return keys[i] < keys[j]
+	keys := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
