@@ -16,9 +16,9 @@
 //
 // The fixture is not node-scoped: Cilium's cache serves every node the
 // same resources (pkg/envoy/xds/cache.go: "This cache implementation
-// ignores the proxy node identifiers"). It does not claim "batch": each
-// type has a cache of its own, so changes of several types reach clients
-// one type at a time, as in Cilium.
+// ignores the proxy node identifiers"). It does not claim "batch", and
+// ApplyChanges answers Unimplemented: each type has a cache of its own, so
+// changes of several types reach clients one type at a time, as in Cilium.
 //
 // It does not require the xdsconform module, whose grpc and
 // go-control-plane would raise Cilium's: it builds its own copy of the
@@ -35,6 +35,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"syscall"
@@ -72,9 +73,18 @@ const (
 
 var types = []string{listenerType, routeType, clusterType, endpointType, secretType}
 
-// version is the Cilium release the module pins, for the fixture's
-// capabilities (the e2e suite reads it from go.mod as well).
-const version = "v1.20.2"
+// ciliumVersion is the Cilium release the binary was built with, as its
+// module pins it, for the fixture's capabilities.
+func ciliumVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/cilium/cilium" {
+				return d.Version
+			}
+		}
+	}
+	return "(version unknown)"
+}
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address for xDS and the fixture API")
@@ -226,7 +236,7 @@ type fixtureServer struct {
 func (f *fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabilitiesRequest) (*fixturepb.Capabilities, error) {
 	return &fixturepb.Capabilities{
 		ApiVersion: "v1",
-		Server:     "Cilium " + version + " pkg/envoy/xds (per-type SotW services of pkg/envoy/grpc.go)",
+		Server:     "Cilium " + ciliumVersion() + " pkg/envoy/xds (per-type SotW services of pkg/envoy/grpc.go)",
 		TypeUrls:   types,
 		Variants:   []string{"sotw-pertype"},
 		// An empty resource_names asks for every resource of the type
@@ -236,50 +246,36 @@ func (f *fixtureServer) GetCapabilities(context.Context, *fixturepb.GetCapabilit
 }
 
 func (f *fixtureServer) SetResource(_ context.Context, r *fixturepb.SetResourceRequest) (*fixturepb.SetResourceResponse, error) {
-	if err := f.set(r.GetNodeId(), r); err != nil {
-		return nil, err
-	}
-	return &fixturepb.SetResourceResponse{Name: r.GetName()}, nil
-}
-
-func (f *fixtureServer) set(node string, r *fixturepb.SetResourceRequest) error {
 	c, err := f.cache(r.GetTypeUrl())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.GetTtl() != nil || len(r.GetAliases()) > 0 || r.GetDynamicParameterConstraints() != nil || r.GetError() != nil || r.GetRedirect() != "" {
-		return status.Error(codes.Unimplemented, "Cilium's cache serves plain resources: no TTL, aliases, dynamic parameters, errors or redirects")
+		return nil, status.Error(codes.Unimplemented, "Cilium's cache serves plain resources: no TTL, aliases, dynamic parameters, errors or redirects")
 	}
 	if r.GetResource().GetTypeUrl() != r.GetTypeUrl() {
-		return status.Errorf(codes.InvalidArgument, "resource of type %q set as %q", r.GetResource().GetTypeUrl(), r.GetTypeUrl())
+		return nil, status.Errorf(codes.InvalidArgument, "resource of type %q set as %q", r.GetResource().GetTypeUrl(), r.GetTypeUrl())
 	}
 	msg, err := r.GetResource().UnmarshalNew()
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "unpacking %s: %v", r.GetTypeUrl(), err)
+		return nil, status.Errorf(codes.InvalidArgument, "unpacking %s: %v", r.GetTypeUrl(), err)
 	}
 	c.Upsert(r.GetTypeUrl(), r.GetName(), msg)
-	f.remember(node, key{r.GetTypeUrl(), r.GetName()}, true)
-	return nil
+	f.remember(r.GetNodeId(), key{r.GetTypeUrl(), r.GetName()}, true)
+	return &fixturepb.SetResourceResponse{Name: r.GetName()}, nil
 }
 
 func (f *fixtureServer) DeleteResource(_ context.Context, r *fixturepb.DeleteResourceRequest) (*fixturepb.DeleteResourceResponse, error) {
-	if err := f.delete(r.GetNodeId(), r); err != nil {
-		return nil, err
-	}
-	return &fixturepb.DeleteResourceResponse{}, nil
-}
-
-func (f *fixtureServer) delete(node string, r *fixturepb.DeleteResourceRequest) error {
 	c, err := f.cache(r.GetTypeUrl())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.GetDynamicParameterConstraints() != nil {
-		return status.Error(codes.Unimplemented, "Cilium's cache has no dynamic parameters")
+		return nil, status.Error(codes.Unimplemented, "Cilium's cache has no dynamic parameters")
 	}
 	c.Delete(r.GetTypeUrl(), r.GetName())
-	f.remember(node, key{r.GetTypeUrl(), r.GetName()}, false)
-	return nil
+	f.remember(r.GetNodeId(), key{r.GetTypeUrl(), r.GetName()}, false)
+	return &fixturepb.DeleteResourceResponse{}, nil
 }
 
 func (f *fixtureServer) Reset(_ context.Context, r *fixturepb.ResetRequest) (*fixturepb.ResetResponse, error) {
@@ -298,26 +294,6 @@ func (f *fixtureServer) Reset(_ context.Context, r *fixturepb.ResetRequest) (*fi
 		f.caches[t].TX(t, nil, names)
 	}
 	return &fixturepb.ResetResponse{}, nil
-}
-
-// ApplyChanges applies the changes in order. The fixture does not claim
-// "batch", so the harness never counts on them arriving together.
-func (f *fixtureServer) ApplyChanges(_ context.Context, r *fixturepb.ApplyChangesRequest) (*fixturepb.ApplyChangesResponse, error) {
-	out := &fixturepb.ApplyChangesResponse{}
-	for _, ch := range r.GetChanges() {
-		switch {
-		case ch.GetSet() != nil:
-			if err := f.set(r.GetNodeId(), ch.GetSet()); err != nil {
-				return nil, err
-			}
-			out.Set = append(out.Set, &fixturepb.SetResourceResponse{Name: ch.GetSet().GetName()})
-		case ch.GetDelete() != nil:
-			if err := f.delete(r.GetNodeId(), ch.GetDelete()); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
 }
 
 func (f *fixtureServer) cache(typeURL string) (*xds.Cache, error) {
