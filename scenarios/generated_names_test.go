@@ -93,3 +93,16 @@ func TestRevisionFieldsCanFail(t *testing.T) {
 		assert.Contains(t, r.Message, "-not-served", r.FullName())
 	}
 }
+
+// A server that builds content may change a resource in its own model, so
+// the wildcard-ACK quiet check takes a new version of it for a change: a
+// resend at the version the client holds must still fail UPD-1.
+func TestWildcardAckResendCaughtWhenContentIsBuilt(t *testing.T) {
+	srv := serveRef(t, "builds content, resends on ACK", refserver.New(refserver.FaultResendOnAck).BuildsContent())
+	rs := runOn(t, srv, engine.Config{Timeouts: testTimeouts}, engine.Selection{Run: []string{"server/ack/legacy-no-resend-after-ack", "server/ack/star-no-resend-after-ack"}})
+	require.NotEmpty(t, rs)
+	for _, r := range rs {
+		assert.Equal(t, results.Fail, r.Outcome, "%s: %s\n%s", r.FullName(), r.Message, transcript.Format(r.Transcript))
+		assert.Contains(t, r.RulesBroken, "UPD-1", r.FullName())
+	}
+}
