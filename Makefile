@@ -82,7 +82,7 @@ lint: licenses
 LICENSE_CHECK := $(GO) run . -exceptions exceptions.txt
 licenses:
 	cd tools/licenses && $(GO) test -count=1 ./...
-	cd tools/licenses && $(LICENSE_CHECK) -tags e2e,soak ../.. ../../deploy/kubernetes . ../../e2e/peers/go-control-plane ../../e2e/peers/grpc-go
+	cd tools/licenses && $(LICENSE_CHECK) -tags e2e,soak ../.. ../../deploy/kubernetes . ../../e2e/peers/go-control-plane ../../e2e/peers/grpc-go ../../e2e/peers/istio
 
 ## generate: regenerate the requirements catalogue (from internal/requirements/requirements.md) and the
 ## fixture API code (installs protoc from Debian and the pinned Go plugins into bin/tools if missing)
@@ -96,6 +96,7 @@ GRPCJS := e2e/peers/grpc-js
 e2e-deps: $(GRPCJS)/node_modules/.installed
 	cd e2e/peers/go-control-plane && $(GO) build -o bin/gcp-server .
 	cd e2e/peers/grpc-go && $(GO) build -o bin/grpc-go-driver .
+	cd e2e/peers/istio && $(GO) build -o bin/istio-server .
 	@/usr/bin/python3 -c 'import grpc' 2>/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-grpcio; }
 
 $(GRPCJS)/node_modules/.installed: $(GRPCJS)/package.json $(GRPCJS)/package-lock.json
@@ -108,24 +109,21 @@ e2e: e2e-deps
 	$(if $(LABELS),,rm -rf e2e/out)
 	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/ -ginkgo.v -ginkgo.label-filter='!heavy $(if $(LABELS),&& ($(LABELS)))'
 
-## e2e-heavy-deps: build Envoy Gateway, Cilium's and Istio's xDS servers from their pinned modules (minutes;
+## e2e-heavy-deps: build Envoy Gateway and Cilium's xDS server from their pinned modules (minutes;
 ## cached), and check the licences of their module graphs. Consul is not built: it is not open source (BUSL-1.1 since
 ## 1.17); make e2e-heavy runs it only from a binary supplied in CONSUL_BIN.
 HEAVY_GOENV := GOFLAGS=-mod=mod
-HEAVY_MODULES := ../../e2e/peers/envoy-gateway ../../e2e/peers/cilium ../../e2e/peers/istio
-e2e-heavy-deps: e2e/peers/envoy-gateway/bin/envoy-gateway e2e/peers/cilium/bin/cilium-server e2e/peers/istio/bin/istio-server
+HEAVY_MODULES := ../../e2e/peers/envoy-gateway ../../e2e/peers/cilium
+e2e-heavy-deps: e2e/peers/envoy-gateway/bin/envoy-gateway e2e/peers/cilium/bin/cilium-server
 	cd tools/licenses && $(HEAVY_GOENV) $(LICENSE_CHECK) $(HEAVY_MODULES)
 
 e2e/peers/cilium/bin/cilium-server: e2e/peers/cilium/go.mod e2e/peers/cilium/main.go
 	cd e2e/peers/cilium && $(GO) build -o bin/cilium-server .
 
-e2e/peers/istio/bin/istio-server: e2e/peers/istio/go.mod $(wildcard e2e/peers/istio/*.go)
-	cd e2e/peers/istio && $(GO) build -o bin/istio-server .
-
 e2e/peers/envoy-gateway/bin/envoy-gateway: e2e/peers/envoy-gateway/go.mod
 	cd e2e/peers/envoy-gateway && $(HEAVY_GOENV) $(GO) build -o bin/envoy-gateway github.com/envoyproxy/gateway/cmd/envoy-gateway
 
-## e2e-heavy: the server suite against Envoy Gateway, Cilium and Istio, and against Consul when CONSUL_BIN names a
+## e2e-heavy: the server suite against Envoy Gateway and Cilium, and against Consul when CONSUL_BIN names a
 ## consul binary (not part of make e2e; Envoy Gateway runs in a private network namespace, which
 ## needs root, unshare and ip); results land in the committed e2e/heavy-results, which
 ## COMPATIBILITY.md is also made of. Without CONSUL_BIN, Consul's committed results stay as they

@@ -54,20 +54,6 @@ var _ = Describe("heavy management servers", Label("server", "heavy"), func() {
 		Parallel: 1, Catalogue: scenarios.Server,
 		Note: "one pair at a time (Cilium's cache, shared by every node, answers a subscription change only when its version moves, which other pairs' changes would do at random); " +
 			"node ids in Cilium's TYPE~IP~ID~DOMAIN form (--node-id 'sidecar~127.0.0.1~{{.NodeID}}~cilium'); its per-type SotW services as pkg/envoy/grpc.go registers them (no ADS, no delta), LDS held until the node ACKed CDS"}, "cilium")
-	// istiod builds in minutes from a module graph of 137 modules (423 in
-	// its go.mod): a heavy peer. Its pairs run side by side, as 256
-	// sidecars would: each node a namespace of its own, which the root
-	// Sidecar keeps it in (e2e/peers/istio).
-	istio := peerDir("istio")
-	describe(peer{Name: "istio", Version: "Istio " + moduleVersion(istio, "istio.io/istio") + " (istiod DiscoveryServer, ADS)", Role: "server",
-		// Istio parses node ids as TYPE~IP~ID~DOMAIN and takes a sidecar's
-		// namespace from DOMAIN's first label (pilot/pkg/model/context.go:742-805).
-		Start:     func() (engine.Env, string, func(), error) { return startIstio() },
-		Catalogue: scenarios.Server,
-		Note: "istiod's DiscoveryServer as Istio's own xDS tests start it (pilot/test/xds NewFakeDiscoveryServer: in-memory config store and registry, " +
-			"debounce 100 ms as istiod's default, the per-second limit on new streams off), registered on a plain grpc.NewServer() as the fake registers it (ADS only, SotW and delta); " +
-			"node ids in Istio's TYPE~IP~ID~DOMAIN form (--node-id '" + istioNodeID + "'), each node a namespace of its own, " +
-			"scoped by one root Sidecar (egress ./*); clusters, endpoint assignments and routes set as ServiceEntries and DestinationRules (e2e/peers/istio)"}, "istio")
 	// Envoy Gateway validates every object in its folder again on each
 	// change (about 70 ms apiece on 2 cores) and handles one change at a
 	// time, so a change takes seconds to reach xDS once a few pairs run:
@@ -86,16 +72,6 @@ var _ = Describe("heavy management servers", Label("server", "heavy"), func() {
 			"(internal/xds/cache/snapshotcache.go: one streamIDNodeInfo map, line 69, reset on OnStreamOpen and OnDeltaStreamOpen, lines 176 and 298, " +
 			"read by getNodeIDs when a snapshot is generated, lines 159-167; go-control-plane counts pkg/server/sotw/v3/xds.go:23 and pkg/server/delta/v3/server.go:95 apart)"}, "envoy-gateway")
 })
-
-// startIstio runs e2e/peers/istio's server, built by make e2e-heavy-deps,
-// with args.
-func startIstio(args ...string) (engine.Env, string, func(), error) {
-	return serverProcessWith(targets.ServerOptions{NodeID: istioNodeID}, append([]string{peerDir("istio") + "/bin/istio-server"}, args...)...)()
-}
-
-// istioNodeID makes every pair's node a sidecar in a namespace named
-// after the pair's node id.
-const istioNodeID = "sidecar~127.0.0.1~{{.NodeID}}~{{.NodeID}}.svc.cluster.local"
 
 // consulBinary is the consul binary the user supplies in CONSUL_BIN.
 func consulBinary() string { return os.Getenv("CONSUL_BIN") }

@@ -320,32 +320,6 @@ var _ = Describe("load against heavy management servers", Label("load", "server"
 		assert.LessOrEqual(GinkgoT(), churn.Responses, churn.Expected+clusterChanges(rep)*clients, "amplification %.2f", churn.Amplification)
 	})
 
-	// istiod sends at most one response per change per client here. A
-	// change is one debounced push (100 ms, pilot/pkg/xds/discovery.go:
-	// 355-426), which may fold a change into the next. The cluster's
-	// revision is a DestinationRule, whose push to EDS is partial: only
-	// the assignments of the rule's own host, which is not the
-	// assignment's (pilot/pkg/xds/eds.go:121-126, 165-183); the
-	// assignment's revision is an endpoint of its ServiceEntry, pushed as
-	// an endpoints change (pilot/pkg/serviceregistry/serviceentry/
-	// controller.go:301-323, pilot/pkg/xds/eds.go:51-67), which
-	// cdsNeedsPush leaves out of CDS (cds.go:66-100).
-	for _, variant := range []wire.Variant{wire.SotWADS, wire.DeltaADS} {
-		It("Istio holds every rule under churn, "+variant.String(), Label("istio"), func() {
-			env, _, stop, err := startIstio("-await-served=false")
-			require.NoError(GinkgoT(), err, "starting istio (did make e2e-heavy-deps run?)")
-			DeferCleanup(stop)
-			o := plan("istio-" + variant.String())
-			o.Variant = variant
-			rep := loadRun(env, o)
-			churn := phasesOf(rep, loadreport.PhaseConnect, loadreport.PhaseInitialSync, loadreport.PhaseChurn)[loadreport.PhaseChurn]
-			requireConformantPhases(rep)
-			requireFinalChangesConverged(rep, loadreport.PhaseChurn)
-			assert.EqualValues(GinkgoT(), 4, churn.Changes)
-			assert.LessOrEqual(GinkgoT(), churn.Responses, churn.Expected, "amplification %.2f", churn.Amplification)
-		})
-	}
-
 	// Envoy Gateway rebuilds a gateway's whole snapshot on every change
 	// (internal/xds/cache/snapshotcache.go:81-121 of v1.9.1), but its
 	// go-control-plane (v0.14.1-0.20260729145720-a2d8c7492908) answers a
