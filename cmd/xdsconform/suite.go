@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,11 @@ func (f *suiteFlags) register(c *cobra.Command) {
 // selection validates the selection flags and returns the selection and
 // the --fail-on level.
 func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
+	for _, name := range []string{"run", "skip"} {
+		if err := nonEmptyPatterns(f.cmd, name); err != nil {
+			return engine.Selection{}, "", err
+		}
+	}
 	levels, err := engine.ParseLevels(f.level)
 	if err != nil {
 		return engine.Selection{}, "", usageError("--level: %v", err)
@@ -110,6 +116,21 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 		return engine.Selection{}, "", err
 	}
 	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, failOn, nil
+}
+
+// nonEmptyPatterns refuses a --run or --skip given an empty pattern, as a
+// script's unset variable gives it: it is no wish to run everything (or to
+// skip nothing), which leaving the flag out says.
+func nonEmptyPatterns(c *cobra.Command, name string) error {
+	fl := c.Flags().Lookup(name)
+	if fl == nil || !fl.Changed {
+		return nil
+	}
+	patterns, _ := c.Flags().GetStringSlice(name)
+	if len(patterns) == 0 || slices.Contains(patterns, "") {
+		return usageError("--%s: an empty pattern (leave --%s out to %s)", name, name, map[string]string{"run": "run every scenario", "skip": "skip none"}[name])
+	}
+	return nil
 }
 
 // failOnLevel reads --fail-on.

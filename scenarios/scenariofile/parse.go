@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -68,14 +70,43 @@ func Documents(data []byte, name string) ([]*Document, error) {
 	return out, nil
 }
 
-// readBounded reads at most MaxFileBytes of path.
+// pipeReadTimeout bounds the reading of a scenario file that is not a
+// regular file (a FIFO, a shell's <(...)): a writer that never comes, or
+// never finishes, must not hold the harness.
+var pipeReadTimeout = 3 * time.Second
+
+// readBounded reads at most MaxFileBytes of path. A regular file is read
+// as it is; anything else (a FIFO, a process substitution, a device) is
+// opened without blocking and read within pipeReadTimeout, since opening
+// a FIFO no one writes to waits forever and ignores signals.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenario file: %w", err) // os errors name the path
 	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("scenario file %s: is a directory", path)
+	}
+	flags := os.O_RDONLY
+	if !fi.Mode().IsRegular() {
+		flags |= syscall.O_NONBLOCK
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return nil, fmt.Errorf("scenario file: %w", err)
+	}
 	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		// Pipes opened so take deadlines (the runtime polls them); files
+		// that do not, such as character devices, are refused here.
+		if err := f.SetReadDeadline(time.Now().Add(pipeReadTimeout)); err != nil {
+			return nil, fmt.Errorf("scenario file %s: not a regular file, nor a pipe (%v)", path, fi.Mode().Type())
+		}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, fmt.Errorf("scenario file %s: not a regular file, and nothing finished writing it within %v", path, pipeReadTimeout)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scenario file %s: %w", path, err)
 	}
