@@ -236,7 +236,7 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		progress := c.ErrOrStderr()
 		o.OnPhase = func(phase string) { fmt.Fprintf(progress, "load: %s\n", phase) }
 	}
-	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Server: srv, InProcess: strings.HasPrefix(f.target.target, targets.BuiltinPrefix)}, o, version)
+	rep, err := load.Run(c.Context(), load.Target{Name: srv.Name, Address: f.target.target, Server: srv, InProcess: strings.HasPrefix(f.target.target, targets.BuiltinPrefix)}, o, version)
 	if err != nil {
 		// Run refuses only a plan it cannot run (or a missing fixture)
 		// before it starts anything: a usage error either way.

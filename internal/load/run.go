@@ -23,8 +23,12 @@ import (
 // Target is what a load run drives: the xDS endpoint and, for the shard
 // that drives the fixture, the fixture.
 type Target struct {
-	// Name is the target as given, for the report.
+	// Name is the target as given, for the report, with the fixture's
+	// description of the server when there is one.
 	Name string
+	// Address is the --target as given: what the shards of one run
+	// share, fixture or not (the report's address).
+	Address string
 	// Server is the started target.
 	Server *targets.Server
 	// InProcess is set when the target runs in this process (a built-in),
@@ -799,7 +803,7 @@ func wait(ctx context.Context, done <-chan struct{}, d time.Duration) waitOutcom
 func (r *runner) report(t Target, harnessVersion string, mon *monitor) *loadreport.Report {
 	p, col := r.p, r.col
 	rep := &loadreport.Report{
-		Format: loadreport.Format, HarnessVersion: harnessVersion, Target: t.Name, RunID: p.RunID,
+		Format: loadreport.Format, HarnessVersion: harnessVersion, Target: t.Name, Address: t.Address, RunID: p.RunID,
 		Plan:    r.reportPlan(),
 		Shards:  []int{p.Shard},
 		Started: col.started, DurationNS: int64(time.Since(col.started)),

@@ -24,6 +24,10 @@ import (
 // reports (they are taken in the order of their shards), and Merge does
 // not change its inputs. The merged report has no SLO verdict: the
 // shards' verdicts were of a part of the run.
+//
+// Shards compare their targets by Address, as given, since only the
+// driving shard needs the fixture, whose description of the server the
+// others' Target then lacks; the merged Target is the described one.
 func Merge(reports ...*Report) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, fmt.Errorf("nothing to merge")
@@ -41,8 +45,8 @@ func Merge(reports ...*Report) (*Report, error) {
 		if r.RunID != first.RunID {
 			return nil, fmt.Errorf("report %d is of run %q, report 1 of run %q: only the shards of one run merge", i+1, r.RunID, first.RunID)
 		}
-		if r.Target != first.Target {
-			return nil, fmt.Errorf("report %d ran against %q, report 1 against %q: the shards of one run share the target", i+1, r.Target, first.Target)
+		if a, b := r.targetKey(), first.targetKey(); a != b {
+			return nil, fmt.Errorf("report %d ran against %q, report 1 against %q: the shards of one run share the target", i+1, a, b)
 		}
 		if !samePlan(r.Plan, first.Plan) {
 			return nil, fmt.Errorf("report %d ran another plan than report 1: the shards of one run share it", i+1)
@@ -70,7 +74,7 @@ func Merge(reports ...*Report) (*Report, error) {
 	slices.SortStableFunc(reports, func(a, b *Report) int { return cmp.Compare(slices.Min(a.Shards), slices.Min(b.Shards)) })
 	first = reports[0]
 	out := &Report{
-		Format: first.Format, HarnessVersion: first.HarnessVersion, Target: first.Target,
+		Format: first.Format, HarnessVersion: first.HarnessVersion, Target: describedTarget(reports), Address: first.Address,
 		RunID: first.RunID, Plan: clonePlan(first.Plan), Started: first.Started,
 	}
 	var end time.Time
@@ -318,4 +322,27 @@ func mergeViolations(reports []*Report) []Violation {
 		out = append(out, *by[rule])
 	}
 	return out
+}
+
+// targetKey is what the shards of one run must share: the address given,
+// or for reports without one the target as written.
+func (r *Report) targetKey() string {
+	if r.Address != "" {
+		return r.Address
+	}
+	return r.Target
+}
+
+// describedTarget is the longest Target of the reports, the one written
+// by a shard that had the fixture and its description of the server (the
+// others write the address alone); reports are in shard order, so ties go
+// to the lowest shard.
+func describedTarget(reports []*Report) string {
+	best := reports[0].Target
+	for _, r := range reports[1:] {
+		if len(r.Target) > len(best) {
+			best = r.Target
+		}
+	}
+	return best
 }

@@ -187,6 +187,9 @@ func TestMergeRefuses(t *testing.T) {
 		{"another plan", []*Report{s.build(0), other(func(r *Report) { r.Plan.Clients++ })}, "report 2 ran another plan"},
 		{"another resource list", []*Report{s.build(0), other(func(r *Report) { r.Plan.Resources = r.Plan.Resources[:1] })}, "report 2 ran another plan"},
 		{"another target", []*Report{s.build(0), other(func(r *Report) { r.Target = "elsewhere:1" })}, `report 2 ran against "elsewhere:1"`},
+		{"another address", []*Report{
+			func() *Report { r := s.build(0); r.Address = "10.0.0.1:18000"; return r }(),
+			other(func(r *Report) { r.Address = "10.0.0.2:18000" })}, `report 2 ran against "10.0.0.2:18000", report 1 against "10.0.0.1:18000"`},
 		{"another format", []*Report{s.build(0), other(func(r *Report) { r.Format = "xdsconform.load/v2" })}, `report 2: format "xdsconform.load/v2"`},
 		{"the same shard twice", []*Report{s.build(0), s.build(0)}, "reports 1 and 2 both cover shard 0"},
 		{"overlapping shards", []*Report{s.build(0, 1), s.build(1)}, "reports 1 and 2 both cover shard 1"},
@@ -254,4 +257,20 @@ func TestMergeKeepsUnmeasured(t *testing.T) {
 	one, err := Merge(b)
 	require.NoError(t, err)
 	assert.Equal(t, b.Unmeasured, one.Unmeasured)
+}
+
+// Only the driving shard needs the fixture, and only it can describe the
+// server: shards given the same --target merge whatever their Target says,
+// and the merge keeps the description.
+func TestMergeByAddress(t *testing.T) {
+	s := newSim(20, 2)
+	driving, other := s.build(0), s.build(1)
+	driving.Target, driving.Address = "127.0.0.1:28000 (go-control-plane SnapshotCache (fixture-server))", "127.0.0.1:28000"
+	other.Target, other.Address = "127.0.0.1:28000", "127.0.0.1:28000"
+	for _, order := range [][]*Report{{driving, other}, {other, driving}} {
+		m, err := Merge(order...)
+		require.NoError(t, err)
+		assert.Equal(t, driving.Target, m.Target)
+		assert.Equal(t, "127.0.0.1:28000", m.Address)
+	}
 }

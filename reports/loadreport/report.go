@@ -60,8 +60,14 @@ type Report struct {
 	Format string `json:"format"`
 	// HarnessVersion is the xdsconform version that ran it.
 	HarnessVersion string `json:"harness_version"`
-	// Target is the server under load, as given.
+	// Target is the server under load, as given, with the fixture's
+	// description of it when the shard had the fixture.
 	Target string `json:"target"`
+	// Address is the --target the shard was given (HOST:PORT, builtin:…,
+	// container:…): what the shards of one run share, whether or not
+	// each had the fixture that describes the server. Empty in reports
+	// written before it existed.
+	Address string `json:"address,omitempty"`
 	// RunID names the run; the shards of one run share it.
 	RunID string `json:"run_id"`
 	// Plan is what was asked for.
