@@ -79,7 +79,7 @@ func newRecordCmd(out io.Writer) *cobra.Command {
 	fs.StringVar(&f.tls.ServerName, "upstream-tls-server-name", "", "name to verify in the server's certificate")
 	fs.DurationVar(&f.duration, "duration", 0, "stop recording after this long (0: at Ctrl-C or --max-messages)")
 	fs.IntVar(&f.maxMessages, "max-messages", 0, "stop recording after this many messages, both ways (0: no limit)")
-	fs.IntVar(&f.maxConns, "max-conns", record.DefaultMaxConns, "client connections held at once; more are closed as they come")
+	fs.IntVar(&f.maxConns, "max-conns", record.DefaultMaxConns, "client connections held at once (a connection counts once it has spoken; one silent for 3 s is closed); more are closed as they come")
 	fs.Var(&f.maxMessageSize, "max-message-size", "largest message forwarded either way; a larger one ends its stream on both sides (ResourceExhausted)")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the server to accept a connection")
 	fs.StringArrayVar(&f.redactHeaders, "redact-header", nil, "a header NAME whose values are secrets, redacted in the file (repeatable; authorization, cookies and names with token, secret, password, api-key or credential always are)")

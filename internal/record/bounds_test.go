@@ -3,6 +3,7 @@ package record_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"runtime"
 	"slices"
 	"strconv"
@@ -270,6 +271,38 @@ func TestConnectionLimit(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(r.Transcript().Entries(), func(e transcript.Entry) bool {
 		return e.Stream == record.RecorderStream && strings.Contains(e.Note, "refused")
 	}))
+}
+
+// TestSilentConnectionsHoldNoSlot: connections that never send the HTTP/2
+// preface hold no MaxConns slot, so a real client that comes after them is
+// served at once; they are closed after the handshake timeout, and the
+// recording says so.
+func TestSilentConnectionsHoldNoSlot(t *testing.T) {
+	up, fx := startRef(t)
+	seedChain(t, fx, "n", "svc")
+	r := startProxy(t, up, record.Options{MaxConns: 2, HandshakeTimeout: 200 * time.Millisecond})
+	for range 2 {
+		c, err := net.Dial("tcp", r.Addr())
+		require.NoError(t, err)
+		defer c.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	conn := dial(t, r.Addr())
+	cs, err := conn.NewStream(ctx, adsDesc, adsSotW)
+	require.NoError(t, err)
+	require.NoError(t, cs.SendMsg(&discovery.DiscoveryRequest{Node: nodeN(), TypeUrl: wire.Listener.URL, ResourceNames: []string{"svc"}}))
+	require.NoError(t, cs.RecvMsg(&discovery.DiscoveryResponse{}))
+	assert.Zero(t, r.Stats().Refused, "the real client was not refused")
+	r.waitFor(t, "the silent connections' close", func(es []transcript.Entry) bool {
+		n := 0
+		for _, e := range es {
+			if e.Stream == record.RecorderStream && strings.Contains(e.Note, "sent nothing within") {
+				n++
+			}
+		}
+		return n == 2
+	})
 }
 
 // TestMaxMessages: Full is closed once the recording holds MaxMessages

@@ -36,6 +36,9 @@ const (
 	// DefaultMaxConns is how many client connections the proxy holds at
 	// once unless told otherwise: a recording is of one client, or a few.
 	DefaultMaxConns = 16
+	// DefaultHandshakeTimeout bounds a connection's HTTP/2 handshake:
+	// a real client completes it in milliseconds.
+	DefaultHandshakeTimeout = 3 * time.Second
 	// DefaultMaxStreams is how many streams one client connection may
 	// have open at once: ADS is one, per-type at most nine.
 	DefaultMaxStreams = 64
@@ -72,6 +75,12 @@ type Options struct {
 	// MaxConns bounds the client connections open at once (0:
 	// DefaultMaxConns); more are closed as soon as they are accepted.
 	MaxConns int
+	// HandshakeTimeout is how long a connection may take to send its
+	// first bytes (HTTP/2's preface) and complete its handshake (0:
+	// DefaultHandshakeTimeout). Until it has spoken a connection holds no
+	// MaxConns slot, and one silent that long is closed, so connections
+	// that never speak cannot lock real clients out.
+	HandshakeTimeout time.Duration
 	// MaxStreams bounds the streams of one client connection (0:
 	// DefaultMaxStreams).
 	MaxStreams int
@@ -114,6 +123,7 @@ type Proxy struct {
 	streams   atomic.Int64 // streams opened
 	conns     atomic.Int64 // connections accepted
 	refused   atomic.Int64 // connections refused
+	silent    atomic.Int64 // connections closed before they spoke
 }
 
 // Start listens on opts.Listen and forwards to opts.Upstream until Stop.
@@ -133,6 +143,9 @@ func Start(opts Options) (*Proxy, error) {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = DefaultHandshakeTimeout
+	}
 	t := opts.Transcript
 	if t == nil {
 		t = transcript.New()
@@ -145,7 +158,7 @@ func Start(opts Options) (*Proxy, error) {
 		opts: opts, t: t, served: make(chan struct{}), full: make(chan struct{}), started: time.Now(),
 		upstream: map[int]*grpc.ClientConn{}, opened: map[string]int{}, variants: map[wire.Variant]bool{},
 	}
-	p.lis = newLimitListener(l, opts.MaxConns)
+	p.lis = newLimitListener(l, opts.MaxConns, opts.HandshakeTimeout)
 	p.lis.onAccept = func(id int, remote string) {
 		p.conns.Add(1)
 		p.event(RecorderStream, fmt.Sprintf("connection %d accepted from %s", id, remote))
@@ -155,12 +168,21 @@ func Start(opts Options) (*Proxy, error) {
 			p.event(RecorderStream, fmt.Sprintf("connection from %s refused: %d connections are open already (--max-conns)", remote, opts.MaxConns))
 		}
 	}
+	p.lis.onSilent = func(remote string) {
+		if p.silent.Add(1) <= maxRefusalEvents {
+			p.event(RecorderStream, fmt.Sprintf("connection from %s closed: it sent nothing within %v", remote, opts.HandshakeTimeout))
+		}
+	}
 	p.lis.onClose = p.connClosed
+	go p.lis.serve()
 	p.g = grpc.NewServer(
 		grpc.UnknownServiceHandler(p.handle),
 		grpc.ForceServerCodecV2(rawCodec{}),
 		grpc.MaxRecvMsgSize(opts.MaxMessageSize),
 		grpc.MaxConcurrentStreams(uint32(opts.MaxStreams)),
+		// gRPC's default is 120 s: half-open connections would hold the
+		// slots for that long.
+		grpc.ConnectionTimeout(opts.HandshakeTimeout),
 		// Stop returns once every handler has: nothing the proxy started
 		// outlives it.
 		grpc.WaitForHandlers(true),
