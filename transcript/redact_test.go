@@ -426,3 +426,20 @@ func TestWithheldLongTypeURLCutOnACharacter(t *testing.T) {
 	assert.Contains(t, out, `"withheld_bytes":10`)
 	assert.Contains(t, out, "acme.v1.xéé")
 }
+
+// Header values shaped like credentials are secrets under any name; values
+// that merely contain such a word are not.
+func TestIsCredentialValue(t *testing.T) {
+	for _, v := range []string{
+		"Bearer s3cr3t-t0ken", "bearer abcd1234", "Basic dXNlcjpwYXNz", "Digest username=\"u\", response=\"x\"",
+		"Negotiate YIIGhgYJKoZIhvcSAQICAQBuggZ1", "AWS4-HMAC-SHA256 Credential=AKIA/2026", "ApiKey 0123456789",
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+	} {
+		assert.True(t, IsCredentialValue(v), v)
+		assert.True(t, IsSensitiveHeaderValue("x-custom-auth", v), v)
+	}
+	for _, v := range []string{"blue", "token", "Bearer", "basic plan", "eyJ", "application/grpc", "upstream-7"} {
+		assert.False(t, IsCredentialValue(v), v)
+	}
+	assert.True(t, IsSensitiveHeaderValue("authorization", "anything"), "by name")
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -270,12 +271,31 @@ func IsSensitiveHeader(name string) bool {
 	return false
 }
 
+// credentialValue matches header values shaped like a credential, under
+// whatever name they come: an HTTP authentication scheme and its
+// parameters (RFC 9110 section 11: Bearer, Basic, Digest, Negotiate, and
+// the schemes of common APIs), or a JSON Web Token.
+var credentialValue = regexp.MustCompile(`(?i)^\s*(?:(?:bearer|basic|digest|negotiate|ntlm|token|apikey|api-key|key|hoba|mutual|dpop|aws4-hmac-sha256|hmac|signature)\s+\S{8,}|eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*)`)
+
+// IsCredentialValue reports whether a header value is shaped like a
+// credential (an authentication scheme and its parameters, a JSON Web
+// Token), so that it is redacted whatever its header is called
+// (x-custom-auth: Bearer …), beside the names IsSensitiveHeader knows.
+func IsCredentialValue(v string) bool { return credentialValue.MatchString(v) }
+
+// IsSensitiveHeaderValue reports whether the value of header name is a
+// secret: by the header's name (IsSensitiveHeader) or by its shape
+// (IsCredentialValue).
+func IsSensitiveHeaderValue(name, value string) bool {
+	return IsSensitiveHeader(name) || IsCredentialValue(value)
+}
+
 // RememberHeaders remembers the values of the sensitive headers in md
-// (gRPC call metadata the harness sends or receives), so a target that
-// echoes one back cannot put it in a report.
+// (gRPC call metadata the harness sends or receives), by name or by
+// shape, so a target that echoes one back cannot put it in a report.
 func RememberHeaders(md map[string]string) {
 	for k, v := range md {
-		if IsSensitiveHeader(k) {
+		if IsSensitiveHeaderValue(k, v) {
 			RememberSecret(v)
 		}
 	}

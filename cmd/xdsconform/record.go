@@ -30,8 +30,9 @@ carry credentials are replaced by "[redacted]", which 'xdsconform replay'
 fills with generated material.
 
 The recording stops at Ctrl-C, after --duration, or after --max-messages
-messages, and writes the file (exit 0). Nothing recorded (no client came):
-exit 1, no file. The server cannot be reached: exit 3 with the cause. Bad
+messages, and writes the file (exit 0: Ctrl-C is record's normal stop, not an
+interruption). Nothing recorded (no message reached the recorder): exit 1, no
+file. The server cannot be reached: exit 3 with the cause. Bad
 flags: exit 2.
 
 What is kept is bounded: messages over --max-message-size end their stream
@@ -155,10 +156,15 @@ func runRecord(c *cobra.Command, out io.Writer, f *recordFlags) error {
 	p.Stop()
 	st := p.Stats()
 	file := p.File(version)
-	if st.Connections == 0 {
+	if st.Recorded == 0 {
 		// Exit 1 is not printed by execute (a failed run has its
-		// report): this one has none, so say it here.
-		err := fmt.Errorf("nothing recorded (%s): no client connected to %s", why, p.Addr())
+		// report): this one has none, so say it here. Connections that
+		// carried no message are no recording either.
+		cause := "no client connected to " + p.Addr()
+		if st.Connections > 0 {
+			cause = fmt.Sprintf("%s to %s carried no message", wording.Count(st.Connections, "connection", "connections"), p.Addr())
+		}
+		err := fmt.Errorf("nothing recorded (%s): %s", why, cause)
 		fmt.Fprintf(c.ErrOrStderr(), "xdsconform: %v\n", err)
 		return &exitError{code: exitFailures, err: err}
 	}

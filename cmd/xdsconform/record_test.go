@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -194,6 +195,27 @@ func TestRecordInterrupted(t *testing.T) {
 	assert.Equal(t, exitFailures, code, stdout+stderr)
 	assert.Contains(t, stderr, "nothing recorded")
 	assert.NoFileExists(t, empty)
+
+	// A client that connects and sends nothing is no recording either.
+	quiet := filepath.Join(t.TempDir(), "quiet.json")
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	addr2, wait2 := startRecord(t, ctx2, "--upstream", up, "-o", quiet)
+	idle, err := grpc.NewClient(addr2, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer idle.Close()
+	idle.Connect()
+	ready, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	for s := idle.GetState(); s != connectivity.Ready; s = idle.GetState() {
+		require.True(t, idle.WaitForStateChange(ready, s), "the idle client never connected")
+	}
+	cancel2()
+	code, out = wait2()
+	assert.Equal(t, exitFailures, code, out)
+	assert.Contains(t, out, "1 connection to")
+	assert.Contains(t, out, "carried no message")
+	assert.NoFileExists(t, quiet)
 }
 
 // TestRecordReplayExitCodes: bad flags and unreadable transcripts are

@@ -54,7 +54,8 @@ Exit codes (docs/outcomes.md has every outcome and what it does to them):
        its fixture API stopped answering (3 calls in a row past their
        deadline); the error line gives the cause
   130  interrupted (Ctrl-C); the reports of what ran are still written
-       (load: with no verdict)`
+       (load: with no verdict). Except record, whose normal stop Ctrl-C is:
+       it writes the recording and exits 0 (1 if nothing was recorded)`
 
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Much of what is printed comes from the target; none of it may drive

@@ -62,10 +62,11 @@ func (l *limitListener) serve() {
 		}
 		l.mu.Unlock()
 		if full {
-			_ = c.Close()
+			// The event first: whoever sees the close may look for it.
 			if l.onRefuse != nil {
 				l.onRefuse(c.RemoteAddr().String())
 			}
+			_ = c.Close()
 			continue
 		}
 		go l.greet(c)
@@ -85,18 +86,18 @@ func (l *limitListener) greet(c net.Conn) {
 	l.pending--
 	if err != nil {
 		l.mu.Unlock()
-		_ = c.Close()
 		if l.onSilent != nil {
 			l.onSilent(remote)
 		}
+		_ = c.Close()
 		return
 	}
 	if len(l.open) >= l.max {
 		l.mu.Unlock()
-		_ = c.Close()
 		if l.onRefuse != nil {
 			l.onRefuse(remote)
 		}
+		_ = c.Close()
 		return
 	}
 	l.next++

@@ -56,7 +56,7 @@ func describe(md metadata.MD) string {
 	for _, k := range keys {
 		for _, v := range md.Get(k) {
 			switch {
-			case transcript.IsSensitiveHeader(k):
+			case transcript.IsSensitiveHeaderValue(k, v):
 				transcript.RememberSecret(v)
 				v = transcript.RedactedSecret
 			case strings.HasSuffix(k, "-bin"):

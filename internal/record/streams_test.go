@@ -94,7 +94,8 @@ func TestStatusMetadataAndTrailersPropagate(t *testing.T) {
 		ss.SetTrailer(metadata.Pairs("x-why", "because"))
 		return status.Error(codes.PermissionDenied, "go away")
 	}
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-tenant", "blue", "authorization", "Bearer s3cr3t-t0ken-value")
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-tenant", "blue", "authorization", "Bearer s3cr3t-t0ken-value",
+		"x-custom-auth", "Basic dXNlcjpjdXN0MG0tcGFzcw==")
 	cs := openADS(t, ctx, dial(t, r.Addr()))
 	require.NoError(t, cs.SendMsg(&discovery.DiscoveryRequest{TypeUrl: wire.Listener.URL}))
 	err := cs.RecvMsg(&discovery.DiscoveryResponse{})
@@ -114,6 +115,7 @@ func TestStatusMetadataAndTrailersPropagate(t *testing.T) {
 	opened := note(f.Entries, "ads#1", record.NoteOpened)
 	assert.Contains(t, opened, "x-tenant=blue")
 	assert.Contains(t, opened, "authorization="+transcript.RedactedSecret)
+	assert.Contains(t, opened, "x-custom-auth="+transcript.RedactedSecret, "a credential's shape is redacted under any name")
 	assert.Equal(t, record.NoteClosedByServer+"PermissionDenied: go away; trailer: x-why=because", note(f.Entries, "ads#1", record.NoteClosedByServer))
 	assert.Equal(t, "server headers: x-served-by=upstream-7", note(f.Entries, "ads#1", "server headers: "))
 	path := t.TempDir() + "/rec.json"
@@ -121,6 +123,7 @@ func TestStatusMetadataAndTrailersPropagate(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "s3cr3t-t0ken-value")
+	assert.NotContains(t, string(b), "dXNlcjpjdXN0MG0tcGFzcw")
 }
 
 // TestEndOfStreamPropagates ends streams every other way: the server
