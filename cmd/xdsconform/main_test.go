@@ -110,7 +110,7 @@ func TestExitCodes(t *testing.T) {
 	notFixture := lis.Addr().String()
 	checkExitCodes(t, []exitCase{
 		{"unknown flag", []string{"server", "--target", "builtin:reference", "--bogus"}, exitUsage, "unknown flag: --bogus"},
-		{"missing target", []string{"server"}, exitUsage, "--target is required"},
+		{"missing target", []string{"server"}, exitUsage, "--target is required: HOST:PORT, container:IMAGE, or one of builtin:reference, builtin:go-control-plane, builtin:go-control-plane-linear"},
 		{"bad target", []string{"server", "--target", "nonsense"}, exitUsage, "want HOST:PORT"},
 		{"unknown builtin", []string{"server", "--target", "builtin:nope"}, exitUsage, "unknown built-in"},
 		{"bad level", []string{"server", "--target", "builtin:reference", "--level", "OFTEN"}, exitUsage, "unknown level"},

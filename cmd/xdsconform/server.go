@@ -266,7 +266,7 @@ func (f *serverFlags) targetOptions() (targets.ServerOptions, error) {
 func (f *serverFlags) validate(c *cobra.Command) error {
 	f.restHoldSet = c.Flags().Changed("rest-hold")
 	if f.target == "" {
-		return usageError("--target is required (HOST:PORT or builtin:reference|builtin:go-control-plane)")
+		return usageError("--target is required: HOST:PORT, %sIMAGE, or one of %s", targets.ContainerPrefix, strings.Join(targets.BuiltinServers, ", "))
 	}
 	set := func(names ...string) []string {
 		var out []string

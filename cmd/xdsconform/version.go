@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // noVersionInfo is what --version and the reports say of a binary that
@@ -67,4 +71,18 @@ func resolveVersion(linker string, info *debug.BuildInfo) string {
 		b.WriteString(")")
 	}
 	return b.String()
+}
+
+// newVersionCmd is `xdsconform version`: what --version prints, for users
+// who try the subcommand as most tools have one.
+func newVersionCmd(out io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the harness's version (as --version does)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(out, "xdsconform version %s\n", version)
+			return err
+		},
+	}
 }

@@ -135,3 +135,12 @@ func TestVersionOfMakeBuild(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, versionPattern, strings.TrimSpace(string(got)))
 }
+
+// `xdsconform version` says what --version says.
+func TestVersionCommand(t *testing.T) {
+	code, sub, _ := run(t, "version")
+	require.Equal(t, exitOK, code)
+	code, flag, _ := run(t, "--version")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, flag, sub)
+}
