@@ -107,7 +107,7 @@ func TestServerFaultsAreValidatedThroughTheRegistry(t *testing.T) {
 
 	_, err = StartServer(ctx, ServerOptions{Target: BuiltinReference, Faults: []string{"bogus"}})
 	require.Error(t, err)
-	assert.Equal(t, `--fault: unknown fault "bogus" (the faults are stale-nonce, no-ack)`, err.Error())
+	assert.Equal(t, `--fault: unknown fault "bogus" (xdsconform faults lists them)`, err.Error())
 
 	_, err = StartServer(ctx, ServerOptions{Target: BuiltinGoControlPlane, Faults: []string{"stale-nonce"}})
 	require.Error(t, err)
@@ -162,7 +162,7 @@ func TestClientBuiltinRegistrationDecides(t *testing.T) {
 
 	_, err = NewClients(ClientOptions{Target: "builtin:fake", Profile: ProfileEnvoy, Faults: []string{"nope"}})
 	require.Error(t, err)
-	assert.Equal(t, `--fault: unknown fault "nope" (the faults are late, early)`, err.Error())
+	assert.Equal(t, `--fault: unknown fault "nope" (xdsconform faults lists them)`, err.Error())
 
 	c, err = NewClients(ClientOptions{Target: "builtin:plain"})
 	require.NoError(t, err)

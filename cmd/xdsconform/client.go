@@ -133,8 +133,7 @@ func (f *clientFlags) register(c *cobra.Command) {
 	fs.StringSliceVar(&f.features, "client-features", nil, "optional protocol features your client implements ("+strings.Join(targets.ClientFeatures, ", ")+"): scenarios about one it does not claim are skipped with that reason (default: a built-in client's own list, none otherwise)")
 	fs.StringVar(&f.bootstrapTemplate, "bootstrap-template", "", "with --client-cmd: a Go text/template FILE rendered into {{.Bootstrap}} instead of the gRPC bootstrap (variables: see above)")
 	fs.StringVar(&f.opts.ObserverAddr, "observer-addr", "", "with --client-wait: the client's CSDS or admin address")
-	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+faultList(targets.ClientFaults(targets.BuiltinReference))+
-		"; of these, "+faultList(envoyFaults())+" act in the envoy profile only)")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault (xdsconform faults client lists them, and the ones that act in the envoy profile only)")
 	fs.DurationVar(&f.opts.DNETimer, "dne-timer", targets.DefaultDNETimer, "the client's does-not-exist timer; the reference client is configured with it")
 	fs.DurationVar(&f.opts.RESTRefresh, "rest-refresh", bootstrap.RESTRefreshDelay, "a REST-JSON client's refresh delay (bootstrap refresh_delay), the wait before it polls again: the bootstraps the harness writes and the reference client are configured with it, a client configured elsewhere states its own. The check that a client waits for its poll outstanding (REST-1) watches at least that long, within --timer-budget")
 	fs.DurationVar(&f.opts.StartTimeout, "start-timeout", defaultStartTimeout, "how long a launched client may take to connect")
@@ -155,17 +154,6 @@ func markSensitiveHeaders(names []string) error {
 	}
 	transcript.MarkSensitiveHeaders(names...)
 	return nil
-}
-
-// envoyFaults are the reference client's faults of the Envoy profile.
-func envoyFaults() []targets.Fault {
-	var out []targets.Fault
-	for _, f := range targets.ClientFaults(targets.BuiltinReference) {
-		if f.Profile == targets.ProfileEnvoy {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func bootstrapVarsHelp() string {

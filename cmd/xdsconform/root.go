@@ -85,7 +85,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = reports.Prepare(paths...)
 		return usageError("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newServerCmd(stdout), newLoadCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout), newReportCmd(stdout), newRecordCmd(stdout), newReplayCmd(stdout), newVersionCmd(stdout))
+	root.AddCommand(newServerCmd(stdout), newLoadCmd(stdout), newClientCmd(stdout), newRunCmd(stdout), newListCmd(stdout), newCoverageCmd(stdout), newExplainCmd(stdout), newReportCmd(stdout), newRecordCmd(stdout), newReplayCmd(stdout), newVersionCmd(stdout), newFaultsCmd(stdout))
 	if err := root.ExecuteContext(ctx); err != nil {
 		code := codeOf(err)
 		if code != exitFailures && code != exitInterrupted {

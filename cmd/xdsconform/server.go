@@ -108,7 +108,7 @@ func (f *serverFlags) registerTarget(c *cobra.Command) {
 	fs.BoolVar(&f.fixturePlain, "fixture-plaintext", false, "connect to --fixture without TLS even when the xDS connection uses it")
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "gRPC call metadata KEY=VALUE sent on every stream (repeatable)")
 	fs.StringArrayVar(&f.redactHeaders, "redact-header", nil, "a header NAME whose values are secrets, redacted in every report: in --metadata, echoed back by the target, in resources (repeatable; authorization, cookies and names with token, secret, password, api-key or credential always are)")
-	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault ("+faultList(targets.ServerFaults(targets.BuiltinReference))+")")
+	fs.StringSliceVar(&f.faults, "fault", nil, "builtin:reference only: switch on a fault (xdsconform faults server lists them)")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to wait for the target to accept a connection")
 	fs.IntVar(&f.containerXDS, "container-xds-port", targets.DefaultContainerXDSPort, "with --target container:IMAGE: the xDS port inside the container")
 	fs.StringArrayVar(&f.containerEnv, "container-env", nil, "with --target container:IMAGE: KEY=VALUE in the container's environment (repeatable)")
@@ -124,15 +124,6 @@ func joinNames[S ~string](names []S) string {
 		ss[i] = string(n)
 	}
 	return strings.Join(ss, ", ")
-}
-
-// faultList lists the names of faults for a flag's help.
-func faultList(faults []targets.Fault) string {
-	names := make([]string, len(faults))
-	for i, f := range faults {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 // startServer starts a server target; one that cannot be reached exits

@@ -22,3 +22,25 @@ func TestNoteUnmatched(t *testing.T) {
 	noteUnmatched(&none, nil, false)
 	assert.Empty(t, none.String())
 }
+
+// xdsconform faults lists every fault of the role asked, with what it
+// breaks; --help and the unknown-fault error point there.
+func TestFaultsCommand(t *testing.T) {
+	code, out, _ := run(t, "faults", "server")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "answer-stale-nonce")
+	assert.Contains(t, out, "NONCE-7")
+	assert.NotContains(t, out, "client faults")
+	code, out, _ = run(t, "faults")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "client faults")
+	assert.Contains(t, out, "envoy profile only")
+	code, _, errs := run(t, "faults", "proxy")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "want server or client")
+	code, _, errs = run(t, "server", "--target", "builtin:reference", "--fault", "nope")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "xdsconform faults lists them")
+	_, help, _ := run(t, "server", "--help")
+	assert.NotContains(t, help, "answer-stale-nonce, ", "the names are not inline any more")
+}
