@@ -799,7 +799,8 @@ func writeIndented(b *screen, s, prefix string) {
 // clean makes control characters visible. Messages and transcript notes can
 // carry text chosen by the target under test (NACK details, gRPC status
 // messages); escaping keeps them from moving the cursor or recolouring the
-// terminal. Tabs are kept since they are harmless layout.
+// terminal, and (bidirectional controls such as U+202E) from reordering
+// what a line shows. Tabs are kept since they are harmless layout.
 func clean(s string) string {
 	if strings.IndexFunc(s, isUnsafe) < 0 {
 		return s
@@ -817,7 +818,7 @@ func clean(s string) string {
 }
 
 func isUnsafe(r rune) bool {
-	return r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029')
+	return r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029')
 }
 
 // sortedResults returns a copy of rs ordered by ID then variant. Runs hold

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -12,7 +13,8 @@ import (
 
 // Terminal wraps w so that what reaches a terminal cannot drive it: C0
 // control bytes other than newline and tab, DEL, C1 controls and invalid
-// UTF-8 are written as visible escapes (\x1b, \u009b). Much of what the
+// UTF-8 are written as visible escapes (\x1b, \u009b), and so are the
+// bidirectional controls (\u202e). Much of what the
 // console prints comes from the target (a fixture's server name, resource
 // names, a client's output tail, error texts), and an escape sequence in
 // any of it could rewrite the screen or the terminal's title, or hide a
@@ -103,7 +105,9 @@ func Sanitize(s string) string {
 }
 
 // controlRune reports whether r is a control character a terminal acts
-// on: C0 other than newline and tab, DEL, and C1.
+// on: C0 other than newline and tab, DEL, C1, and the bidirectional
+// controls (U+202E and its kin reorder what follows them on the line; the
+// harness never writes one itself).
 func controlRune(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || unicode.Is(unicode.Bidi_Control, r)
 }

@@ -18,6 +18,8 @@ func TestSanitize(t *testing.T) {
 		"bad utf-8 \xff\xfe end":         `bad utf-8 \xff\xfe end`,
 		"a real replacement char \uFFFD": "a real replacement char \uFFFD",
 		"carriage\rreturn":               `carriage\x0dreturn`,
+		"evil\u202Edessap":               `evil\u202edessap`,
+		"isolate \u2066x\u2069":          `isolate \u2066x\u2069`,
 	} {
 		assert.Equal(t, want, Sanitize(in), "%q", in)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -389,7 +390,7 @@ func startServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 		s.Caps = caps
 		if caps.GetServer() != "" {
-			s.Name += " (" + caps.GetServer() + ")"
+			s.Name += " (" + wording.PeerText(caps.GetServer()) + ")"
 		}
 	}
 	return s, nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/engine"
 	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -461,7 +462,7 @@ func isFixture(ctx context.Context, conn *grpc.ClientConn) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return caps.GetServer(), true
+	return wording.PeerText(caps.GetServer()), true
 }
 
 // shownMessage is a message the target caused, quoted (escaped) and

@@ -63,7 +63,7 @@ func TestLoadRefuses(t *testing.T) {
 		files map[string]string
 		want  string
 	}{
-		"no peer": {map[string]string{"istio-bug.yaml": fmt.Sprintf(doc, "server/regression/istio-bug")},
+		"no peer": {map[string]string{"kuma-bug.yaml": fmt.Sprintf(doc, "server/regression/kuma-bug")},
 			"does not begin with the peer"},
 		"id not after the file": {map[string]string{"grpc-go-bug.yaml": fmt.Sprintf(doc, "server/regression/other")},
 			`a regression's is "server/regression/grpc-go-bug"`},
