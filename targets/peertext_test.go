@@ -36,5 +36,5 @@ func TestFixtureServerNameIsOneLine(t *testing.T) {
 	s, err := targets.StartServer(t.Context(), targets.ServerOptions{Target: xds, Fixture: fx})
 	require.NoError(t, err)
 	defer s.Close()
-	assert.Equal(t, xds+` (cp v1\nPASS: 999 passed\u202e)`, s.Name)
+	assert.Equal(t, xds+` (cp v1\x0aPASS: 999 passed\u202e)`, s.Name)
 }

@@ -1,7 +1,7 @@
 package wording
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
 	"unicode"
 )
@@ -13,7 +13,8 @@ const maxPeerText = 256
 // message), made fit for one line of the harness's output: every control
 // character (line breaks included), every bidirectional control (U+202E
 // would reverse what follows it on the screen) and the Unicode line and
-// paragraph separators are written as escapes (\n, \u202e), and past 256
+// paragraph separators are written as escapes (\x0a, \u202e, as the
+// terminal writer writes the controls it escapes), and past 256
 // runes it is cut with "…". A peer cannot then print a line of its own,
 // such as a forged "PASS: 999 passed", where the harness prints its name.
 func PeerText(s string) string {
@@ -28,12 +29,14 @@ func PeerText(s string) string {
 			break
 		}
 		n++
-		if unsafeInLine(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
+		switch {
+		case unsafeInLine(r) && r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeInLine(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
