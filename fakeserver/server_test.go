@@ -1,7 +1,6 @@
 package fakeserver_test
 
 import (
-	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -115,16 +114,22 @@ func TestOutageRefusesThenServesAgain(t *testing.T) {
 	require.NoError(t, c.Subscribe(wire.Listener, "l1"))
 	st, err := srv.StreamFor(ctx, wire.Listener, 0)
 	require.NoError(t, err)
-	dials := make(chan error, 1)
+	// Dial until the outage is over. Before the stop a dial reaches the
+	// gRPC server; one that reaches it as it stops, or finds nothing
+	// between the stop and the refusing listener, is tried again; the
+	// outage counts only the dials its listener refused, so dialling
+	// stops when it returns, not after two closes seen here (a close by
+	// the stopping gRPC server looks the same from this side).
+	over := make(chan struct{})
+	dials := make(chan int, 1)
 	go func() {
-		// Before the stop a dial reaches the gRPC server, between the
-		// stop and the refusing listener it finds nothing: it is tried
-		// again, until two were refused.
-		deadline := time.Now().Add(5 * time.Second)
-		for accepted := 0; accepted < 2; {
-			if time.Now().After(deadline) {
-				dials <- errors.New("no dial was accepted")
+		closes := 0
+		defer func() { dials <- closes }()
+		for {
+			select {
+			case <-over:
 				return
+			default:
 			}
 			conn, err := net.DialTimeout("tcp", addr, time.Second)
 			if err != nil {
@@ -140,13 +145,13 @@ func TestOutageRefusesThenServesAgain(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 				continue
 			}
-			accepted++
+			closes++
 		}
-		dials <- nil
 	}()
-	refused, err := srv.Outage(ctx, 2, 5*time.Second)
+	refused, err := srv.Outage(ctx, 2, 20*time.Second)
+	close(over)
 	require.NoError(t, err)
-	require.NoError(t, <-dials)
+	assert.GreaterOrEqual(t, <-dials, 2, "the dials saw their connections closed")
 	assert.Equal(t, 2, refused)
 	assert.Equal(t, addr, srv.Addr(), "the same address")
 	require.ErrorIs(t, st.Err(), fakeserver.ErrEnded, "the outage ended the stream")
