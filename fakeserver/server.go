@@ -383,6 +383,12 @@ func (s *Server) NextStream(ctx context.Context, after int, within time.Duration
 	return s.waitStream(ctx, within, func(st *Stream) bool { return st.ID > after })
 }
 
+// NextStreamCarrying waits up to within for the next stream with an ID
+// greater than after that carries t (the ADS stream, or t's own).
+func (s *Server) NextStreamCarrying(ctx context.Context, t wire.Type, after int, within time.Duration) (*Stream, error) {
+	return s.waitStream(ctx, within, func(st *Stream) bool { return st.ID > after && st.carries(t, s.opts.Variant) })
+}
+
 // WaitStream waits, until ctx ends, for a stream with an ID greater than
 // after; it returns nil, nil when ctx ends first or the server closes.
 func (s *Server) WaitStream(ctx context.Context, after int) (*Stream, error) {

@@ -803,17 +803,25 @@ func (c *C) newStreamsOnly() []*fakeserver.Stream {
 // Outage(1) covers it on top of the expect timeout.
 const reconnectBackoff = 1200 * time.Millisecond
 
-// AwaitReconnect waits for the client to open a stream again after an
-// Outage of one refusal, for the expect timeout plus reconnectBackoff,
-// and returns it.
+// streamBackoff bounds the wait a client may have built up for a stream
+// that failed, before any response, while its server was down: each
+// stream backs off on its own timer (RECONN-1), and the reference client's
+// grows to 4 s. The wait for the listener stream after an outage covers
+// it too, since a per-type client reopens its streams one by one.
+const streamBackoff = 4 * time.Second
+
+// AwaitReconnect waits for the client to open its listener stream again
+// (the ADS stream, or LDS's own) after an Outage of one refusal, for the
+// expect timeout plus reconnectBackoff and streamBackoff, and returns it.
 func (c *C) AwaitReconnect() *fakeserver.Stream {
 	ctx, cancel := c.untilExit()
 	defer cancel()
-	st, err := c.Srv.NextStream(ctx, c.after[LDS.URL], c.Timeouts.Expect+reconnectBackoff)
+	within := c.Timeouts.Expect + reconnectBackoff + streamBackoff
+	st, err := c.Srv.NextStreamCarrying(ctx, LDS, c.after[LDS.URL], within)
 	if err != nil {
 		c.abortIfExited()
-		c.fail("the management server was back, but the client did not connect again within %s (the expect timeout and gRPC's connection backoff after a failed attempt): %v",
-			wording.Duration(c.Timeouts.Expect+reconnectBackoff), err)
+		c.fail("the management server was back, but the client did not open its %s stream again within %s (the expect timeout, gRPC's connection backoff after a failed attempt and a stream's backoff): %v",
+			LDS.Short, wording.Duration(within), err)
 	}
 	return st
 }
