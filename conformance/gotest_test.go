@@ -230,7 +230,7 @@ func TestGoTestOutcomes(t *testing.T) {
 		}
 	}
 	assert.Len(t, ran, len(want), "one subtest per pair: %v", ran)
-	run, _, err := reports.ReadJSONFile(r.report)
+	run, _, err := reports.ReadJSONFile(context.Background(), r.report)
 	require.NoError(t, err)
 	assert.Len(t, run.Results, len(want), "the report has every pair")
 }
@@ -259,7 +259,7 @@ func TestGoTestRunSelectsPairs(t *testing.T) {
 	require.NoError(t, err, "the selected pairs pass or are known failures: %s", out)
 	r := parseEvents(t, out)
 	assert.Equal(t, map[string]string{"TestSelftest": "pass", sub("passes"): "pass", sub("known"): "skip"}, r.final)
-	run, _, err := reports.ReadJSONFile(report)
+	run, _, err := reports.ReadJSONFile(context.Background(), report)
 	require.NoError(t, err)
 	var ids []string
 	for _, res := range run.Results {

@@ -317,7 +317,7 @@ func TestFinish(t *testing.T) {
 		}
 		collect(t, t.Context(), s, names)
 		require.NoError(t, s.Finish())
-		run, _, err := reports.ReadJSONFile(jsonPath)
+		run, _, err := reports.ReadJSONFile(context.Background(), jsonPath)
 		require.NoError(t, err)
 		var ids []string
 		for _, r := range run.Results {

@@ -236,7 +236,7 @@ var _ = Describe("record and replay", Ordered, Label("record", "grpc-go", "go-co
 		report := filepath.Join(dir, "same-server.json")
 		out, code = runCLI(cli, "server", "--target", gcpAddr, "--fixture", gcpAddr, "--scenario-file", scaffolded, "--json", report)
 		require.Equal(GinkgoT(), 0, code, "the scaffold against the go-control-plane it was recorded from: %s", out)
-		run, _, err := reports.ReadJSONFile(report)
+		run, _, err := reports.ReadJSONFile(context.Background(), report)
 		require.NoError(GinkgoT(), err)
 		require.NotEmpty(GinkgoT(), run.Results)
 		for _, r := range run.Results {
@@ -256,7 +256,7 @@ var _ = Describe("record and replay", Ordered, Label("record", "grpc-go", "go-co
 			report := filepath.Join(filepath.Dir(scaffolded), "fault-"+c.fault+".json")
 			out, code := runCLI(cli, "server", "--target", targets.BuiltinReference, "--fault", c.fault, "--scenario-file", scaffolded, "--json", report)
 			require.Equal(GinkgoT(), 1, code, "the scaffold against a reference server with fault %s: %s", c.fault, out)
-			run, _, err := reports.ReadJSONFile(report)
+			run, _, err := reports.ReadJSONFile(context.Background(), report)
 			require.NoError(GinkgoT(), err)
 			var broken []string
 			for _, r := range run.Results {
@@ -306,7 +306,7 @@ func recordWithCLI(cli, upstream, path string) {
 	require.NoError(t, rec.Stop(5*time.Second), "stopping xdsconform record")
 	require.NoError(t, rec.ExitErr(), "xdsconform record: %s", rec.Tail())
 	require.NoError(t, running.Stop())
-	f, err := transcript.ReadFile(path)
+	f, err := transcript.ReadFile(context.Background(), path)
 	require.NoError(t, err)
 	assert.Equal(t, "sotw-ads", f.Variant)
 }

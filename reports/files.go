@@ -1,7 +1,7 @@
 package reports
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -63,16 +63,12 @@ func resolved(path string) string {
 }
 
 func writeAtomic(path string, render func(io.Writer) error) (err error) {
-	var buf bytes.Buffer
-	if err := render(&buf); err != nil {
-		return err
-	}
 	if writesThrough(path) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
 			return err
 		}
-		if _, err := f.Write(buf.Bytes()); err != nil {
+		if err := WriteSpooled(f, render); err != nil {
 			f.Close()
 			return err
 		}
@@ -93,7 +89,13 @@ func writeAtomic(path string, render func(io.Writer) error) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(buf.Bytes()); err != nil {
+	// The report is rendered straight into the temporary file, not into
+	// memory: a page of a large run can be hundreds of megabytes.
+	bw := bufio.NewWriterSize(tmp, writeBuffer)
+	if err = render(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
 		return err
 	}
 	// Sync before rename so a crash cannot leave the new name pointing at
@@ -110,6 +112,36 @@ func writeAtomic(path string, render func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// writeBuffer is the buffer between a renderer's many small writes and
+// the file.
+const writeBuffer = 256 << 10
+
+// WriteSpooled renders a report into a temporary file and copies it to w
+// once it is complete, so that w (standard output, a pipe) gets the whole
+// report or nothing of it, without the report being held in memory.
+func WriteSpooled(w io.Writer, render func(io.Writer) error) error {
+	spool, err := os.CreateTemp("", "xdsconform-report-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		spool.Close()
+		os.Remove(spool.Name())
+	}()
+	bw := bufio.NewWriterSize(spool, writeBuffer)
+	if err := render(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = io.Copy(w, spool)
+	return err
 }
 
 // Prepare readies the report paths before a run: each non-empty path must

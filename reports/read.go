@@ -1,15 +1,17 @@
 package reports
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/xdsconform/xdsconform/internal/infile"
 	"github.com/xdsconform/xdsconform/results"
 )
 
@@ -30,22 +32,43 @@ var readableSchemaVersions = []string{"1", "2", JSONSchemaVersion}
 // xdsconform JSON report of a layout this build reads.
 var ErrNotAReport = errors.New("not an xdsconform JSON report")
 
+// MaxResults bounds the results one JSON report may hold. The whole of
+// both suites is under a thousand pairs; a reader keeps every result in
+// memory, several hundred bytes each however small its JSON, so the bound
+// keeps a report of millions of tiny results from costing gigabytes to
+// read and render. It is checked as the results are read, before any
+// work on them.
+const MaxResults = 50_000
+
 // ReadJSON reads a JSON report as WriteJSON writes it. Input that is not
 // JSON, is not a report (no schema_version, role or results), is of a
 // schema version this build does not know, or exceeds MaxJSONReportSize
-// is an error wrapping ErrNotAReport; the summary object and the causes
-// are not read, as they are recomputed from the results wherever they are
-// needed.
+// or MaxResults is an error wrapping ErrNotAReport; the summary object
+// and the causes are not read, as they are recomputed from the results
+// wherever they are needed.
 func ReadJSON(r io.Reader) (results.Run, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxJSONReportSize+1))
-	if err != nil {
-		return results.Run{}, err
+	return ReadJSONContext(context.Background(), r)
+}
+
+// ReadJSONContext is ReadJSON under ctx: it stops, with ctx's error, as
+// soon as ctx ends. The results are decoded one at a time, as they
+// stream in, so reading costs what the results take in memory, not that
+// plus the file's bytes.
+func ReadJSONContext(ctx context.Context, r io.Reader, opts ...ReadOption) (results.Run, error) {
+	var cfg readConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
-	if len(b) > MaxJSONReportSize {
+	run, err := decodeRun(ctx, io.LimitReader(r, MaxJSONReportSize+1), cfg)
+	var tooLarge *infile.TooLargeError
+	switch {
+	case ctx.Err() != nil:
+		return results.Run{}, ctx.Err()
+	case errors.As(err, &tooLarge):
+		return results.Run{}, fmt.Errorf("%w: larger than %s", ErrNotAReport, infile.Bytes(tooLarge.Limit))
+	case errors.Is(err, errTooLarge):
 		return results.Run{}, fmt.Errorf("%w: larger than %d MiB", ErrNotAReport, MaxJSONReportSize>>20)
-	}
-	var run results.Run
-	if err := json.Unmarshal(b, &run); err != nil {
+	case err != nil:
 		return results.Run{}, fmt.Errorf("%w: %v", ErrNotAReport, err)
 	}
 	switch {
@@ -59,21 +82,256 @@ func ReadJSON(r io.Reader) (results.Run, error) {
 	case run.Results == nil:
 		return results.Run{}, fmt.Errorf("%w: no results", ErrNotAReport)
 	}
+	if err := checkRun(run); err != nil {
+		return results.Run{}, fmt.Errorf("%w: %v", ErrNotAReport, err)
+	}
 	return run, nil
 }
 
-// ReadJSONFile reads the JSON report at path and returns it with the
-// SHA-256 of its bytes, which a certification report cites as evidence;
-// the error names the path.
-func ReadJSONFile(path string) (results.Run, [sha256.Size]byte, error) {
-	f, err := os.Open(path)
+// checkRun refuses a run header no harness writes: an unknown role or
+// fail-on level, or an implementation URL that a page or a certification
+// report could not link to safely.
+func checkRun(run results.Run) error {
+	switch {
+	case !slices.Contains([]string{results.RoleServer, results.RoleClient, results.RoleBoth}, run.Role):
+		return fmt.Errorf("role %q is not server, client or both", run.Role)
+	case run.FailOn != "" && !slices.Contains(results.Levels, run.FailOn):
+		return fmt.Errorf("fail_on %q is not a level (%s)", run.FailOn, levelList())
+	case run.Implementation != nil && run.Implementation.URL != "":
+		if err := results.CheckURL(run.Implementation.URL); err != nil {
+			return fmt.Errorf("implementation.url: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkResult refuses a result no harness writes: an outcome or a level
+// that is not one of results' (a level may be absent: the page shows it
+// as none). Every reader counts results by them; one
+// they do not know would be counted nowhere, or as something it is not.
+func checkResult(r results.Result) error {
+	switch {
+	case !slices.Contains(results.Outcomes, r.Outcome):
+		return fmt.Errorf("outcome %q is not one of %s", r.Outcome, outcomeList())
+	case r.Level != "" && !slices.Contains(results.Levels, r.Level):
+		return fmt.Errorf("level %q is not a level (%s)", r.Level, levelList())
+	case r.BrokenLevel != "" && !slices.Contains(results.Levels, r.BrokenLevel):
+		return fmt.Errorf("broken_level %q is not a level (%s)", r.BrokenLevel, levelList())
+	}
+	return nil
+}
+
+func levelList() string {
+	var ls []string
+	for _, l := range results.Levels {
+		ls = append(ls, string(l))
+	}
+	return strings.Join(ls, ", ")
+}
+
+func outcomeList() string {
+	var os []string
+	for _, o := range results.Outcomes {
+		os = append(os, string(o))
+	}
+	return strings.Join(os, ", ")
+}
+
+// ReadOption changes what a reader keeps of a report.
+type ReadOption func(*readConfig)
+
+type readConfig struct{ noTranscripts, lazyTranscripts bool }
+
+// LazyTranscripts reads each transcript into Result.RawTranscript as the
+// report holds it, without decoding it: a decoded entry takes several
+// times the bytes of its JSON (and a hostile report can hold millions of
+// empty ones), whereas a page shows at most the first and the last
+// entries of each transcript it shows (transcript.DecodeBounded).
+func LazyTranscripts() ReadOption { return func(c *readConfig) { c.lazyTranscripts = true } }
+
+// rawInto keeps a JSON value's bytes in *into.
+type rawInto struct{ into *[]byte }
+
+func (r *rawInto) UnmarshalJSON(b []byte) error {
+	if !bytes.Equal(b, []byte("null")) {
+		*r.into = bytes.Clone(b)
+	}
+	return nil
+}
+
+// WithoutTranscripts reads a report without its transcripts, which are
+// most of a large report's bytes: for the outputs that show none (the
+// Markdown summary, the certification report). Each result's Transcript
+// is then nil.
+func WithoutTranscripts() ReadOption { return func(c *readConfig) { c.noTranscripts = true } }
+
+// readPast is a JSON value read past and kept nowhere.
+type readPast struct{}
+
+func (*readPast) UnmarshalJSON([]byte) error { return nil }
+
+// errTooLarge is decodeRun's error for input past MaxJSONReportSize.
+var errTooLarge = errors.New("too large")
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// decodeRun decodes a report object: "results" one result at a time,
+// every other member whole (they are small: the run's header, options,
+// summary), then all of those together, as json.Unmarshal would.
+func decodeRun(ctx context.Context, r io.Reader, cfg readConfig) (results.Run, error) {
+	cr := &countingReader{r: r}
+	dec := json.NewDecoder(cr)
+	over := func(err error) error {
+		if cr.n > MaxJSONReportSize {
+			return errTooLarge
+		}
+		return err
+	}
+	if err := expectDelim(dec, '{'); err != nil {
+		return results.Run{}, over(err)
+	}
+	members := map[string]json.RawMessage{}
+	var rs []results.Result
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return results.Run{}, over(err)
+		}
+		key, _ := tok.(string)
+		if !strings.EqualFold(key, "results") {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return results.Run{}, over(err)
+			}
+			members[key] = raw
+			continue
+		}
+		if rs, err = decodeResults(ctx, dec, cfg); err != nil {
+			return results.Run{}, over(err)
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return results.Run{}, over(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return results.Run{}, over(errors.New("data after the report"))
+	}
+	if cr.n > MaxJSONReportSize {
+		return results.Run{}, errTooLarge
+	}
+	head, err := json.Marshal(members)
 	if err != nil {
-		return results.Run{}, [sha256.Size]byte{}, err // os errors name the path
+		return results.Run{}, err
+	}
+	var run results.Run
+	if err := json.Unmarshal(head, &run); err != nil {
+		return results.Run{}, err
+	}
+	run.Results = rs
+	return run, nil
+}
+
+// decodeResults decodes the results array (null reads as none), one
+// result at a time, checking ctx and MaxResults as it goes.
+func decodeResults(ctx context.Context, dec *json.Decoder, cfg readConfig) ([]results.Result, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok == nil {
+		return nil, nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("results: not an array")
+	}
+	rs := []results.Result{}
+	for dec.More() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(rs) == MaxResults {
+			return nil, fmt.Errorf("more than %d results, the most a report may hold", MaxResults)
+		}
+		var r results.Result
+		if cfg.lazyTranscripts {
+			var lazy struct {
+				*results.Result
+				Transcript rawInto `json:"transcript"`
+			}
+			lazy.Result, lazy.Transcript.into = &r, &r.RawTranscript
+			if err := dec.Decode(&lazy); err != nil {
+				return nil, fmt.Errorf("results[%d]: %w", len(rs), err)
+			}
+		} else if cfg.noTranscripts {
+			// The outer field shadows the result's own: the transcript is
+			// read past, not kept.
+			var without struct {
+				*results.Result
+				Transcript readPast `json:"transcript"`
+			}
+			without.Result = &r
+			if err := dec.Decode(&without); err != nil {
+				return nil, fmt.Errorf("results[%d]: %w", len(rs), err)
+			}
+		} else if err := dec.Decode(&r); err != nil {
+			return nil, fmt.Errorf("results[%d]: %w", len(rs), err)
+		}
+		if err := checkResult(r); err != nil {
+			return nil, fmt.Errorf("results[%d] (%.200q): %w", len(rs), r.FullName(), err)
+		}
+		rs = append(rs, r)
+	}
+	return rs, expectDelim(dec, ']')
+}
+
+// expectDelim reads the next token, which must be d.
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return fmt.Errorf("expected %q, found %v", d, tok)
+	}
+	return nil
+}
+
+// ReadJSONFile reads the JSON report at path under ctx and returns it
+// with the SHA-256 of its bytes, which a certification report cites as
+// evidence; the error names the path. The file's size is checked before
+// it is read, a directory or a device is refused, and a pipe is read
+// under a deadline (internal/infile).
+func ReadJSONFile(ctx context.Context, path string, opts ...ReadOption) (results.Run, [sha256.Size]byte, error) {
+	f, err := infile.Open(ctx, path, MaxJSONReportSize)
+	if err != nil {
+		var tooLarge *infile.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return results.Run{}, [sha256.Size]byte{}, fmt.Errorf("%s: %w: larger than %s", path, ErrNotAReport, infile.Bytes(tooLarge.Limit))
+		}
+		return results.Run{}, [sha256.Size]byte{}, err // errors name the path
 	}
 	defer f.Close()
 	h := sha256.New()
-	run, err := ReadJSON(io.TeeReader(f, h))
+	run, err := ReadJSONContext(ctx, io.TeeReader(f, h), opts...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return results.Run{}, [sha256.Size]byte{}, err
+		}
+		return results.Run{}, [sha256.Size]byte{}, fmt.Errorf("%s: %w", path, err)
+	}
+	// The decoder stops at the report's closing brace: hash whatever
+	// follows too (whitespace), so the sum is the file's.
+	if _, err := io.Copy(h, f); err != nil {
 		return results.Run{}, [sha256.Size]byte{}, fmt.Errorf("%s: %w", path, err)
 	}
 	var sum [sha256.Size]byte

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"context"
 	"crypto/sha256"
 	"io"
 	"os"
@@ -26,7 +27,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 		Results: []results.Result{{ID: "server/a", Variant: "sotw-ads", Level: results.Must, Outcome: results.Pass}}}
 	path := filepath.Join(t.TempDir(), "r.json")
 	require.NoError(t, WriteFiles(run, "", path))
-	got, sum, err := ReadJSONFile(path)
+	got, sum, err := ReadJSONFile(context.Background(), path)
 	require.NoError(t, err)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -50,6 +51,15 @@ func TestReadJSONRejects(t *testing.T) {
 		"no results":    `{"schema_version": "2", "role": "server"}`,
 		"wrong type":    `{"schema_version": "2", "role": "server", "results": {}}`,
 		"trailing data": `{"schema_version": "2", "role": "server", "results": []} {}`,
+		// Values no harness writes, which every reader would count
+		// nowhere or link to unsafely.
+		"bad role":       `{"schema_version": "3", "role": "proxy", "results": []}`,
+		"bad fail_on":    `{"schema_version": "3", "role": "server", "fail_on": "NEVER", "results": []}`,
+		"bad outcome":    `{"schema_version": "3", "role": "server", "results": [{"id": "server/a", "outcome": "passed"}]}`,
+		"bad level":      `{"schema_version": "3", "role": "server", "results": [{"id": "server/a", "outcome": "pass", "level": "must"}]}`,
+		"bad broken":     `{"schema_version": "3", "role": "server", "results": [{"id": "server/a", "outcome": "fail", "level": "MUST", "broken_level": "X"}]}`,
+		"javascript url": `{"schema_version": "3", "role": "server", "implementation": {"name": "a", "url": "javascript:alert(1)"}, "results": []}`,
+		"hostless url":   `{"schema_version": "3", "role": "server", "implementation": {"name": "a", "url": "https:///x"}, "results": []}`,
 	} {
 		_, err := ReadJSON(strings.NewReader(doc))
 		assert.ErrorIs(t, err, ErrNotAReport, name)
@@ -93,4 +103,18 @@ func (spaces) Read(p []byte) (int, error) {
 		p[i] = ' '
 	}
 	return len(p), nil
+}
+
+// WithoutTranscripts reads everything but the transcripts.
+func TestReadJSONWithoutTranscripts(t *testing.T) {
+	doc := `{"schema_version": "3", "role": "server", "results": [{"id": "server/a", "variant": "sotw-ads", "outcome": "fail", "level": "MUST",
+		"rules_broken": ["RES-4"], "transcript": [{"at_ns": 1, "stream": "ads#1", "direction": "sent", "kind": "DiscoveryRequest", "message": {"type_url": "x"}}]}]}`
+	full, err := ReadJSON(strings.NewReader(doc))
+	require.NoError(t, err)
+	require.Len(t, full.Results[0].Transcript, 1)
+	lean, err := ReadJSONContext(context.Background(), strings.NewReader(doc), WithoutTranscripts())
+	require.NoError(t, err)
+	assert.Nil(t, lean.Results[0].Transcript)
+	full.Results[0].Transcript = nil
+	assert.Equal(t, full, lean, "everything else is read alike")
 }

@@ -4,6 +4,8 @@ package results
 
 import (
 	"cmp"
+	"fmt"
+	"net/url"
 	"slices"
 	"time"
 
@@ -128,6 +130,12 @@ type Result struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Transcript is every message of the run.
 	Transcript []transcript.Entry `json:"transcript,omitempty"`
+	// RawTranscript is, for a result read with reports.LazyTranscripts,
+	// its transcript as the report holds it, not decoded (Transcript is
+	// then nil): a reader that shows a part of a few transcripts decodes
+	// that part (transcript.DecodeBounded), however many entries the
+	// others hold. Never written.
+	RawTranscript []byte `json:"-"`
 }
 
 // FullName is "ID[variant]", the name used in reports and known-failing files.
@@ -253,6 +261,23 @@ type Implementation struct {
 	// claims (e.g. "delta-ads", "xdstp"); the certification report
 	// repeats them next to what the run showed.
 	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// CheckURL refuses an implementation URL that a page or a certification
+// report could not link to safely: anything but an absolute http or https
+// URL with a host (a javascript: or data: URL would run, or show, what
+// its author chose in whoever follows the link).
+func CheckURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", s)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: want an http:// or https:// URL", s)
+	case u.Host == "":
+		return fmt.Errorf("%q: want an http:// or https:// URL with a host", s)
+	}
+	return nil
 }
 
 // Empty reports whether i says nothing (nil, or every field empty).

@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/xdsconform/xdsconform/internal/infile"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -239,7 +241,15 @@ type Server struct {
 	probe          *probe
 	connectTimeout time.Duration
 	liveness
+	// learned is what pairs of the run learned about the target (Learned).
+	learned sync.Map
 }
+
+// Learned is the run's memory of what one pair established about the
+// target that other pairs rest on: a control precondition that the
+// target failed, say, which pairs that run alone would otherwise each
+// wait out in turn. It lives as long as the target, a run.
+func (s *Server) Learned() *sync.Map { return &s.learned }
 
 // NodeCluster is the node.cluster the fake client sends for node id.
 func (s *Server) NodeCluster(nodeID string) string {
@@ -644,6 +654,10 @@ func transportCredentials(o TLSOptions) (credentials.TransportCredentials, *tls.
 	return credentials.NewTLS(cfg), cfg, nil
 }
 
+// maxCAFile bounds a --tls-ca bundle; the system's whole bundle is about
+// 200 KiB.
+const maxCAFile = 4 << 20
+
 // tlsConfig is the TLS configuration o asks for; nil means plaintext.
 func tlsConfig(o TLSOptions) (*tls.Config, error) {
 	if !o.on() {
@@ -651,7 +665,7 @@ func tlsConfig(o TLSOptions) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{ServerName: o.ServerName, MinVersion: tls.VersionTLS12}
 	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
+		pem, err := infile.ReadAll(context.Background(), o.CAFile, maxCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("--tls-ca: %w", err)
 		}

@@ -1,13 +1,15 @@
 package transcript
 
 import (
+	"context"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
+
+	"github.com/xdsconform/xdsconform/internal/infile"
 )
 
 // FileFormat names the format of a transcript file; a reader refuses any
@@ -71,21 +73,21 @@ func WriteFile(path string, f *File) error {
 	return nil
 }
 
-// ReadFile reads a transcript file written by WriteFile, bounded by
-// MaxFileBytes, refusing unknown fields, another format or a side other
-// than SideClient or SideServer.
-func ReadFile(path string) (*File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read transcript file: %w", err)
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read transcript file %s: %w", path, err)
-	}
-	if len(b) > MaxFileBytes {
+// ReadFile reads a transcript file written by WriteFile under ctx,
+// bounded by MaxFileBytes (checked before reading), refusing unknown
+// fields, another format or a side other than SideClient or SideServer.
+// A directory or a device is refused and a pipe read under a deadline
+// (internal/infile).
+func ReadFile(ctx context.Context, path string) (*File, error) {
+	b, err := infile.ReadAll(ctx, path, MaxFileBytes)
+	var tooLarge *infile.TooLargeError
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("transcript file %s is larger than %d MiB", path, MaxFileBytes>>20)
+	case err != nil:
+		return nil, fmt.Errorf("read transcript file: %w", err)
 	}
 	return ParseFile(b, path)
 }

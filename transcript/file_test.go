@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ func TestFileRoundTrip(t *testing.T) {
 	in := &File{Recorded: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), Side: SideClient, Variant: "sotw-ads",
 		Entries: []Entry{{At: time.Millisecond, Stream: "ads#1", Direction: Sent, Kind: "DiscoveryRequest", Message: json.RawMessage(`{"typeUrl":"x"}`)}}}
 	require.NoError(t, WriteFile(path, in))
-	out, err := ReadFile(path)
+	out, err := ReadFile(context.Background(), path)
 	require.NoError(t, err)
 	require.Equal(t, in, out)
 }
@@ -31,7 +32,7 @@ func TestFileRefusesWhatItCannotReplay(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "t.json")
 			require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-			_, err := ReadFile(path)
+			_, err := ReadFile(context.Background(), path)
 			require.Error(t, err)
 		})
 	}

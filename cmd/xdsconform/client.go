@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/xdsconform/xdsconform/internal/infile"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -177,6 +177,10 @@ func commandVarsHelp() string {
 }
 
 // clientSuite validates the client flags and returns the suite to run.
+// maxBootstrapTemplate bounds a --bootstrap-template file; a bootstrap is
+// a few KiB.
+const maxBootstrapTemplate = 1 << 20
+
 func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	catalogue, err := f.files.catalogue("client", scenarios.Client)
 	if err != nil {
@@ -186,7 +190,7 @@ func (f *clientFlags) clientSuite(ctx context.Context) (suiteRun, error) {
 	f.opts.MaxRecvSize = int(f.maxRecv)
 	f.opts.MaxStatusSize = int(f.maxStatus)
 	if f.bootstrapTemplate != "" {
-		text, err := os.ReadFile(f.bootstrapTemplate)
+		text, err := infile.ReadAll(ctx, f.bootstrapTemplate, maxBootstrapTemplate)
 		if err != nil {
 			return suiteRun{}, usageError("--bootstrap-template: %v", err)
 		}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"github.com/xdsconform/xdsconform/internal/infile"
 	"io"
 	"os"
 	"strings"
@@ -97,6 +99,11 @@ func (f *implFlags) load() (*results.Implementation, error) {
 			return nil, usageError("%s: %v", v.flag, err)
 		}
 	}
+	if f.url != "" {
+		if err := results.CheckURL(f.url); err != nil {
+			return nil, usageError("--impl-url: %v", err)
+		}
+	}
 	for _, list := range []struct {
 		flag   string
 		values []string
@@ -114,17 +121,17 @@ func (f *implFlags) load() (*results.Implementation, error) {
 // readImplFile reads and checks an --implementation file. Unknown keys
 // are errors, so that a misspelt one is not dropped in silence.
 func readImplFile(path string) (*results.Implementation, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, errors.Unwrap(err) // the flag's message names the path
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, implFileLimit+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > implFileLimit {
+	b, err := infile.ReadAll(context.Background(), path, implFileLimit)
+	var tooLarge *infile.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("larger than %d KiB", implFileLimit>>10)
+	case err != nil:
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err // the flag's message names the path
+		}
+		return nil, err
 	}
 	var doc implFile
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -137,6 +144,11 @@ func readImplFile(path string) (*results.Implementation, error) {
 	for _, v := range append([]string{i.Name, i.Organization, i.Version, i.URL}, append(i.Contact, i.Capabilities...)...) {
 		if err := checkImplValue(v); err != nil {
 			return nil, err
+		}
+	}
+	if i.URL != "" {
+		if err := results.CheckURL(i.URL); err != nil {
+			return nil, fmt.Errorf("url: %w", err)
 		}
 	}
 	if i.Empty() {

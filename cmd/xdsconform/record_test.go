@@ -138,7 +138,7 @@ func TestRecordThenReplay(t *testing.T) {
 	c.Close()
 	require.Equal(t, exitOK, code, out)
 	assert.Contains(t, out, "recorded 12 messages on 1 stream over 1 connection")
-	f, err := transcript.ReadFile(file)
+	f, err := transcript.ReadFile(context.Background(), file)
 	require.NoError(t, err)
 	assert.Equal(t, "sotw-ads", f.Variant)
 
@@ -161,7 +161,7 @@ func TestRecordThenReplay(t *testing.T) {
 	out2 := filepath.Join(t.TempDir(), "replay.json")
 	code, stdout, stderr = run(t, "replay", "--against", "server", "--target", seededRef(t), "--timeout", "2s", "--quiet", "300ms", "--transcript-out", out2, file)
 	assert.Equal(t, exitOK, code, stdout+stderr)
-	rf, err := transcript.ReadFile(out2)
+	rf, err := transcript.ReadFile(context.Background(), out2)
 	require.NoError(t, err)
 	assert.Equal(t, transcript.SideClient, rf.Side)
 }
@@ -186,7 +186,7 @@ func TestRecordInterrupted(t *testing.T) {
 	code, out := wait()
 	require.Equal(t, exitOK, code, out)
 	assert.Contains(t, out, "(interrupted)")
-	f, err := transcript.ReadFile(file)
+	f, err := transcript.ReadFile(context.Background(), file)
 	require.NoError(t, err)
 	assert.Equal(t, "delta-ads", f.Variant)
 

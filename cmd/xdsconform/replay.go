@@ -181,7 +181,7 @@ func runReplay(c *cobra.Command, out io.Writer, f *replayFlags, path string) err
 	if err := f.validate(c); err != nil {
 		return err
 	}
-	file, err := transcript.ReadFile(path)
+	file, err := transcript.ReadFile(c.Context(), path)
 	if err != nil {
 		return usageError("%v", err)
 	}

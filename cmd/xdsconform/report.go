@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -73,7 +76,9 @@ func newReportCmd(out io.Writer) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(c *cobra.Command, args []string) error { return runReport(out, f, args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return runReport(c.Context(), out, c.ErrOrStderr(), f, args)
+		},
 	}
 	fs := c.Flags()
 	fs.StringVar(&f.html, "html", "", `write a self-contained HTML page to this file ("-": standard output)`)
@@ -91,7 +96,7 @@ type output struct {
 	render     func(io.Writer) error
 }
 
-func runReport(stdout io.Writer, f *reportFlags, args []string) error {
+func runReport(ctx context.Context, stdout, stderr io.Writer, f *reportFlags, args []string) error {
 	var outs []output
 	stdoutUsers := 0
 	for _, o := range []struct{ flag, path string }{{"--html", f.html}, {"--markdown", f.markdown}, {"--certification", f.certification}} {
@@ -122,10 +127,27 @@ func runReport(stdout io.Writer, f *reportFlags, args []string) error {
 			}
 		}
 	}
+	// Interrupted, the command stops reading or writing within moments and
+	// leaves no report (each is written through a temporary file).
+	interrupted := func() error {
+		fmt.Fprintln(stderr, "xdsconform: report: interrupted; nothing written")
+		return &exitError{code: exitInterrupted, err: ctx.Err()}
+	}
+	roomForInputs(args)
 	inputs := make([]certify.Input, len(args))
 	runs := make([]results.Run, len(args))
+	// Only the page shows transcripts, and of each it shows no more than
+	// the first and the last entries: they are read undecoded, and the
+	// page decodes what it shows.
+	readOpts := []reports.ReadOption{reports.WithoutTranscripts()}
+	if f.html != "" {
+		readOpts = []reports.ReadOption{reports.LazyTranscripts()}
+	}
 	for i, path := range args {
-		run, sum, err := reports.ReadJSONFile(path)
+		run, sum, err := reports.ReadJSONFile(ctx, path, readOpts...)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -136,7 +158,7 @@ func runReport(stdout io.Writer, f *reportFlags, args []string) error {
 	for i := range outs {
 		switch outs[i].flag {
 		case "--html":
-			outs[i].render = func(w io.Writer) error { return htmlpage.Write(w, runs) }
+			outs[i].render = func(w io.Writer) error { return htmlpage.WriteContext(ctx, w, runs) }
 		case "--markdown":
 			outs[i].render = func(w io.Writer) error {
 				return markdown.Write(w, runs, markdown.Options{Limit: int(f.markdownLimit)})
@@ -160,15 +182,65 @@ func runReport(stdout io.Writer, f *reportFlags, args []string) error {
 		}
 	}
 	for _, o := range outs {
+		render := func(w io.Writer) error { return o.render(interruptible{ctx, w}) }
 		var err error
 		if o.path == "-" {
-			err = o.render(stdout)
+			err = reports.WriteSpooled(stdout, render)
 		} else {
-			err = reports.WriteFile(o.path, o.render)
+			err = reports.WriteFile(o.path, render)
+		}
+		if ctx.Err() != nil {
+			return interrupted()
 		}
 		if err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("%s %s: %w", o.flag, o.path, err)}
 		}
 	}
 	return nil
+}
+
+// interruptible is a writer that fails once its context has ended, so
+// that rendering a large page stops within moments of an interrupt.
+type interruptible struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (i interruptible) Write(p []byte) (int, error) {
+	if err := i.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return i.w.Write(p)
+}
+
+// Reading a report costs memory in proportion to it: its results, then
+// the page built from them. The soft memory limit that keeps a run's
+// garbage in check (main) would, below what a large report keeps live,
+// have the collector run without pause; room for the inputs is made
+// instead, within readerMemoryCap, which keeps the command under 1 GiB.
+// What a report keeps live is about 1.4 times its size (its transcripts
+// undecoded, its results decoded): twice its size leaves the collector
+// room without letting garbage pile up to the bound.
+const (
+	readerMemoryBase = 64 << 20
+	readerMemoryCap  = 768 << 20
+)
+
+// roomForInputs raises the soft memory limit to readerMemoryBase plus
+// twice the size of the regular files among paths, within
+// readerMemoryCap (GOMEMLIMIT, when set, wins).
+func roomForInputs(paths []string) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	var total int64
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+	}
+	limit := min(readerMemoryBase+2*total, readerMemoryCap)
+	if limit > debug.SetMemoryLimit(-1) {
+		debug.SetMemoryLimit(limit)
+	}
 }

@@ -2,16 +2,22 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/xdsconform/xdsconform/internal/infile"
 	"github.com/xdsconform/xdsconform/internal/requirements"
+	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/reports/certify"
 	"github.com/xdsconform/xdsconform/reports/htmlpage"
 	"github.com/xdsconform/xdsconform/reports/matrix"
@@ -113,7 +119,32 @@ func TestReportBadInput(t *testing.T) {
 	other := write("other.json", strings.Replace(string(raw), `"name": "a"`, `"name": "b"`, 1))
 	anon := write("anon.json", strings.Replace(string(raw), `"name": "a"`, `"organization": "a"`, 1))
 	out := filepath.Join(dir, "out.md")
+	// Inputs that would cost the reader a gigabyte, or hold it: refused
+	// before reading, or as the limit is crossed.
+	huge := write("huge.json", "")
+	require.NoError(t, os.Truncate(huge, reports.MaxJSONReportSize+1))
+	var many strings.Builder
+	many.WriteString(`{"schema_version": "3", "role": "server", "results": [`)
+	for i := range reports.MaxResults + 1 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `{"id": "server/x/%d", "outcome": "pass"}`, i)
+	}
+	many.WriteString("]}")
+	fifo := filepath.Join(dir, "fifo.json")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	silent, err := os.OpenFile(fifo, os.O_RDWR, 0) // a writer that never writes
+	require.NoError(t, err)
+	defer silent.Close()
+	defer func(d time.Duration) { infile.PipeIdle = d }(infile.PipeIdle)
+	infile.PipeIdle = 100 * time.Millisecond
 	checkExitCodes(t, []exitCase{
+		{"too large", []string{"report", "--html", out, huge}, exitUsage, "larger than 256 MiB"},
+		{"too many results", []string{"report", "--html", out, write("many.json", many.String())}, exitUsage, fmt.Sprintf("more than %d results", reports.MaxResults)},
+		{"a directory", []string{"report", "--html", out, dir}, exitUsage, "is a directory"},
+		{"a device", []string{"report", "--html", out, "/dev/zero"}, exitUsage, "not a regular file, nor a pipe"},
+		{"a silent pipe", []string{"report", "--html", out, fifo}, exitUsage, "nothing more was written to it"},
 		{"no reports", []string{"report", "--markdown", out}, exitUsage, "name one or more JSON reports"},
 		{"no output", []string{"report", good}, exitUsage, "nothing to write"},
 		{"two to stdout", []string{"report", "--markdown", "-", "--certification", "-", good}, exitUsage, "only one output"},
@@ -124,6 +155,8 @@ func TestReportBadInput(t *testing.T) {
 		{"unknown version", []string{"report", "--markdown", out, write("v.json", `{"schema_version": "99", "role": "server", "results": []}`)}, exitUsage, `schema_version "99"`},
 		{"limit too small", []string{"report", "--markdown", out, "--markdown-limit", "100", good}, exitUsage, "--markdown-limit 100"},
 		{"impl newline", []string{"report", "--markdown", out, "--impl-name", "a\nb", good}, exitUsage, "--impl-name"},
+		{"impl url", []string{"report", "--certification", out, "--impl-url", "javascript:alert(1)", good}, exitUsage, "--impl-url: \"javascript:alert(1)\": want an http:// or https:// URL"},
+		{"impl file url", []string{"report", "--markdown", out, "--implementation", write("u.yaml", "name: x\nurl: data:text/html,x\n"), good}, exitUsage, "url: \"data:text/html,x\": want an http:// or https:// URL"},
 		{"impl file key", []string{"report", "--markdown", out, "--implementation", write("i.yaml", "nmae: x\n"), good}, exitUsage, "field nmae not found"},
 		{"impl file empty", []string{"report", "--markdown", out, "--implementation", write("e.yaml", ""), good}, exitUsage, "names nothing"},
 		{"impl file missing", []string{"report", "--markdown", out, "--implementation", filepath.Join(dir, "none.yaml"), good}, exitUsage, "--implementation"},
@@ -148,4 +181,20 @@ func TestCompatAcceptsCLIReport(t *testing.T) {
 	page := matrix.Render(runs)
 	assert.Contains(t, page, "| ref-server | v0.1 | no | 14 | 2 | 0 | 0 |")
 	assert.Contains(t, page, "- `server/nonce/stale-request-ignored[sotw-ads]` [broke NONCE-7, SHOULD]: not in the known-failing list")
+}
+
+// An interrupted report writes nothing and exits 130: reading and
+// rendering stop as soon as the context ends (here, before they start).
+func TestReportInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	good := nonceReport(t, dir, "--impl-name", "a")
+	out := filepath.Join(dir, "page.html")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := execute(ctx, []string{"report", "--html", out, good}, &stdout, &stderr)
+	assert.Equal(t, exitInterrupted, code, stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted; nothing written")
+	_, err := os.Stat(out)
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

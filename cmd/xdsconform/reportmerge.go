@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -52,20 +53,22 @@ func newReportMergeCmd(out io.Writer) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(c *cobra.Command, args []string) error { return runReportMerge(out, c.ErrOrStderr(), f, args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return runReportMerge(c.Context(), out, c.ErrOrStderr(), f, args)
+		},
 	}
 	f.register(c, "the merged")
 	return c
 }
 
-func runReportMerge(stdout, stderr io.Writer, f *loadOutputs, args []string) error {
+func runReportMerge(ctx context.Context, stdout, stderr io.Writer, f *loadOutputs, args []string) error {
 	outs, slo, err := f.prepare("--markdown")
 	if err != nil {
 		return err
 	}
 	shards := make([]*loadreport.Report, len(args))
 	for i, path := range args {
-		r, err := loadreport.ReadJSONFile(path)
+		r, err := loadreport.ReadJSONFile(ctx, path)
 		if err != nil {
 			return usageError("%v", err)
 		}

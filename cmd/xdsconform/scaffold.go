@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -52,7 +53,7 @@ func newScaffoldCmd(out io.Writer) *cobra.Command {
 		Example: scaffoldExample,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runScaffold(out, f, args)
+			return runScaffold(c.Context(), out, f, args)
 		},
 	}
 	fs := c.Flags()
@@ -66,7 +67,7 @@ func newScaffoldCmd(out io.Writer) *cobra.Command {
 	return c
 }
 
-func runScaffold(out io.Writer, f *scaffoldFlags, args []string) error {
+func runScaffold(ctx context.Context, out io.Writer, f *scaffoldFlags, args []string) error {
 	switch {
 	case f.output == "":
 		return usageError("-o FILE.yaml is required (- for stdout)")
@@ -82,7 +83,7 @@ func runScaffold(out io.Writer, f *scaffoldFlags, args []string) error {
 	var tf *transcript.File
 	opts := scaffold.Options{Against: f.against, ID: f.id}
 	if f.report != "" {
-		run, _, err := reports.ReadJSONFile(f.report)
+		run, _, err := reports.ReadJSONFile(ctx, f.report)
 		if err != nil {
 			return usageError("--report: %v", err)
 		}
@@ -92,7 +93,7 @@ func runScaffold(out io.Writer, f *scaffoldFlags, args []string) error {
 		}
 	} else {
 		var err error
-		if tf, err = transcript.ReadFile(args[0]); err != nil {
+		if tf, err = transcript.ReadFile(ctx, args[0]); err != nil {
 			return usageError("%v", err)
 		}
 	}

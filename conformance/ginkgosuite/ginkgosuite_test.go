@@ -203,7 +203,7 @@ func runSpecs(t *testing.T, which string, args ...string) specs {
 		s.output[sr.LeafNodeText] = sr.CapturedGinkgoWriterOutput
 	}
 	if _, err := os.Stat(report); err == nil {
-		run, _, err := reports.ReadJSONFile(report)
+		run, _, err := reports.ReadJSONFile(context.Background(), report)
 		require.NoError(t, err)
 		for _, r := range run.Results {
 			s.ran = append(s.ran, strings.TrimPrefix(r.ID, "server/selftest/"))

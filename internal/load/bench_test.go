@@ -265,7 +265,7 @@ const objectiveBroken = 1
 // (strict, bounded by loadreport.MaxJSONSize).
 func readReport(tb testing.TB, path string) *loadreport.Report {
 	tb.Helper()
-	rep, err := loadreport.ReadJSONFile(path)
+	rep, err := loadreport.ReadJSONFile(context.Background(), path)
 	if err != nil {
 		tb.Fatalf("reading the load report: %v", err)
 	}

@@ -76,7 +76,7 @@ func TestRecordsEveryVariant(t *testing.T) {
 			// The file round-trips through the strict reader.
 			path := t.TempDir() + "/rec.json"
 			require.NoError(t, transcript.WriteFile(path, f))
-			back, err := transcript.ReadFile(path)
+			back, err := transcript.ReadFile(context.Background(), path)
 			require.NoError(t, err)
 			assert.Equal(t, len(f.Entries), len(back.Entries))
 		})

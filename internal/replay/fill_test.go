@@ -76,7 +76,7 @@ func TestSecretNeverInFileAndFilled(t *testing.T) {
 		}
 	}
 
-	f, err := transcript.ReadFile(path)
+	f, err := transcript.ReadFile(context.Background(), path)
 	require.NoError(t, err)
 	plan, err := replay.NewPlan(f)
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package htmlpage
 
 import (
+	"context"
 	"flag"
 	"os"
 	"strings"
@@ -23,7 +24,7 @@ func readReports(t *testing.T, paths string) []results.Run {
 	t.Helper()
 	var runs []results.Run
 	for _, p := range strings.Split(paths, ",") {
-		run, _, err := reports.ReadJSONFile(p)
+		run, _, err := reports.ReadJSONFile(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

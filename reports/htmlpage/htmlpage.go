@@ -14,7 +14,7 @@
 package htmlpage
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -59,21 +59,29 @@ func hashSource(s string) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
-// Write renders runs as one HTML page on w. The page is rendered in
-// memory first, so a template error never leaves half a page on w. Runs
-// are shown in the order given; their results are sorted by ID, then
-// variant, within each run.
+// Write renders runs as one HTML page on w, as it goes: a page can be
+// hundreds of megabytes, so it is not held in memory. A template error
+// can therefore leave part of a page on w; reports.WriteFile and
+// reports.WriteSpooled render into a temporary file first, so that their
+// destination gets the whole page or nothing. Runs are shown in the
+// order given; their results are sorted by ID, then variant, within each
+// run.
 func Write(w io.Writer, runs []results.Run) error {
+	return WriteContext(context.Background(), w, runs)
+}
+
+// WriteContext is Write under ctx: it stops, with ctx's error, once ctx
+// ends (w is then left with part of a page, or none).
+func WriteContext(ctx context.Context, w io.Writer, runs []results.Run) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("htmlpage: no run to render")
 	}
-	p := buildPage(runs)
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, p); err != nil {
-		return fmt.Errorf("htmlpage: rendering the page: %w", err)
+	p, err := buildPageContext(ctx, runs)
+	if err != nil {
+		return err
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("htmlpage: writing the page: %w", err)
+	if err := tmpl.Execute(w, p); err != nil {
+		return fmt.Errorf("htmlpage: rendering the page: %w", err)
 	}
 	return nil
 }

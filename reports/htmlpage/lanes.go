@@ -68,14 +68,15 @@ func harnessIsClient(r results.Result, role string) bool {
 	return role != verdict.Client
 }
 
-// transcript renders r's transcript within what is left of the page's
-// budget; nil when none is left.
-func (b *builder) transcript(r results.Result, role string) *transcriptView {
+// transcript renders r's transcript, of which entries are all or its
+// first headEntries and last tailEntries of total, within what is left of
+// the page's budget; nil when none is left.
+func (b *builder) transcript(entries []transcript.Entry, total int, r results.Result, role string) *transcriptView {
 	if b.budget <= 0 {
 		return nil
 	}
-	entries := transcript.ScrubEntries(r.Transcript)
-	tv := &transcriptView{Count: len(entries)}
+	entries = transcript.ScrubEntries(entries)
+	tv := &transcriptView{Count: total}
 	asClient := harnessIsClient(r, role)
 	if asClient {
 		tv.ClientLabel, tv.ServerLabel = "xDS client · harness", "management server · target"
@@ -84,9 +85,11 @@ func (b *builder) transcript(r results.Result, role string) *transcriptView {
 	}
 	shown := entries
 	var gap int
-	if len(entries) > headEntries+tailEntries {
-		gap = len(entries) - headEntries - tailEntries
-		shown = slices.Concat(entries[:headEntries], entries[len(entries)-tailEntries:])
+	if total > headEntries+tailEntries {
+		gap = total - headEntries - tailEntries
+		if len(entries) == total { // all of it: keep the first and the last
+			shown = slices.Concat(entries[:headEntries], entries[len(entries)-tailEntries:])
+		}
 	}
 	streams := map[string]int{}
 	for i, e := range shown {

@@ -2,6 +2,7 @@ package htmlpage
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"html/template"
 	"slices"
@@ -332,6 +333,13 @@ type builder struct {
 }
 
 func buildPage(runs []results.Run) page {
+	p, _ := buildPageContext(context.Background(), runs)
+	return p
+}
+
+// buildPageContext builds the page, stopping with ctx's error once ctx
+// ends: reading the transcripts the page shows can take a while.
+func buildPageContext(ctx context.Context, runs []results.Run) (page, error) {
 	runs = bySuite(runs)
 	b := &builder{budget: pageBudget, messages: messageBudget}
 	p := page{
@@ -352,6 +360,9 @@ func buildPage(runs []results.Run) page {
 		rv := runHeader(i, run)
 		counts := map[string]int{}
 		for _, r := range rs {
+			if err := ctx.Err(); err != nil {
+				return page{}, err
+			}
 			o := displayOutcome(r, run.FailOn)
 			present[o] = true
 			counts[o]++
@@ -437,7 +448,7 @@ func buildPage(runs []results.Run) page {
 	if len(runs) < 2 {
 		p.Filters.Runs = nil
 	}
-	return p
+	return p, nil
 }
 
 // pageTitle is the page's title: the implementation the runs credit, when
@@ -672,18 +683,37 @@ func (b *builder) pair(n, run int, rv results.Run, r results.Result, o string, f
 		}
 		pv.Rules = append(pv.Rules, rule)
 	}
+	entries, total, err := transcriptOf(r, full && b.budget > 0)
 	switch {
-	case len(r.Transcript) == 0:
+	case err != nil:
+		pv.Note = transcript.Scrub(clip("The transcript in the JSON report could not be read: "+err.Error(), maxMessageSpent))
+	case total == 0:
 	case !full:
-		pv.Note = fmt.Sprintf("The transcript (%d entries) is in the JSON report; the page shows those of pairs that did not pass.", len(r.Transcript))
+		pv.Note = fmt.Sprintf("The transcript (%d entries) is in the JSON report; the page shows those of pairs that did not pass.", total)
 	default:
-		pv.Transcript = b.transcript(r, rv.Role)
+		pv.Transcript = b.transcript(entries, total, r, rv.Role)
 		if pv.Transcript == nil {
 			b.spent = true
-			pv.Note = fmt.Sprintf("The transcript (%d entries) is in the JSON report: this page's transcripts already take %d MiB.", len(r.Transcript), pageBudget>>20)
+			pv.Note = fmt.Sprintf("The transcript (%d entries) is in the JSON report: this page's transcripts already take %d MiB.", total, pageBudget>>20)
 		}
 	}
 	return pv
+}
+
+// transcriptOf is what the page may show of r's transcript, its first
+// headEntries and its last tailEntries entries (none unless shown), and
+// how many it holds. A transcript read undecoded (reports.LazyTranscripts)
+// is decoded here, that part of it only: however many entries it holds,
+// the page keeps no more than it shows.
+func transcriptOf(r results.Result, shown bool) ([]transcript.Entry, int, error) {
+	if r.RawTranscript == nil {
+		return r.Transcript, len(r.Transcript), nil
+	}
+	if !shown {
+		_, total, err := transcript.DecodeBounded(r.RawTranscript, 0, 0)
+		return nil, total, err
+	}
+	return transcript.DecodeBounded(r.RawTranscript, headEntries, tailEntries)
 }
 
 // message clips a result's message or reason for the page, shorter once

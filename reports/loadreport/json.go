@@ -3,15 +3,17 @@ package loadreport
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/xdsconform/xdsconform/internal/infile"
 )
 
 // MaxJSONSize bounds a load report ReadJSON accepts, in bytes. The
@@ -150,14 +152,22 @@ func ReadJSON(r io.Reader) (*Report, error) {
 // formatName is Format without its version.
 var formatName = Format[:strings.LastIndexByte(Format, '/')+1]
 
-// ReadJSONFile reads the load report at path; the error names the path.
-func ReadJSONFile(path string) (*Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err // os errors name the path
+// ReadJSONFile reads the load report at path under ctx; the error names
+// the path. The file's size is checked before it is read, a directory or
+// a device is refused, and a pipe is read under a deadline
+// (internal/infile).
+func ReadJSONFile(ctx context.Context, path string) (*Report, error) {
+	b, err := infile.ReadAll(ctx, path, MaxJSONSize)
+	var tooLarge *infile.TooLargeError
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("%s: %w: larger than %d MiB", path, ErrNotALoadReport, MaxJSONSize>>20)
+	case err != nil:
+		return nil, err // errors name the path
 	}
-	defer f.Close()
-	r, err := ReadJSON(f)
+	r, err := ReadJSON(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package loadreport
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -150,15 +151,15 @@ func TestReadJSONFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "shard.json")
 	require.NoError(t, os.WriteFile(path, []byte(jsonOf(t, newSim(4, 1).build(0))), 0o644))
-	r, err := ReadJSONFile(path)
+	r, err := ReadJSONFile(context.Background(), path)
 	require.NoError(t, err)
 	assert.Equal(t, "run-15", r.RunID)
 
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("{}"), 0o644))
-	_, err = ReadJSONFile(bad)
+	_, err = ReadJSONFile(context.Background(), bad)
 	assert.ErrorContains(t, err, bad+": not an xdsconform load report: no format field")
-	_, err = ReadJSONFile(filepath.Join(dir, "none.json"))
+	_, err = ReadJSONFile(context.Background(), filepath.Join(dir, "none.json"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 

@@ -12,6 +12,7 @@
 package matrix
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -51,7 +52,7 @@ func Load(dirs string) ([]results.Run, error) {
 		sort.Strings(files)
 		fresh := map[string]bool{}
 		for _, f := range files {
-			run, _, err := reports.ReadJSONFile(f)
+			run, _, err := reports.ReadJSONFile(context.Background(), f)
 			if err != nil {
 				return nil, err
 			}
