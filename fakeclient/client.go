@@ -340,7 +340,7 @@ func (c *Client) streamFor(t wire.Type) (*stream, error) {
 		ctx = metadata.NewOutgoingContext(ctx, metadata.New(c.opts.Metadata))
 	}
 	c.opened[k]++
-	name := fmt.Sprintf("%s#%d", k, c.opened[k])
+	name := c.opts.Transcript.StreamName(fmt.Sprintf("%s#%d", k, c.opened[k]))
 	cs, err := c.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method)
 	if err != nil {
 		cancel()

@@ -482,7 +482,7 @@ func (s *Server) addStream(st *Stream) bool {
 		return false
 	}
 	st.ID = len(s.streams) + 1
-	st.Name = fmt.Sprintf("%s#%d", st.method(), st.ID)
+	st.Name = s.opts.Transcript.StreamName(fmt.Sprintf("%s#%d", st.method(), st.ID))
 	s.streams = append(s.streams, st)
 	s.wake()
 	s.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -186,6 +187,7 @@ type Transcript struct {
 	elidedSize int64         // their EntrySize, summed
 	elidedAt   time.Duration // when the last one was dropped
 	unkept     map[string]*unkept
+	streams    map[string]int // per stream kind, the highest number named (StreamName)
 }
 
 // kept is an entry as a transcript keeps it, with what it counts against
@@ -294,6 +296,38 @@ func StatusNote(err error) string {
 	}
 	st := grpcstatus.Convert(err)
 	return fmt.Sprintf("%s: %s", st.Code(), st.Message())
+}
+
+// StreamName returns the label a new stream is recorded under: name as
+// its peer proposes it ("ads#1": a kind, then the peer's own count), or,
+// when this transcript has named a stream of that kind and that number or
+// a later one (a second connection or a second fake peer of the same
+// pair), the kind with the next number. Labels are so unique within a
+// pair's transcript, however many peers write to it, and a single peer's
+// are its own.
+func (t *Transcript) StreamName(name string) string {
+	if t == nil {
+		return name
+	}
+	i := strings.LastIndexByte(name, '#')
+	if i < 0 {
+		return name // not a kind and a count: left as the peer named it
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil {
+		return name
+	}
+	kind := name[:i]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.streams == nil {
+		t.streams = map[string]int{}
+	}
+	if last := t.streams[kind]; n <= last {
+		n = last + 1
+	}
+	t.streams[kind] = n
+	return kind + "#" + strconv.Itoa(n)
 }
 
 // Event appends a stream event such as "opened" or "closed: Unavailable".

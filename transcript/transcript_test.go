@@ -180,3 +180,18 @@ func TestClip(t *testing.T) {
 	// Never cuts a rune in two.
 	require.Equal(t, "a... (4 more bytes elided)", Clip("aéé", 2))
 }
+
+// Two peers writing one pair's transcript (two connections of the fake
+// client, say) each count their own streams from 1; the transcript keeps
+// every label unique, and a single peer's labels as it proposed them.
+func TestStreamNamesAreUniqueWithinATranscript(t *testing.T) {
+	tr := New()
+	assert.Equal(t, "ads#1", tr.StreamName("ads#1"), "first connection")
+	assert.Equal(t, "ads#2", tr.StreamName("ads#1"), "second connection, its first stream")
+	assert.Equal(t, "ads#3", tr.StreamName("ads#2"), "first connection, reopened")
+	assert.Equal(t, "CDS#1", tr.StreamName("CDS#1"), "kinds count apart")
+	assert.Equal(t, "CDS#7", tr.StreamName("CDS#7"), "a peer's own numbering stands when it is free")
+	assert.Equal(t, "odd", tr.StreamName("odd"), "a name that is not kind#n is left alone")
+	var none *Transcript
+	assert.Equal(t, "ads#1", none.StreamName("ads#1"))
+}
