@@ -100,6 +100,10 @@ type T struct {
 	Env Env
 
 	prefix string
+	// pair is the pair's full name, ID[variant]; alone is its scenario's
+	// Alone.
+	pair  string
+	alone bool
 	// requirements are the scenario's citations; the first is its
 	// headline rule, which failures name unless a step names its own.
 	requirements []string
@@ -177,6 +181,8 @@ func newT(ctx context.Context, p Pair, cfg *Config) *T {
 		Transcript: transcript.NewIn(cfg.ReportBudget, cfg.QueueBudget),
 		Env:        cfg.Env,
 		prefix:     "x" + h + "-",
+		pair:       p.FullName(),
+		alone:      p.Scenario.Alone,
 		noteAt:     -1,
 
 		requirements: p.Scenario.Requirements,
@@ -436,6 +442,25 @@ func (t *T) Decided() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.failures) > 0 || t.blocked != nil || t.skip != "" || t.abort != ""
+}
+
+// Pair is the pair's full name, ID[variant], as reports name it.
+func (t *T) Pair() string { return t.pair }
+
+// RunsAlone reports whether the pair's scenario is marked Alone: against
+// a target shared by the run, it runs after every other pair, one at a
+// time.
+func (t *T) RunsAlone() bool { return t.alone }
+
+// BlockedBy is the rule of the failed precondition that blocked the pair,
+// "" when none did.
+func (t *T) BlockedBy() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.blocked == nil {
+		return ""
+	}
+	return t.blocked.Rule
 }
 
 // Failed reports whether the pair has recorded a failure or a failed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -949,7 +950,29 @@ func (s *S) AwaitRevisionChecking(t wire.Type, name string, rev int, check func(
 // DELTA-3 in delta). A server that serves no added name at all is blocked
 // here, the one cause, instead of failing the rule of each unusual
 // request whose check could not tell the two apart.
+//
+// A server that failed the control in a run, while it still answered
+// connections, fails it in every pair of that variant: a pair that runs
+// alone (the robustness pairs, one at a time, after the rest) is blocked
+// at once, naming the first pair (by name) that showed it, rather than
+// each waiting out the same timeout in turn. Only pairs that run alone
+// are so spared: they start once every other pair has ended, so which
+// pairs showed it, and so the report, does not depend on scheduling.
 func (s *S) AddedNamesServed(t wire.Type) {
+	key := addedNamesKey{s.Variant, t.URL}
+	if s.target != nil {
+		seen, _ := s.target.Learned().LoadOrStore(key, &controlFailures{})
+		failures := seen.(*controlFailures)
+		if pair, rule := failures.first(); pair != "" && s.RunsAlone() {
+			s.Block(rule, "the control precondition for names a request adds (%s %s) failed earlier in this run, in %s, against a server that still answered connections: see that pair's transcript; not tried again",
+				s.Variant, t.Short, pair)
+		}
+		defer func() {
+			if rule := s.BlockedBy(); rule != "" && s.stillAnswers() {
+				failures.add(s.Pair(), rule)
+			}
+		}()
+	}
 	p := s.precondition("RES-4")
 	p.C = connectWith(s.T, s.target, fakeclient.Options{NodeOnEveryRequest: true})
 	defer p.C.Close()
@@ -960,6 +983,49 @@ func (s *S) AddedNamesServed(t wire.Type) {
 	p.Subscribe(t, a)
 	p.ReplyChanging(t, p.awaitUnacked(t, a), nil, []string{b}, nil)
 	p.AwaitResource(t, b)
+}
+
+// addedNamesKey is what AddedNamesServed's outcome is remembered under in
+// a run: it holds for a variant and a type.
+type addedNamesKey struct {
+	variant wire.Variant
+	typeURL string
+}
+
+// controlFailures are the pairs of a run that failed a control
+// precondition, with the rule each was blocked under.
+type controlFailures struct {
+	mu    sync.Mutex
+	pairs map[string]string
+}
+
+func (c *controlFailures) add(pair, rule string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pairs == nil {
+		c.pairs = map[string]string{}
+	}
+	c.pairs[pair] = rule
+}
+
+// first is the pair first by name, and its rule; "" when none failed.
+func (c *controlFailures) first() (pair, rule string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p, r := range c.pairs {
+		if pair == "" || p < pair {
+			pair, rule = p, r
+		}
+	}
+	return pair, rule
+}
+
+// stillAnswers reports whether the target still answers connections, so
+// that a failure just seen is the server's behaviour, not its loss.
+func (s *S) stillAnswers() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeouts.Expect)
+	defer cancel()
+	return s.target.CheckAlive(ctx) == nil
 }
 
 // Barrier makes sure the server has processed every request sent so far on
