@@ -3,6 +3,8 @@ package scenariofile
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,6 +35,12 @@ func TestErrorsPointAtTheLine(t *testing.T) {
 	}{
 		{"not YAML", head + "steps: [\n  - set: {type: EDS\n", 5, "not YAML"},
 		{"tab indentation", head + "steps:\n\t- set: {}\n", 6, "not YAML"},
+		// The parser names the mapping an over-indented or under-indented
+		// key breaks (line 6, or the document's first line); the error
+		// points at the key.
+		{"key indented too little", head + "steps:\n  - subscribe:\n      type: EDS\n     names: [a]\n", 8, "not YAML: did not find expected key"},
+		{"key indented too far", "apiVersion: xdsconform.io/v1alpha1\nkind: Scenario\n  id: server/test/errors\n", 3, "not YAML: mapping values are not allowed"},
+		{"key indented too far in a later document", head + "steps:\n  - settle: {type: EDS}\n---\n" + head + "  steps:\n", 12, "not YAML"},
 		{"empty file", "# nothing\n", 1, "no scenario in the file"},
 		{"nested too deep", "steps: " + strings.Repeat("[", 20000), 1, "not YAML: exceeded max depth"},
 		{"not a mapping", "- a\n- b\n", 1, "a scenario is a mapping"},
@@ -99,4 +107,28 @@ func TestBarriersOwedAnAnswerCompile(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// maxListItems, checked before the schema, is the schema's own bound: no
+// list the schema accepts is refused by it, and none the schema would
+// refuse for its length is validated item by item first.
+func TestListBoundIsTheSchemas(t *testing.T) {
+	most := 0
+	for _, m := range regexp.MustCompile(`"maxItems":\s*(\d+)`).FindAllStringSubmatch(string(Schema), -1) {
+		n, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		most = max(most, n)
+	}
+	assert.Equal(t, most, maxListItems)
+
+	var b strings.Builder
+	b.WriteString(head + "steps:\n")
+	for range maxListItems + 1 {
+		b.WriteString("  - settle: {type: EDS}\n")
+	}
+	_, err := Parse([]byte(b.String()), "f.yaml")
+	var fe *Error
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, 6, fe.Line)
+	assert.Contains(t, fe.Msg, "a list of 1001 items: no list of a scenario holds more than 1000")
 }

@@ -2,19 +2,18 @@ package scenariofile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/xdsconform/xdsconform/engine"
+	"github.com/xdsconform/xdsconform/internal/infile"
 )
 
 // MaxFileBytes bounds a scenario file: files come from bug reports, so
@@ -70,48 +69,19 @@ func Documents(data []byte, name string) ([]*Document, error) {
 	return out, nil
 }
 
-// pipeReadTimeout bounds the reading of a scenario file that is not a
-// regular file (a FIFO, a shell's <(...)): a writer that never comes, or
-// never finishes, must not hold the harness.
-var pipeReadTimeout = 3 * time.Second
-
-// readBounded reads at most MaxFileBytes of path. A regular file is read
-// as it is; anything else (a FIFO, a process substitution, a device) is
-// opened without blocking and read within pipeReadTimeout, since opening
-// a FIFO no one writes to waits forever and ignores signals.
+// readBounded reads at most MaxFileBytes of path, its size checked
+// before it is read; a FIFO or a shell's <(...) is read under a deadline
+// to each next byte (opening a FIFO no one writes to would otherwise wait
+// forever, deaf to signals), and a device or a directory is refused
+// (internal/infile).
 func readBounded(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("scenario file: %w", err) // os errors name the path
-	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("scenario file %s: is a directory", path)
-	}
-	flags := os.O_RDONLY
-	if !fi.Mode().IsRegular() {
-		flags |= syscall.O_NONBLOCK
-	}
-	f, err := os.OpenFile(path, flags, 0)
-	if err != nil {
-		return nil, fmt.Errorf("scenario file: %w", err)
-	}
-	defer f.Close()
-	if !fi.Mode().IsRegular() {
-		// Pipes opened so take deadlines (the runtime polls them); files
-		// that do not, such as character devices, are refused here.
-		if err := f.SetReadDeadline(time.Now().Add(pipeReadTimeout)); err != nil {
-			return nil, fmt.Errorf("scenario file %s: not a regular file, nor a pipe (%v)", path, fi.Mode().Type())
-		}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil, fmt.Errorf("scenario file %s: not a regular file, and nothing finished writing it within %v", path, pipeReadTimeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("scenario file %s: %w", path, err)
-	}
-	if len(data) > MaxFileBytes {
+	data, err := infile.ReadAll(context.Background(), path, MaxFileBytes)
+	var tooLarge *infile.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
 		return nil, &Error{File: path, Line: 1, Msg: fmt.Sprintf("larger than %d MiB", MaxFileBytes>>20)}
+	case err != nil:
+		return nil, fmt.Errorf("scenario file: %w", err) // errors name the path
 	}
 	return data, nil
 }
@@ -166,6 +136,86 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // decodeAll splits the file into documents, checks each against the
 // schema and decodes it.
+// yamlError splits a YAML error into its line (1 when it names none) and
+// its message.
+func yamlError(err error) (int, string) {
+	line, msg := 1, err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	return line, strings.TrimPrefix(msg, "yaml: ")
+}
+
+// maxRealLineSearch bounds the file realLine searches: each step of the
+// search parses a prefix of it again.
+const maxRealLineSearch = 1 << 20
+
+// realLine is the line a YAML syntax error is really at. The parser names
+// the line of the construct it was in (the mapping an over-indented key
+// breaks, which may be the document's first line), not the line that
+// broke it. That line is the first whose prefix of the file fails to parse
+// with the same message: every prefix before the bad line parses, as
+// a block cut at a line's end is still YAML, and every prefix through it
+// fails. It is found by bisection between the parser's line and the end;
+// when the prefixes do not behave so (a quoted scalar spanning lines, say),
+// the parser's own line stands.
+func realLine(data []byte, parserLine int, msg string) int {
+	if len(data) > maxRealLineSearch {
+		return parserLine
+	}
+	ends := lineEnds(data)
+	fails := func(k int) bool { // the first k lines fail with msg
+		if k <= 0 {
+			return false
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data[:ends[k-1]]))
+		for {
+			var n yaml.Node
+			err := dec.Decode(&n)
+			if err == nil {
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return false
+			}
+			_, m := yamlError(err)
+			return m == msg
+		}
+	}
+	lo, hi := max(parserLine, 1), len(ends)
+	if lo > hi || !fails(hi) {
+		return parserLine
+	}
+	for lo < hi { // the first failing prefix is in [lo, hi]
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo > parserLine && fails(lo-1) {
+		return parserLine
+	}
+	return lo
+}
+
+// lineEnds is the offset just past each line of data (its newline
+// included); a last line without a newline ends at len(data).
+func lineEnds(data []byte) []int {
+	var ends []int
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	return ends
+}
+
 func decodeAll(data []byte, name string) ([]*decoded, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*decoded
@@ -176,13 +226,8 @@ func decodeAll(data []byte, name string) ([]*decoded, error) {
 			break
 		}
 		if err != nil {
-			line, msg := 1, err.Error()
-			if m := yamlLine.FindStringSubmatch(msg); m != nil {
-				line, _ = strconv.Atoi(m[1])
-				msg = m[2]
-			}
-			msg = strings.TrimPrefix(msg, "yaml: ")
-			return nil, &Error{File: name, Line: line, Msg: "not YAML: " + msg}
+			line, msg := yamlError(err)
+			return nil, &Error{File: name, Line: realLine(data, line, msg), Msg: "not YAML: " + msg}
 		}
 		if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {
 			continue // an empty document, as a trailing --- makes

@@ -14,11 +14,16 @@ import (
 // can name the line.
 type locations map[string]*yaml.Node
 
+// maxListItems is the most items any list of a scenario holds: the
+// schema's largest maxItems (TestListBoundIsTheSchemas).
+const maxListItems = 1000
+
 // toValue turns a YAML node into the JSON value the schema validates
 // (map[string]any, []any, string, json.Number, bool, nil), recording each
 // node's pointer. It refuses what JSON cannot say and what a scenario has
 // no use for: anchors and aliases (whose expansion is unbounded), keys
-// that are not strings, and a key given twice.
+// that are not strings, a key given twice, and a list longer than any a
+// scenario holds.
 func toValue(n *yaml.Node, ptr string, locs locations) (any, *lineError) {
 	locs[ptr] = n
 	if n.Anchor != "" || n.Kind == yaml.AliasNode {
@@ -48,6 +53,12 @@ func toValue(n *yaml.Node, ptr string, locs locations) (any, *lineError) {
 		}
 		return m, nil
 	case yaml.SequenceNode:
+		if len(n.Content) > maxListItems {
+			// Checked here, before the schema: validating every item of
+			// a list it will refuse anyway took a 4 MiB file tens of
+			// seconds and hundreds of megabytes.
+			return nil, errAt(n, fmt.Sprintf("a list of %d items: no list of a scenario holds more than %d", len(n.Content), maxListItems))
+		}
 		s := make([]any, 0, len(n.Content))
 		for i, c := range n.Content {
 			val, err := toValue(c, ptr+"/"+strconv.Itoa(i), locs)
