@@ -132,3 +132,22 @@ func TestListBoundIsTheSchemas(t *testing.T) {
 	assert.Equal(t, 6, fe.Line)
 	assert.Contains(t, fe.Msg, "a list of 1001 items: no list of a scenario holds more than 1000")
 }
+
+// A file is refused before it is parsed when it is larger than
+// MaxFileBytes or holds more nodes than maxNodes: parsed, a YAML node
+// costs hundreds of bytes, so a file of short values would cost far more
+// than its size.
+func TestSizeRefusedBeforeParsing(t *testing.T) {
+	for _, c := range []struct {
+		name, file, want string
+	}{
+		{"too large", head + "steps:\n" + strings.Repeat("# a comment of no node at all\n", MaxFileBytes/29+1), "larger than 512 KiB"},
+		{"too many nodes", head + "steps:\n  - subscribe: {type: EDS, names: [" + strings.Repeat("a,", maxNodes) + "a]}\n", "more than 30000 YAML nodes"},
+	} {
+		_, err := Parse([]byte(c.file), "f.yaml")
+		var fe *Error
+		require.ErrorAs(t, err, &fe, c.name)
+		assert.Equal(t, 1, fe.Line, c.name)
+		assert.Contains(t, fe.Msg, c.want, c.name)
+	}
+}

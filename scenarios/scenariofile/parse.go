@@ -19,7 +19,12 @@ import (
 // MaxFileBytes bounds a scenario file: files come from bug reports, so
 // they are input the harness does not trust, and the largest useful one is
 // a few hundred steps.
-const MaxFileBytes = 4 << 20
+//
+// Parsed, YAML takes about 75 bytes of memory for each byte of a file of
+// short steps (a node per key and value): at 512 KiB a file stays within
+// what a reader may take (64 MiB, and four times its size), and holds
+// thousands of steps, several times the 1000 a scenario may have.
+const MaxFileBytes = 512 << 10
 
 // maxDocuments bounds the scenarios of one file.
 const maxDocuments = 1000
@@ -55,6 +60,9 @@ func Parse(data []byte, name string) ([]*engine.Scenario, error) {
 // without compiling them into scenarios: what a tool that rewrites files
 // needs. A document that would not compile is an error all the same.
 func Documents(data []byte, name string) ([]*Document, error) {
+	if err := checkSize(data, name); err != nil {
+		return nil, err
+	}
 	docs, err := decodeAll(data, name)
 	if err != nil {
 		return nil, err
@@ -79,16 +87,49 @@ func readBounded(path string) ([]byte, error) {
 	var tooLarge *infile.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, &Error{File: path, Line: 1, Msg: fmt.Sprintf("larger than %d MiB", MaxFileBytes>>20)}
+		return nil, &Error{File: path, Line: 1, Msg: fmt.Sprintf("larger than %d KiB", MaxFileBytes>>10)}
 	case err != nil:
 		return nil, fmt.Errorf("scenario file: %w", err) // errors name the path
 	}
 	return data, nil
 }
 
+// maxNodes bounds a file's YAML nodes (keys, values, list items), as
+// estimated before parsing by its separators (nodeEstimate): a parsed
+// node costs several hundred bytes (the node, its JSON pointer, its value
+// for the schema), so a file of short values within MaxFileBytes could
+// still take hundreds of megabytes. The largest file shipped here has a
+// few hundred, about ten a step, so a scenario of 1000 steps about 10,000.
+const maxNodes = 30_000
+
+// nodeEstimate is an upper bound of the YAML nodes in data: every node
+// but the first follows one of these.
+func nodeEstimate(data []byte) int {
+	n := 0
+	for _, c := range data {
+		switch c {
+		case ',', '\n', ':', '[', '{':
+			n++
+		}
+	}
+	return n
+}
+
+// checkSize refuses a file over MaxFileBytes or maxNodes, before any
+// parsing.
+func checkSize(data []byte, name string) error {
+	switch {
+	case len(data) > MaxFileBytes:
+		return &Error{File: name, Line: 1, Msg: fmt.Sprintf("larger than %d KiB", MaxFileBytes>>10)}
+	case nodeEstimate(data) > maxNodes:
+		return &Error{File: name, Line: 1, Msg: fmt.Sprintf("more than %d YAML nodes (keys, values, list items), the most a scenario file may hold", maxNodes)}
+	}
+	return nil
+}
+
 func parse(data []byte, name string, seen map[string]string) ([]*engine.Scenario, error) {
-	if len(data) > MaxFileBytes {
-		return nil, &Error{File: name, Line: 1, Msg: fmt.Sprintf("larger than %d MiB", MaxFileBytes>>20)}
+	if err := checkSize(data, name); err != nil {
+		return nil, err
 	}
 	docs, err := decodeAll(data, name)
 	if err != nil {

@@ -55,7 +55,7 @@ func toValue(n *yaml.Node, ptr string, locs locations) (any, *lineError) {
 	case yaml.SequenceNode:
 		if len(n.Content) > maxListItems {
 			// Checked here, before the schema: validating every item of
-			// a list it will refuse anyway took a 4 MiB file tens of
+			// a list it will refuse anyway took a file of a few MiB tens of
 			// seconds and hundreds of megabytes.
 			return nil, errAt(n, fmt.Sprintf("a list of %d items: no list of a scenario holds more than %d", len(n.Content), maxListItems))
 		}
