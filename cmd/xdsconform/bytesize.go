@@ -33,6 +33,17 @@ func (b *byteSize) String() string {
 
 // Set parses s; the size must be positive and at most maxByteSize.
 func (b *byteSize) Set(s string) error {
+	n, err := parseSize(s, maxByteSize)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}
+
+// parseSize parses a size in bytes with an optional binary unit; it must
+// be positive and at most most.
+func parseSize(s string, most int64) (int64, error) {
 	num, mult := strings.TrimSpace(s), int64(1)
 	for _, u := range byteUnits {
 		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
@@ -42,14 +53,33 @@ func (b *byteSize) Set(s string) error {
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n <= 0 {
-		return fmt.Errorf("want a positive size in bytes, e.g. 64MiB")
+		return 0, fmt.Errorf("want a positive size in bytes, e.g. 64MiB")
 	}
-	if n > maxByteSize/mult {
-		return fmt.Errorf("at most 1GiB")
+	if n > most/mult {
+		b := byteSize(most)
+		return 0, fmt.Errorf("at most %s", b.String())
 	}
-	*b = byteSize(n * mult)
+	return n * mult, nil
+}
+
+// memorySize is a flag value in bytes, like byteSize, for a memory budget:
+// at most maxMemorySize.
+type memorySize int64
+
+const maxMemorySize = 1 << 40
+
+func (m *memorySize) String() string { b := byteSize(*m); return b.String() }
+
+func (m *memorySize) Set(s string) error {
+	n, err := parseSize(s, maxMemorySize)
+	if err != nil {
+		return err
+	}
+	*m = memorySize(n)
 	return nil
 }
+
+func (m *memorySize) Type() string { return "size" }
 
 // Type names the value in the flag's help.
 func (b *byteSize) Type() string { return "size" }

@@ -90,6 +90,8 @@ type loadFlags struct {
 	settle         time.Duration
 	startWait      time.Duration
 	churnDelay     time.Duration
+	memoryBudget   memorySize
+	padding        byteSize
 	outputs        loadOutputs
 }
 
@@ -123,6 +125,8 @@ func newLoadCmd(out io.Writer) *cobra.Command {
 	fs.DurationVar(&f.syncTimeout, "sync-timeout", load.DefaultSyncTimeout, "bound on the connect and initial-sync phases")
 	fs.DurationVar(&f.settle, "settle", load.DefaultSettle, "bound on the wait for convergence after a phase's last change")
 	fs.DurationVar(&f.startWait, "start-wait", load.DefaultStartWait, "shards other than 0: how long to wait for shard 0's first change")
+	fs.Var(&f.padding, "resource-padding", "pad every resource the run sets with this many bytes (e.g. 1MiB), to measure what big responses cost the server and the harness (docs/load.md#memory)")
+	fs.Var(&f.memoryBudget, "memory-budget", "the most the harness's live heap may hold (streams, responses being received, an in-process target): past it the run stops, reports what ran and fails saying so (default 1GiB plus 64KiB a client of this shard)")
 	fs.DurationVar(&f.churnDelay, "churn-delay", 0, "shard 0: wait this long after its own clients synced before the churn, so the other shards' clients sync first")
 	f.outputs.register(c, "the run's")
 	return c
@@ -130,6 +134,7 @@ func newLoadCmd(out io.Writer) *cobra.Command {
 
 func (f *loadFlags) options(c *cobra.Command) (load.Options, error) {
 	o := load.Options{
+		MemoryBudget: int64(f.memoryBudget), Padding: int(f.padding),
 		Clients: f.clients, Nodes: f.nodes, Profile: f.profile, StreamsPerConn: f.streamsPerConn,
 		Churn: f.churn, Duration: f.duration, NackBurst: f.nackBurst, BurstWindow: f.burstWindow,
 		RunID: f.runID, SyncTimeout: f.syncTimeout, Settle: f.settle, StartWait: f.startWait, ChurnDelay: f.churnDelay,
@@ -217,7 +222,13 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 		// The harness's soft limit is sized for the suites; a load run holds
 		// what its plan asks for (tens of kilobytes a stream), and a
 		// collector racing a limit below that would take all the CPU.
-		debug.SetMemoryLimit(memoryLimit + int64(o.Clients)*loadBytesPerClient)
+		// Within the run's memory budget, where the collector must work
+		// hardest before the budget stops the run.
+		budget := o.MemoryBudget
+		if budget == 0 {
+			budget = load.DefaultMemoryBudget(o.Clients / o.Shards)
+		}
+		debug.SetMemoryLimit(min(memoryLimit+int64(o.Clients)*loadBytesPerClient, budget))
 	}
 	if os.Getenv("GOGC") == "" {
 		// Most of a load run's heap is its streams' state, alive to the
@@ -303,7 +314,7 @@ func summarize(out io.Writer, rep *loadreport.Report) {
 		fmt.Fprintf(out, "  %-12s %6.2fs  responses %d  acks %d  nacks %d  resends %d  missed %d  violations %d  errors %d",
 			p.Name, float64(p.EndNS-p.StartNS)/1e9, p.Responses, p.Acks, p.Nacks, p.Resends, p.Missed, p.Violations, p.Errors)
 		if n := p.Latency.Count(); n > 0 {
-			fmt.Fprintf(out, "  latency p50 %s p99 %s max %s", p.Latency.Quantile(0.5), p.Latency.Quantile(0.99), p.Latency.Max())
+			fmt.Fprintf(out, "  %s p50 %s p99 %s max %s", loadreport.LatencyTimed(p.Name), p.Latency.Quantile(0.5), p.Latency.Quantile(0.99), p.Latency.Max())
 		}
 		if p.Convergence != nil && p.Convergence.Count() > 0 {
 			fmt.Fprintf(out, "  convergence p99 %s", p.Convergence.Quantile(0.99))

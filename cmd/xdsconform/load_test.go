@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,6 +58,25 @@ func TestLoadWritesJSON(t *testing.T) {
 			assert.Equal(t, int64(5*50), p.Latency.Count())
 			assert.Positive(t, p.Latency.Quantile(0.99))
 			assert.Equal(t, int64(5), p.Convergence.Count())
+		}
+	}
+}
+
+// A run past its memory budget stops, writes what ran, and fails with a
+// line saying it was the harness's budget, not the target, that ended it.
+func TestLoadStopsAtItsMemoryBudget(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // the run lowers the process's soft limit to its budget
+	js := filepath.Join(t.TempDir(), "r.json")
+	// 1 MiB: less than the harness holds before its first stream.
+	code, stdout, stderr := run(t, "load", "--target", "builtin:reference", "--clients", "20", "--duration", "1m", "--memory-budget", "1MiB", "--json", js)
+	require.Equal(t, exitFailures, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	rep := readLoad(t, js)
+	require.NotEmpty(t, rep.Unmeasured)
+	assert.Contains(t, strings.Join(rep.Unmeasured, "\n"), "the harness stopped the run at its memory budget")
+	assert.Contains(t, stdout, "over the 1 MiB budget (--memory-budget)")
+	for _, p := range rep.Phases {
+		if p.Name == loadreport.PhaseChurn {
+			assert.Less(t, p.Changes, int64(2*60), "the budget stopped the churn before its minute of changes (2 a second)")
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,6 +26,11 @@ type monitor struct {
 	busy     atomic.Bool // saturatedSeconds seconds in a row on every core
 	done     chan struct{}
 	stopped  chan struct{}
+	// budget is the live heap past which over is called, once (0: none);
+	// overAt is the live heap it was called at.
+	budget int64
+	over   func(live int64)
+	overAt atomic.Int64
 	cpu      time.Duration
 	wall     time.Duration
 }
@@ -43,10 +49,35 @@ const (
 	saturatedSeconds = 3
 )
 
-func startMonitor() *monitor {
-	m := &monitor{start: time.Now(), cpu0: cpuTime(), baseline: rss(), done: make(chan struct{}), stopped: make(chan struct{})}
+// startMonitor starts watching the harness; over, if budget is not 0, is
+// called once the live heap has passed budget.
+func startMonitor(budget int64, over func(live int64)) *monitor {
+	m := &monitor{start: time.Now(), cpu0: cpuTime(), baseline: rss(), done: make(chan struct{}), stopped: make(chan struct{}),
+		budget: budget, over: over}
 	go m.watch()
 	return m
+}
+
+// liveHeap is the heap the last collection found alive: what the run
+// holds, its garbage aside. It is read without stopping the world.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// checkBudget calls over, once, when the live heap is past the budget.
+func (m *monitor) checkBudget() {
+	if m.budget <= 0 || m.overAt.Load() != 0 {
+		return
+	}
+	if live := liveHeap(); live > m.budget {
+		m.overAt.Store(live)
+		m.over(live)
+	}
 }
 
 func (m *monitor) watch() {
@@ -70,6 +101,7 @@ func (m *monitor) watch() {
 				m.lagMax.Store(int64(st.Max))
 			}
 			last = now
+			m.checkBudget()
 			if n%20 == 0 { // ReadMemStats stops the world: once a second
 				runtime.ReadMemStats(&ms)
 				if h := int64(ms.HeapInuse); h > m.heap.Load() {

@@ -93,9 +93,11 @@ func findMarker(b []byte, run string) (m marker, ok bool) {
 func (p *plan) build(r int, m marker) (*anypb.Any, error) {
 	res := p.resources[r]
 	rev := int(m.change % 1_000_000)
-	meta := &core.Metadata{FilterMetadata: map[string]*structpb.Struct{metadataKey: {Fields: map[string]*structpb.Value{
-		"marker": structpb.NewStringValue(m.render(p.RunID)),
-	}}}}
+	fields := map[string]*structpb.Value{"marker": structpb.NewStringValue(m.render(p.RunID))}
+	if p.padding != "" {
+		fields["padding"] = structpb.NewStringValue(p.padding)
+	}
+	meta := &core.Metadata{FilterMetadata: map[string]*structpb.Struct{metadataKey: {Fields: fields}}}
 	var msg proto.Message
 	switch res.t.URL {
 	case wire.Listener.URL:
@@ -120,6 +122,9 @@ func (p *plan) build(r int, m marker) (*anypb.Any, error) {
 	case wire.Runtime.URL:
 		rt := wire.Build(wire.Runtime, res.name, rev).(*runtime.Runtime)
 		rt.Layer.Fields[metadataKey] = structpb.NewStringValue(m.render(p.RunID))
+		if p.padding != "" {
+			rt.Layer.Fields["padding"] = structpb.NewStringValue(p.padding)
+		}
 		msg = rt
 	default:
 		return nil, fmt.Errorf("load runs build no %s resource", res.t.Short)

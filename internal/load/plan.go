@@ -32,6 +32,15 @@ import (
 	"github.com/xdsconform/xdsconform/wire"
 )
 
+// MaxPadding bounds Options.Padding: a resource of 64 MiB is past what any
+// xDS client accepts by default.
+const MaxPadding = 64 << 20
+
+// DefaultMemoryBudget is a run's memory budget when Options gives none:
+// 1 GiB, and 64 KiB more for each client of the run (three times what a
+// stream holds at rest in the runs of docs/load.md).
+func DefaultMemoryBudget(clients int) int64 { return 1<<30 + int64(clients)*64<<10 }
+
 // Options is the plan of a load run.
 type Options struct {
 	// Clients is how many simulated clients the whole run has (over every
@@ -75,6 +84,18 @@ type Options struct {
 	// StartWait bounds how long a shard that does not drive the fixture
 	// waits for the driving shard's first change.
 	StartWait time.Duration
+	// Padding, when not 0, pads every resource the run sets with that
+	// many bytes (a string in its metadata), so that a run can measure
+	// what big responses cost the server and the harness.
+	Padding int
+	// MemoryBudget bounds the harness's live heap (its streams, their
+	// messages in flight, and an in-process target's too): a run that
+	// reaches it is stopped, its figures reported as of then, and it
+	// fails, saying so (0: DefaultMemoryBudget for the plan's clients).
+	// A client's streams hold about 20 KiB at rest, but every response
+	// being received and decoded at once holds about twice its size, so
+	// big responses to many clients at once take what this bounds.
+	MemoryBudget int64
 	// Parallel bounds the streams opened, and the fixture calls made, at
 	// once.
 	Parallel int
@@ -130,6 +151,7 @@ func (r resource) String() string { return r.t.Short + "/" + r.name }
 // schedule of changes and which clients this shard runs.
 type plan struct {
 	Options
+	padding   string // Padding bytes, made once
 	profile   string
 	resources []resource
 	steps     [][]sub
@@ -186,6 +208,10 @@ func newPlan(o Options) (*plan, error) {
 		return nil, fmt.Errorf("--run-id %q: give 1 to 40 characters, no slash or space", o.RunID)
 	case o.Variant.Transport == wire.RESTPoll:
 		return nil, fmt.Errorf("--variant %s: load runs gRPC streams only", o.Variant)
+	case o.Padding < 0 || o.Padding > MaxPadding:
+		return nil, fmt.Errorf("--resource-padding %d: give 0 to %d bytes", o.Padding, MaxPadding)
+	case o.MemoryBudget < 0:
+		return nil, fmt.Errorf("--memory-budget %d is negative", o.MemoryBudget)
 	}
 	if o.Nodes == 0 {
 		o.Nodes = o.Clients
@@ -205,7 +231,7 @@ func newPlan(o Options) (*plan, error) {
 	if o.Parallel <= 0 {
 		o.Parallel = DefaultParallel
 	}
-	p := &plan{Options: o}
+	p := &plan{Options: o, padding: strings.Repeat("x", o.Padding)}
 	if err := p.parseProfile(o.Profile); err != nil {
 		return nil, err
 	}

@@ -42,11 +42,14 @@ var ErrNoFixture = errors.New("load needs the target's fixture API (--fixture) o
 
 // runner is one load run in progress.
 type runner struct {
-	p    *plan
-	srv  *targets.Server
-	col  *collector
-	ctx  context.Context // the streams' lifetime
-	stop func()          // ends it
+	// overBudget is the live heap at which the run passed its memory
+	// budget and was stopped (0: it did not).
+	overBudget atomic.Int64
+	p          *plan
+	srv        *targets.Server
+	col        *collector
+	ctx        context.Context // the streams' lifetime
+	stop       func()          // ends it
 
 	connMu sync.Mutex
 	conns  map[int]*grpc.ClientConn
@@ -101,7 +104,6 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 			return nil, err
 		}
 	}
-	mon := startMonitor()
 	streamsCtx, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 	r := &runner{p: p, srv: t.Server, col: newCollector(p), ctx: streamsCtx, conns: map[int]*grpc.ClientConn{}, jobs: make(chan job), stop: stopStreams, content: cm,
 		names: servedNames{shared: sharedResources(t.Server.Caps)}, suspect: make(chan struct{}, 1)}
@@ -115,6 +117,20 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 	// the sync timeout and the settle on it would measure nothing more.
 	phasesCtx, stopPhases := context.WithCancel(ctx)
 	defer stopPhases()
+	if p.Padding > 0 {
+		r.note("every resource the run set was padded with %d bytes (--resource-padding)", p.Padding)
+	}
+	// Past its memory budget the run stops: its streams first, as they
+	// hold the memory, then its phases.
+	budget := p.MemoryBudget
+	if budget == 0 {
+		budget = DefaultMemoryBudget(p.myClients())
+	}
+	mon := startMonitor(budget, func(live int64) {
+		r.overBudget.Store(live)
+		r.stop()
+		stopPhases()
+	})
 	watched := make(chan struct{})
 	endWatch := make(chan struct{})
 	go func() {
@@ -142,7 +158,25 @@ func Run(ctx context.Context, t Target, o Options, harnessVersion string) (*load
 		// was not given the time to.
 		rep.Unmeasured = r.unmeasured()
 	}
+	if live := r.overBudget.Load(); live != 0 {
+		// The harness's own limit, not the target's failing: the run is
+		// not judged on what it measured, and fails saying why, in that
+		// one line: what else it did not measure (the fixture's calls
+		// the stop cancelled, streams it never opened) is the stop's
+		// doing, not the target's.
+		rep.Unmeasured = []string{fmt.Sprintf(
+			"the harness stopped the run at its memory budget: %d MiB live, over the %d MiB budget (--memory-budget), %s; what ran is reported. Each response being received costs about twice its size at once: fewer clients, or a larger budget, measure the rest",
+			live>>20, budget>>20, duringWhat(rep))}
+	}
 	return rep, nil
+}
+
+// duringWhat names the phase a run stopped in ("during the churn phase").
+func duringWhat(rep *loadreport.Report) string {
+	if len(rep.Phases) == 0 {
+		return "before any phase"
+	}
+	return "during the " + rep.Phases[len(rep.Phases)-1].Name + " phase"
 }
 
 // watch re-checks the target (CheckAlive) when a stream fails, at most

@@ -79,8 +79,9 @@ type phaseRow struct {
 	Name                                                                          string
 	Clients, Changes, Responses, Acks, Nacks, Resends, Missed, Violations, Errors int64
 	Amplification                                                                 string
-	// Latency is push→ACK p50, p90, p99, p99.9, max, then convergence
-	// p50, p99, max.
+	// Timed says what Latency times (LatencyTimed). Latency is its p50,
+	// p90, p99, p99.9, max, then convergence p50, p99, max.
+	Timed   string
 	Latency []string
 }
 
@@ -131,7 +132,7 @@ func buildPage(r *Report) pageData {
 		lat, conv := summary(ph.Latency), summary(ph.Convergence)
 		d.Phases = append(d.Phases, phaseRow{
 			Name: ph.Name, Clients: ph.Clients, Changes: ph.Changes, Responses: ph.Responses, Acks: ph.Acks, Nacks: ph.Nacks,
-			Resends: ph.Resends, Missed: ph.Missed, Violations: ph.Violations, Errors: ph.Errors, Amplification: amp,
+			Resends: ph.Resends, Missed: ph.Missed, Violations: ph.Violations, Errors: ph.Errors, Amplification: amp, Timed: LatencyTimed(ph.Name),
 			Latency: []string{quantile(lat, lat.P50NS), quantile(lat, lat.P90NS), quantile(lat, lat.P99NS), quantile(lat, lat.P999NS), quantile(lat, lat.MaxNS),
 				quantile(conv, conv.P50NS), quantile(conv, conv.P99NS), quantile(conv, conv.MaxNS)},
 		})

@@ -93,11 +93,11 @@ func renderMarkdown(b *bytes.Buffer, r *Report) {
 			fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", phaseName(ph.Name),
 				ph.Clients, ph.Changes, ph.Responses, ph.Acks, ph.Nacks, ph.Resends, ph.Missed, ph.Violations, ph.Errors, amp)
 		}
-		b.WriteString("\n| phase | push→ACK p50 | p90 | p99 | p99.9 | max | convergence p50 | p99 | max |\n")
-		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		b.WriteString("\n| phase | latency timed | p50 | p90 | p99 | p99.9 | max | convergence p50 | p99 | max |\n")
+		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, ph := range r.Phases {
 			lat, conv := summary(ph.Latency), summary(ph.Convergence)
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", phaseName(ph.Name),
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", phaseName(ph.Name), LatencyTimed(ph.Name),
 				quantile(lat, lat.P50NS), quantile(lat, lat.P90NS), quantile(lat, lat.P99NS), quantile(lat, lat.P999NS), quantile(lat, lat.MaxNS),
 				quantile(conv, conv.P50NS), quantile(conv, conv.P99NS), quantile(conv, conv.MaxNS))
 		}

@@ -50,6 +50,17 @@ const (
 	PhaseBurst = "burst"
 )
 
+// LatencyTimed says what a phase's latency histogram times: for connect,
+// from a stream's opening to its first response (when a client can start
+// to work; connect sends no change, so there is no push to time); for the
+// others, from a change's push to its ACK.
+func LatencyTimed(phase string) string {
+	if phase == PhaseConnect {
+		return "stream open→first response"
+	}
+	return "push→ACK"
+}
+
 // PhaseNames are the phases a report may hold, in the order a run goes
 // through them; ReadJSON refuses any other name.
 var PhaseNames = []string{PhaseConnect, PhaseInitialSync, PhaseChurn, PhaseBurst}
