@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,6 +65,7 @@ const replayExample = `  # the same server, after a fix: does it still do what t
 type replayFlags struct {
 	against        string
 	target         string
+	fixture        string
 	tls            targets.TLSOptions
 	metadata       []string
 	faults         []string
@@ -95,6 +97,7 @@ func newReplayCmd(out io.Writer) *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&f.against, "against", "", "which side the target plays: server (the transcript's client side is replayed) or client (its server side is)")
 	fs.StringVar(&f.target, "target", "", "server: HOST:PORT or builtin:NAME; client: builtin:reference or builtin:grpc-go")
+	fs.StringVar(&f.fixture, "fixture", "", "server: HOST:PORT of the target's fixture API: the replay sets the configuration the recording shows the server held, and each change made while it ran, for the recorded node (a builtin: target's own fixture is used)")
 	fs.BoolVar(&f.tls.Enabled, "tls", false, "server: connect with TLS (verified against the system roots unless --tls-ca)")
 	fs.StringVar(&f.tls.CAFile, "tls-ca", "", "server: PEM file of the CA that signed the server certificate")
 	fs.StringVar(&f.tls.CertFile, "tls-cert", "", "server: PEM client certificate for mutual TLS")
@@ -129,7 +132,7 @@ func (f *replayFlags) validate(c *cobra.Command) error {
 		}
 		return out
 	}
-	serverOnly := changed("tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "metadata", "connect-timeout", "compare", "node-id")
+	serverOnly := changed("tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "metadata", "connect-timeout", "compare", "node-id", "fixture")
 	clientOnly := changed("client-cmd", "client-dir", "listen", "start-timeout")
 	switch {
 	case f.against != "server" && f.against != "client":
@@ -221,7 +224,7 @@ func runReplay(c *cobra.Command, out io.Writer, f *replayFlags, path string) err
 
 // replayServer replays the client's side against --target.
 func (f *replayFlags) replayServer(ctx context.Context, plan *replay.Plan) (*replay.Result, error) {
-	opts := targets.ServerOptions{Target: f.target, TLS: f.tls, ConnectTimeout: f.connectTimeout, MaxRecvSize: int(f.maxRecv)}
+	opts := targets.ServerOptions{Target: f.target, Fixture: f.fixture, TLS: f.tls, ConnectTimeout: f.connectTimeout, MaxRecvSize: int(f.maxRecv)}
 	var err error
 	if opts.Metadata, err = keyValues("metadata", f.metadata, true); err != nil {
 		return nil, err
@@ -242,6 +245,7 @@ func (f *replayFlags) replayServer(ctx context.Context, plan *replay.Plan) (*rep
 	res, err := replay.Server(ctx, plan, replay.ServerOptions{
 		Against: srv.Name, Connect: func() (*grpc.ClientConn, error) { return srv.Connect() },
 		Metadata: opts.Metadata, Timeout: f.timeout, Quiet: f.quiet, Bodies: f.compare == "bodies", NodeID: f.nodeID,
+		Fixture: srv.Fixture, ConfigNode: cmp.Or(f.nodeID, nodeOf(plan)),
 	})
 	if err != nil {
 		return nil, replayError(ctx, err)

@@ -6,6 +6,15 @@
 //	go run ./examples/fixture-server -xds-addr 127.0.0.1:18000 -fixture-addr 127.0.0.1:18001
 //	xdsconform server --target 127.0.0.1:18000 --fixture 127.0.0.1:18001
 //
+// With -seed FILE it serves, from the start, the resources the file lists
+// for one node (seed.go: a gRPC client's chain, from its listener to its
+// endpoints), and applies the file again on SIGHUP, so that a change made
+// to it reaches the client as a configuration change would:
+//
+//	go run ./examples/fixture-server -seed examples/fixture-server/seed.yaml &
+//	GRPC_XDS_BOOTSTRAP=examples/fixture-server/bootstrap.json my-grpc-client xds:///my-service
+//	# edit seed.yaml (a revision), then: kill -HUP %1
+//
 // The fixture API is package examples/snapshotfixture: it keeps the
 // desired resources per node and per type, and installs a whole new
 // snapshot on every change, each type at its own version. Only ADS is
@@ -18,6 +27,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"net"
 	"os"
@@ -32,13 +42,22 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/xdsconform/xdsconform/examples/snapshotfixture"
+	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/fixture/fixturepb"
 )
 
 func main() {
 	xdsAddr := flag.String("xds-addr", "127.0.0.1:18000", "xDS listen address (xdsconform --target)")
 	fixtureAddr := flag.String("fixture-addr", "127.0.0.1:18001", "fixture API listen address (xdsconform --fixture)")
+	seed := flag.String("seed", "", "YAML file of resources to serve one node from the start, applied again on SIGHUP (see seed.yaml)")
 	flag.Parse()
+	var seeded *seedFile
+	if *seed != "" {
+		var err error
+		if seeded, err = readSeed(*seed); err != nil {
+			log.Fatal(err)
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,14 +70,24 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("xDS on %s, fixture API on %s", xdsLis.Addr(), fixtureLis.Addr())
-	if err := run(ctx, xdsLis, fixtureLis); err != nil {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	if err := run(ctx, xdsLis, fixtureLis, seeding{path: *seed, first: seeded, reload: hup}); err != nil {
 		log.Fatal(err)
 	}
 }
 
+// seeding is what -seed asks of run: the file, as read at start (nil: no
+// seeding), and the signal to apply it again on.
+type seeding struct {
+	path   string
+	first  *seedFile
+	reload <-chan os.Signal
+}
+
 // run serves xDS on xdsLis and the fixture API on fixtureLis until ctx ends
-// or a listener fails.
-func run(ctx context.Context, xdsLis, fixtureLis net.Listener) error {
+// or a listener fails, seeded as seed says.
+func run(ctx context.Context, xdsLis, fixtureLis net.Listener, seed seeding) error {
 	// ads=false: with ads=true the SnapshotCache answers a SotW request only
 	// once it names every resource of the type in the snapshot.
 	snapshots := cache.NewSnapshotCache(false, cache.IDHash{}, nil)
@@ -69,7 +98,15 @@ func run(ctx context.Context, xdsLis, fixtureLis net.Listener) error {
 		delta: delta.NewServer(ctx, snapshots, nil),
 	})
 	fixtureSrv := grpc.NewServer()
-	fixturepb.RegisterFixtureServer(fixtureSrv, snapshotfixture.New(snapshots))
+	fixtures := snapshotfixture.New(snapshots)
+	fixturepb.RegisterFixtureServer(fixtureSrv, fixtures)
+	if seed.first != nil {
+		if err := seed.first.apply(ctx, fixture.FromServer(fixtures), nil); err != nil {
+			return fmt.Errorf("-seed %s: %w", seed.path, err)
+		}
+		log.Printf("serving node %q the %d resources of %s (SIGHUP applies it again)", seed.first.Node, len(seed.first.Resources), seed.path)
+		go reseed(ctx, fixture.FromServer(fixtures), seed)
+	}
 
 	errc := make(chan error, 2)
 	go func() { errc <- xdsSrv.Serve(xdsLis) }()
@@ -96,4 +133,27 @@ func (a *ads) StreamAggregatedResources(s discovery.AggregatedDiscoveryService_S
 
 func (a *ads) DeltaAggregatedResources(s discovery.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
 	return a.delta.DeltaStreamHandler(s, resource.AnyType)
+}
+
+// reseed applies the seed file again on every signal of seed.reload,
+// until ctx ends; a file that no longer reads is logged and skipped.
+func reseed(ctx context.Context, fx fixture.Fixture, seed seeding) {
+	current := seed.first
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-seed.reload:
+		}
+		next, err := readSeed(seed.path)
+		if err == nil {
+			err = next.apply(ctx, fx, current)
+		}
+		if err != nil {
+			log.Printf("-seed %s: not applied: %v", seed.path, err)
+			continue
+		}
+		current = next
+		log.Printf("applied %s again: node %q, %d resources", seed.path, next.Node, len(next.Resources))
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/xdsconform/xdsconform/fakeclient"
 	"github.com/xdsconform/xdsconform/internal/wording"
+	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -44,6 +45,16 @@ type ServerOptions struct {
 	NodeID string
 	// Transcript receives the replay's own wire record; nil: a new one.
 	Transcript *transcript.Transcript
+	// Fixture, when set, is the target's fixture API: the replay resets
+	// ConfigNode's resources, sets the configuration the recording shows
+	// the server held when it started, and makes each change the
+	// recording shows before the response that shows it (Plan.Config).
+	// Without it, a recording that shows changes gets a note saying that
+	// differences from the first on may come from them.
+	Fixture fixture.Fixture
+	// ConfigNode is the node the fixture configures: the recorded
+	// client's (NodeID, when set, is what the target knows it as).
+	ConfigNode string
 }
 
 // ErrUnreachable marks a replay that could not reach its target: a
@@ -95,6 +106,9 @@ type serverReplay struct {
 	// ended are recorded streams whose live stream the target closed.
 	ended  map[*Stream]error
 	filler Filler
+	// changes are the configuration changes to make before each
+	// response, by step index (with a fixture only).
+	changes map[int][]ConfigChange
 }
 
 // Server replays the client's side of plan against a management server:
@@ -130,6 +144,9 @@ func Server(ctx context.Context, plan *Plan, opts ServerOptions) (*Result, error
 		ended:       map[*Stream]error{},
 	}
 	defer r.close()
+	if err := r.configure(); err != nil {
+		return nil, err
+	}
 	for _, st := range plan.Steps {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("replay interrupted at entry %d: %w", st.Index, err)
@@ -213,6 +230,74 @@ func (r *serverReplay) step(st Step) error {
 	case ClientClosed, HalfClosed:
 		r.clientClosed(lc, st)
 	case Stopped:
+	}
+	return nil
+}
+
+// configure reads the configuration the recording shows. With a fixture
+// it sets the initial configuration (after a reset of the node) and keeps
+// the changes for the responses that show them; without one, changes get
+// a note: the target cannot make them by itself.
+func (r *serverReplay) configure() error {
+	cfg := r.plan.Config()
+	if r.opts.Fixture == nil {
+		if len(cfg.Changes) > 0 {
+			r.res.note("the recording shows the server's configuration changing while it ran: %s. A replay without the fixture (--fixture) cannot make those changes, so the differences from entry %d on may be theirs, not the target's",
+				cfg.Summary(), cfg.Changes[0].Before)
+		}
+		return nil
+	}
+	if cfg.Partial {
+		r.res.note("some responses were kept in part (the transcript's size bound): the resources they carry are set as kept, and may differ from what the server sent")
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
+	defer cancel()
+	if err := r.opts.Fixture.Reset(ctx, r.opts.ConfigNode); err != nil {
+		return fmt.Errorf("%w: the fixture could not reset node %q: %v", ErrUnreachable, r.opts.ConfigNode, err)
+	}
+	for _, c := range cfg.Initial {
+		if err := r.apply(c); err != nil {
+			return fmt.Errorf("%w: setting the configuration the recording started with: %v", ErrUnreachable, err)
+		}
+	}
+	r.changes = map[int][]ConfigChange{}
+	for _, c := range cfg.Changes {
+		r.changes[c.Before] = append(r.changes[c.Before], c)
+	}
+	if n := len(cfg.Initial); n > 0 {
+		r.res.note("set through the fixture, for node %q: the %s the recording shows the server held, and then, before the response that shows each, the %s made while it ran", r.opts.ConfigNode,
+			wording.Count(n, "resource", "resources"), wording.Count(len(cfg.Changes), "change", "changes"))
+	}
+	return nil
+}
+
+// change makes the configuration changes the recording shows before the
+// response at step index.
+func (r *serverReplay) change(index int) error {
+	for _, c := range r.changes[index] {
+		if err := r.apply(c); err != nil {
+			return fmt.Errorf("the fixture could not make the change the recording shows before this response: %v", err)
+		}
+	}
+	return nil
+}
+
+// apply sets or deletes one resource through the fixture.
+func (r *serverReplay) apply(c ConfigChange) error {
+	t, ok := wire.TypeByURL(c.TypeURL)
+	if !ok {
+		return fmt.Errorf("%s %q: a type the harness does not know", short(c.TypeURL), c.Name)
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
+	defer cancel()
+	if c.Resource == nil {
+		if err := r.opts.Fixture.Delete(ctx, r.opts.ConfigNode, t, c.Name); err != nil {
+			return fmt.Errorf("deleting %s %q: %w", t.Short, c.Name, err)
+		}
+		return nil
+	}
+	if _, err := r.opts.Fixture.Set(ctx, r.opts.ConfigNode, t, c.Name, c.Resource); err != nil {
+		return fmt.Errorf("setting %s %q: %w", t.Short, c.Name, err)
 	}
 	return nil
 }
@@ -329,6 +414,9 @@ func (r *serverReplay) response(lc *liveConn, st Step) {
 	if !ok {
 		r.res.note("entry %d: a response of type %s, which the harness does not know: not compared", st.Index, short(st.TypeURL))
 		return
+	}
+	if err := r.change(st.Index); err != nil {
+		r.res.differ(st.Index, s.Name, "%v", err)
 	}
 	live, err := lc.client.ExpectWithin(t, r.opts.Timeout)
 	if err != nil {
