@@ -318,6 +318,29 @@ func TestListJSON(t *testing.T) {
 	}
 }
 
+// list takes the suites' selection flags and shows what a run with them
+// would run: the scenarios with a selected pair, each with only its
+// selected variants.
+func TestListSelects(t *testing.T) {
+	code, out, stderr := run(t, "list", "--json", "--run", "server/nonce/*", "--skip", "*distinct*", "--variant", "delta-ads", "--level", "MUST")
+	require.Equal(t, exitOK, code, stderr)
+	var list []listedScenario
+	require.NoError(t, json.Unmarshal([]byte(out), &list))
+	require.NotEmpty(t, list)
+	for _, s := range list {
+		assert.True(t, strings.HasPrefix(s.ID, "server/nonce/"), s.ID)
+		assert.NotContains(t, s.ID, "distinct")
+		assert.Equal(t, []string{"delta-ads"}, s.Variants, s.ID)
+		assert.Equal(t, "MUST", s.Level, s.ID)
+	}
+	checkExitCodes(t, []exitCase{
+		{"nothing selected", []string{"list", "--run", "nope/*"}, exitUsage, "no scenario matched the selection"},
+		{"empty pattern", []string{"list", "--run", ""}, exitUsage, "--run: an empty pattern"},
+		{"bad level", []string{"list", "--level", "OFTEN"}, exitUsage, "--level"},
+		{"bad variant", []string{"list", "--variant", "grpc"}, exitUsage, "--variant"},
+	})
+}
+
 // The embedded default passes: go-control-plane and grpc-go fail only what
 // their shipped known-failing lists say, and one report holds both suites.
 func TestDefaultRun(t *testing.T) {

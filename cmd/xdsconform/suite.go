@@ -21,7 +21,6 @@ import (
 	"github.com/xdsconform/xdsconform/reports"
 	"github.com/xdsconform/xdsconform/reports/verdict"
 	"github.com/xdsconform/xdsconform/results"
-	"github.com/xdsconform/xdsconform/wire"
 )
 
 // suiteFlags are the flags shared by every command that runs scenarios.
@@ -70,22 +69,9 @@ func (f *suiteFlags) register(c *cobra.Command) {
 // selection validates the selection flags and returns the selection and
 // the --fail-on level.
 func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
-	for _, name := range []string{"run", "skip"} {
-		if err := nonEmptyPatterns(f.cmd, name); err != nil {
-			return engine.Selection{}, "", err
-		}
-	}
-	levels, err := engine.ParseLevels(f.level)
+	sel, err := parseSelection(f.cmd, f.run, f.skip, f.variants, f.level)
 	if err != nil {
-		return engine.Selection{}, "", usageError("--level: %v", err)
-	}
-	var vs []wire.Variant
-	for _, s := range f.variants {
-		v, err := wire.ParseVariant(s)
-		if err != nil {
-			return engine.Selection{}, "", usageError("--variant: %v", err)
-		}
-		vs = append(vs, v)
+		return engine.Selection{}, "", err
 	}
 	switch {
 	case f.timeout <= 0:
@@ -115,7 +101,7 @@ func (f *suiteFlags) selection() (engine.Selection, results.Level, error) {
 	if _, err := f.impl.load(); err != nil {
 		return engine.Selection{}, "", err
 	}
-	return engine.Selection{Run: f.run, Skip: f.skip, Levels: levels, Variants: vs}, failOn, nil
+	return sel, failOn, nil
 }
 
 // noteUnmatched says, in one line, which known-failing entries select no
