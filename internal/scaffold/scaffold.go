@@ -32,6 +32,13 @@ const (
 // maxSteps is the most steps a scenario file's schema takes.
 const maxSteps = 1000
 
+// maxMessages is the most messages a transcript may hold to be
+// scaffolded: each makes about one step (a request a subscribe, ack or
+// nack, a response an expect), so four times maxSteps leaves room for
+// messages that make none, and a transcript past it is refused before
+// its steps are built.
+const maxMessages = 4 * maxSteps
+
 // Options say what to make of a transcript.
 type Options struct {
 	// Against is the side under test, AgainstServer or AgainstClient;
@@ -131,6 +138,12 @@ func Scaffold(f *transcript.File, opts Options) (*Result, error) {
 		}
 		if ok {
 			msgs = append(msgs, m)
+		}
+		if len(msgs) > maxMessages {
+			// Checked as the messages are read, before the steps are
+			// built: both take several times what the entries do, and
+			// the steps could not be written anyway.
+			return nil, fmt.Errorf("scaffold: the transcript holds more than %d messages, more than the %d steps a scenario holds could replay (each message makes about one step): record (or select) less, or cut the transcript file", maxMessages, maxSteps)
 		}
 	}
 	if len(msgs) == 0 {

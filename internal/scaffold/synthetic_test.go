@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,6 +186,19 @@ func TestScaffoldRefuses(t *testing.T) {
 	}
 	_, err = Scaffold(r.file("sotw-ads"), Options{})
 	assert.ErrorContains(t, err, "more than the 1000 a scenario holds")
+
+	// Past maxMessages the transcript is refused as its messages are
+	// read, before any step is built.
+	r = newRec()
+	r.req("ads#1", wire.Endpoint, "", "", "e")
+	r.resp("ads#1", wire.Endpoint, "n", "v", wire.Build(wire.Endpoint, "e", 1))
+	f := r.file("sotw-ads")
+	pair := slices.Clone(f.Entries[len(f.Entries)-2:])
+	for range maxMessages / 2 {
+		f.Entries = append(f.Entries, pair...)
+	}
+	_, err = Scaffold(f, Options{})
+	assert.ErrorContains(t, err, "the transcript holds more than 4000 messages")
 
 	_, err = Scaffold(newRecWith().file("rest"), Options{})
 	assert.ErrorContains(t, err, "a scaffold replays gRPC streams")
