@@ -31,8 +31,8 @@ type monitor struct {
 	budget int64
 	over   func(live int64)
 	overAt atomic.Int64
-	cpu      time.Duration
-	wall     time.Duration
+	cpu    time.Duration
+	wall   time.Duration
 }
 
 // lagTick is how often the monitor looks at the harness's scheduling lag,

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/xdsconform/xdsconform/fakeclient"
-	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/fixture"
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
