@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/xdsconform/xdsconform/internal/record"
-	"github.com/xdsconform/xdsconform/internal/record/recordtest"
+	"github.com/xdsconform/xdsconform/fixture"
 	"github.com/xdsconform/xdsconform/internal/replay"
-	"github.com/xdsconform/xdsconform/peers/refclient"
 	"github.com/xdsconform/xdsconform/transcript"
 	"github.com/xdsconform/xdsconform/wire"
 )
@@ -46,47 +43,20 @@ func ackedAfter(entries []transcript.Entry, ty wire.Type, n int) bool {
 // (revision 2), and records until the client ACKed the change.
 func recordWithChange(t *testing.T, v wire.Variant, node string) *transcript.File {
 	t.Helper()
-	up, fx := startRef(t)
-	seedChain(t, fx, node, 1)
-	notify := make(chan struct{}, 1)
-	p, err := record.Start(record.Options{Upstream: up, Dial: plaintext(), OnRecord: func(transcript.Direction) {
-		select {
-		case notify <- struct{}{}:
-		default:
-		}
-	}})
-	require.NoError(t, err)
-	defer p.Stop()
-	c, err := refclient.Start(context.Background(), refclient.Config{ServerAddr: p.Addr(), NodeID: node, Variant: v, Listener: "svc"})
-	require.NoError(t, err)
-	defer c.Close()
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	await := func(done func([]transcript.Entry) bool) {
-		for !done(p.Transcript().Entries()) {
-			select {
-			case <-notify:
-			case <-deadline.C:
-				require.FailNowf(t, "timed out", "recording:\n%s", p.Transcript())
+	return recordChainThen(t, v, node, func(fx fixture.Fixture, entries []transcript.Entry, await func(func([]transcript.Entry) bool)) {
+		eds := 0
+		for _, e := range entries {
+			if e.Direction == transcript.Received && strings.Contains(string(e.Message), `"type_url":"`+wire.Endpoint.URL+`"`) {
+				eds++
 			}
 		}
-	}
-	await(func(es []transcript.Entry) bool { return recordtest.Acked(es, chain...) })
-	eds := 0
-	for _, e := range p.Transcript().Entries() {
-		if e.Direction == transcript.Received && strings.Contains(string(e.Message), `"type_url":"`+wire.Endpoint.URL+`"`) {
-			eds++
-		}
-	}
-	// An assignment, not a cluster: a cluster's update brings its
-	// assignment again when the client asks for it (WARM-4), which would
-	// make the end of the recording a race.
-	_, err = fx.Set(context.Background(), node, wire.Endpoint, "cluster-a", mustAny(t, wire.Build(wire.Endpoint, "cluster-a", 2)))
-	require.NoError(t, err)
-	await(func(es []transcript.Entry) bool { return ackedAfter(es, wire.Endpoint, eds+1) })
-	c.Close()
-	p.Stop()
-	return p.File("test")
+		// An assignment, not a cluster: a cluster's update brings its
+		// assignment again when the client asks for it (WARM-4), which
+		// would make the end of the recording a race.
+		_, err := fx.Set(context.Background(), node, wire.Endpoint, "cluster-a", mustAny(t, wire.Build(wire.Endpoint, "cluster-a", 2)))
+		require.NoError(t, err)
+		await(func(es []transcript.Entry) bool { return ackedAfter(es, wire.Endpoint, eds+1) })
+	})
 }
 
 // A recording holds only the streams; the configuration the server held,

@@ -63,6 +63,14 @@ var chain = []wire.Type{wire.Listener, wire.Route, wire.Cluster, wire.Endpoint}
 // variant v, until it ACKed every type, and returns the file.
 func recordChain(t *testing.T, v wire.Variant, node string) *transcript.File {
 	t.Helper()
+	return recordChainThen(t, v, node, nil)
+}
+
+// recordChainThen is recordChain, then runs then (when not nil) with the
+// server's fixture, the entries so far, and a bounded wait for the
+// recording to satisfy a condition, before it stops.
+func recordChainThen(t *testing.T, v wire.Variant, node string, then func(fx fixture.Fixture, entries []transcript.Entry, await func(func([]transcript.Entry) bool))) *transcript.File {
+	t.Helper()
 	up, fx := startRef(t)
 	seedChain(t, fx, node, 1)
 	notify := make(chan struct{}, 1)
@@ -79,12 +87,18 @@ func recordChain(t *testing.T, v wire.Variant, node string) *transcript.File {
 	defer c.Close()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	for !recordtest.Acked(p.Transcript().Entries(), chain...) {
-		select {
-		case <-notify:
-		case <-deadline.C:
-			require.FailNowf(t, "timed out", "waiting for the client to ACK every type:\n%s", p.Transcript())
+	await := func(done func([]transcript.Entry) bool) {
+		for !done(p.Transcript().Entries()) {
+			select {
+			case <-notify:
+			case <-deadline.C:
+				require.FailNowf(t, "timed out", "waiting on the recording:\n%s", p.Transcript())
+			}
 		}
+	}
+	await(func(es []transcript.Entry) bool { return recordtest.Acked(es, chain...) })
+	if then != nil {
+		then(fx, p.Transcript().Entries(), await)
 	}
 	c.Close()
 	p.Stop()
