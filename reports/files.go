@@ -12,9 +12,9 @@ import (
 )
 
 // WriteFiles writes the JUnit report to junitPath and the JSON report to
-// jsonPath, skipping either when its path is empty. Each file is rendered in
-// memory, written to a temporary file in the same directory and renamed into
-// place, so a reader (a CI uploader, a watching tool) sees the previous file
+// jsonPath, skipping either when its path is empty. Each file is rendered
+// into a temporary file in the same directory and renamed into place, so a
+// reader (a CI uploader, a watching tool) sees the previous file
 // or the complete new one, never a partial one. Both files are attempted even
 // if one fails; the error names every path that could not be written.
 func WriteFiles(run results.Run, junitPath, jsonPath string) error {

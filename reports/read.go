@@ -340,8 +340,8 @@ func ReadJSONFile(ctx context.Context, path string, opts ...ReadOption) (results
 }
 
 // WriteFile renders a report into path the way WriteFiles writes the JUnit
-// and JSON reports: in memory first, then through a temporary file renamed
-// into place, so a reader never sees half a report.
+// and JSON reports: into a temporary file beside it, renamed into place,
+// so a reader never sees half a report.
 func WriteFile(path string, render func(io.Writer) error) error {
 	return writeAtomic(path, render)
 }
