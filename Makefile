@@ -36,6 +36,7 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./scenarios/
 	$(GO) test -run '^$$' -bench DefaultRun -benchtime 3x ./cmd/xdsconform/
+	$(GO) test -run '^$$' -bench ReadJSON -benchtime 3x ./reports/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/load/
 
 ## soak: both suites against the reference peers SOAK_RUNS times in a row (default 200; the
