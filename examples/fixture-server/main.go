@@ -32,8 +32,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -50,6 +52,7 @@ func main() {
 	xdsAddr := flag.String("xds-addr", "127.0.0.1:18000", "xDS listen address (xdsconform --target)")
 	fixtureAddr := flag.String("fixture-addr", "127.0.0.1:18001", "fixture API listen address (xdsconform --fixture)")
 	seed := flag.String("seed", "", "YAML file of resources to serve one node from the start, applied again on SIGHUP (see seed.yaml)")
+	logRequests := flag.Bool("log-requests", false, "log every discovery request (type, version, nonce, names) on standard error")
 	flag.Parse()
 	var seeded *seedFile
 	if *seed != "" {
@@ -72,7 +75,7 @@ func main() {
 	log.Printf("xDS on %s, fixture API on %s", xdsLis.Addr(), fixtureLis.Addr())
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	if err := run(ctx, xdsLis, fixtureLis, seeding{path: *seed, first: seeded, reload: hup}); err != nil {
+	if err := run(ctx, xdsLis, fixtureLis, seeding{path: *seed, first: seeded, reload: hup, logRequests: *logRequests}); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -83,6 +86,9 @@ type seeding struct {
 	path   string
 	first  *seedFile
 	reload <-chan os.Signal
+	// logRequests logs every discovery request: a script can wait on
+	// the log for a client's ACK before it changes the configuration.
+	logRequests bool
 }
 
 // run serves xDS on xdsLis and the fixture API on fixtureLis until ctx ends
@@ -93,9 +99,14 @@ func run(ctx context.Context, xdsLis, fixtureLis net.Listener, seed seeding) err
 	snapshots := cache.NewSnapshotCache(false, cache.IDHash{}, nil)
 
 	xdsSrv := grpc.NewServer()
+	var sotwCallbacks sotw.Callbacks
+	var deltaCallbacks delta.Callbacks
+	if seed.logRequests {
+		sotwCallbacks, deltaCallbacks = requestLog{}, requestLog{}
+	}
 	discovery.RegisterAggregatedDiscoveryServiceServer(xdsSrv, &ads{
-		sotw:  sotw.NewServer(ctx, snapshots, nil),
-		delta: delta.NewServer(ctx, snapshots, nil),
+		sotw:  sotw.NewServer(ctx, snapshots, sotwCallbacks),
+		delta: delta.NewServer(ctx, snapshots, deltaCallbacks),
 	})
 	fixtureSrv := grpc.NewServer()
 	fixtures := snapshotfixture.New(snapshots)
@@ -156,4 +167,31 @@ func reseed(ctx context.Context, fx fixture.Fixture, seed seeding) {
 		current = next
 		log.Printf("applied %s again: node %q, %d resources", seed.path, next.Node, len(next.Resources))
 	}
+}
+
+// requestLog logs each discovery request in one line: its type, the
+// version and nonce it echoes (an ACK has both, a NACK an error too) and
+// the names it carries. It is go-control-plane's SotW and delta callbacks
+// (the package's own CallbackFuncs would pull in another module).
+type requestLog struct{}
+
+func shortType(url string) string { return url[strings.LastIndexByte(url, '.')+1:] }
+
+func (requestLog) OnStreamRequest(_ int64, r *discovery.DiscoveryRequest) error {
+	log.Printf("request %s version=%q nonce=%q error=%t names=%q", shortType(r.GetTypeUrl()), r.GetVersionInfo(), r.GetResponseNonce(), r.GetErrorDetail() != nil, r.GetResourceNames())
+	return nil
+}
+
+func (requestLog) OnStreamDeltaRequest(_ int64, r *discovery.DeltaDiscoveryRequest) error {
+	log.Printf("delta request %s nonce=%q error=%t subscribe=%q unsubscribe=%q", shortType(r.GetTypeUrl()), r.GetResponseNonce(), r.GetErrorDetail() != nil, r.GetResourceNamesSubscribe(), r.GetResourceNamesUnsubscribe())
+	return nil
+}
+
+func (requestLog) OnStreamOpen(context.Context, int64, string) error      { return nil }
+func (requestLog) OnStreamClosed(int64, *core.Node)                       {}
+func (requestLog) OnDeltaStreamOpen(context.Context, int64, string) error { return nil }
+func (requestLog) OnDeltaStreamClosed(int64, *core.Node)                  {}
+func (requestLog) OnStreamResponse(context.Context, int64, *discovery.DiscoveryRequest, *discovery.DiscoveryResponse) {
+}
+func (requestLog) OnStreamDeltaResponse(int64, *discovery.DeltaDiscoveryRequest, *discovery.DeltaDiscoveryResponse) {
 }
