@@ -22,7 +22,7 @@ import (
 // sample is a run of both suites with one of every outcome.
 func sample() results.Run {
 	return results.Run{
-		SchemaVersion: reports.JSONSchemaVersion, HarnessVersion: "v1.2.3", Role: "server+client", Target: "server: a; client: b",
+		SchemaVersion: reports.JSONSchemaVersion, HarnessVersion: "v1.2.3", Role: results.RoleBoth, Target: "server: a; client: b",
 		Started:          time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC),
 		CatalogueVersion: requirements.CatalogueVersion(),
 		Implementation:   &results.Implementation{Name: "cp", Version: "v9", Contact: []string{"@team"}, Capabilities: []string{"delta-ads"}},
@@ -148,7 +148,10 @@ func TestHostileStrings(t *testing.T) {
 	h := "x\n---\nkind: Evil\n# comment\n\"quoted\" 'single' : {a: [b]} &anchor *alias !!tag \u202e\x00\x1b[31m"
 	run := sample()
 	run.Target, run.HarnessVersion = h, h
-	run.Implementation = &results.Implementation{Name: h, Version: h, URL: h, Contact: []string{h}, Capabilities: []string{h}}
+	// A URL must be an http(s) URL for a report to be read at all
+	// (reports.ReadJSON refuses any other): this one is YAML-hostile
+	// within what a URL may hold.
+	run.Implementation = &results.Implementation{Name: h, Version: h, URL: "https://example.com/x?a='b':{c}&d=\"e\"#---", Contact: []string{h}, Capabilities: []string{h}}
 	run.Results[3].KnownFailing = h
 	rep, err := Build([]Input{input(t, run, h)}, nil)
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ func writeReport(t *testing.T, path string, run results.Run) {
 // suites in one report, no e2e options.
 func cliRun(name, version string) results.Run {
 	return results.Run{
-		Role: "server+client", Target: "server: a; client: b", Options: map[string]string{"timeout": "5s"},
+		Role: results.RoleBoth, Target: "server: a; client: b", Options: map[string]string{"timeout": "5s"},
 		Implementation: &results.Implementation{Name: name, Version: version},
 		Results: []results.Result{
 			{ID: "server/ack/x", Variant: "sotw-ads", Level: results.Must, Outcome: results.Pass, Requirements: []string{"ACK-1"}},
