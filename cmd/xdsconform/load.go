@@ -126,7 +126,7 @@ func newLoadCmd(out io.Writer) *cobra.Command {
 	fs.DurationVar(&f.settle, "settle", load.DefaultSettle, "bound on the wait for convergence after a phase's last change")
 	fs.DurationVar(&f.startWait, "start-wait", load.DefaultStartWait, "shards other than 0: how long to wait for shard 0's first change")
 	fs.Var(&f.padding, "resource-padding", "pad every resource the run sets with this many bytes (e.g. 1MiB), to measure what big responses cost the server and the harness (docs/load.md#memory)")
-	fs.Var(&f.memoryBudget, "memory-budget", "the most the harness's live heap may hold (streams, responses being received, an in-process target): past it the run stops, reports what ran and fails saying so (default 1GiB plus 64KiB a client of this shard)")
+	fs.Var(&f.memoryBudget, "memory-budget", "the most the harness's live heap may hold (streams, responses being received, an in-process target): past it the run stops, reports what ran and fails saying so (default 1GiB plus 64KiB a client of this shard, and at most nine tenths of GOMEMLIMIT when that is set)")
 	fs.DurationVar(&f.churnDelay, "churn-delay", 0, "shard 0: wait this long after its own clients synced before the churn, so the other shards' clients sync first")
 	f.outputs.register(c, "the run's")
 	return c
@@ -218,17 +218,22 @@ func runLoad(c *cobra.Command, out io.Writer, f *loadFlags) error {
 	if err != nil {
 		return err
 	}
+	if o.MemoryBudget == 0 {
+		o.MemoryBudget = load.DefaultMemoryBudget(o.Clients / o.Shards)
+		if os.Getenv("GOMEMLIMIT") != "" {
+			// A limit the environment set (a pod's, say) is the memory
+			// the process must stay within: the run stops at nine tenths
+			// of it, with its report, rather than being killed without.
+			o.MemoryBudget = min(o.MemoryBudget, debug.SetMemoryLimit(-1)/10*9)
+		}
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The harness's soft limit is sized for the suites; a load run holds
 		// what its plan asks for (tens of kilobytes a stream), and a
 		// collector racing a limit below that would take all the CPU.
 		// Within the run's memory budget, where the collector must work
 		// hardest before the budget stops the run.
-		budget := o.MemoryBudget
-		if budget == 0 {
-			budget = load.DefaultMemoryBudget(o.Clients / o.Shards)
-		}
-		debug.SetMemoryLimit(min(memoryLimit+int64(o.Clients)*loadBytesPerClient, budget))
+		debug.SetMemoryLimit(min(memoryLimit+int64(o.Clients)*loadBytesPerClient, o.MemoryBudget))
 	}
 	if os.Getenv("GOGC") == "" {
 		// Most of a load run's heap is its streams' state, alive to the

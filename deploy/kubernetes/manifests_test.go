@@ -49,7 +49,7 @@ var loadFlags = map[string]flagKind{
 	"clients": valueFlag, "nodes": valueFlag, "profile": valueFlag, "variant": valueFlag,
 	"streams-per-conn": valueFlag, "churn": valueFlag, "churn-types": valueFlag, "churn-delay": valueFlag, "duration": valueFlag,
 	"nack-burst": valueFlag, "burst-window": valueFlag, "transcripts": valueFlag,
-	"sync-timeout": valueFlag, "settle": valueFlag, "start-wait": valueFlag,
+	"sync-timeout": valueFlag, "settle": valueFlag, "start-wait": valueFlag, "memory-budget": valueFlag, "resource-padding": valueFlag,
 	"shard": valueFlag, "run-id": valueFlag, "json": valueFlag, "markdown": valueFlag, "html": valueFlag, "slo": valueFlag,
 }
 
