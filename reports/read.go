@@ -59,15 +59,13 @@ func ReadJSONContext(ctx context.Context, r io.Reader, opts ...ReadOption) (resu
 	for _, o := range opts {
 		o(&cfg)
 	}
-	run, err := decodeRun(ctx, io.LimitReader(r, MaxJSONReportSize+1), cfg)
+	run, err := decodeRun(ctx, infile.LimitReader(r, "the report", MaxJSONReportSize), cfg)
 	var tooLarge *infile.TooLargeError
 	switch {
 	case ctx.Err() != nil:
 		return results.Run{}, ctx.Err()
 	case errors.As(err, &tooLarge):
 		return results.Run{}, fmt.Errorf("%w: larger than %s", ErrNotAReport, infile.Bytes(tooLarge.Limit))
-	case errors.Is(err, errTooLarge):
-		return results.Run{}, fmt.Errorf("%w: larger than %d MiB", ErrNotAReport, MaxJSONReportSize>>20)
 	case err != nil:
 		return results.Run{}, fmt.Errorf("%w: %v", ErrNotAReport, err)
 	}
@@ -96,7 +94,7 @@ func checkRun(run results.Run) error {
 	case !slices.Contains([]string{results.RoleServer, results.RoleClient, results.RoleBoth}, run.Role):
 		return fmt.Errorf("role %q is not server, client or both", run.Role)
 	case run.FailOn != "" && !slices.Contains(results.Levels, run.FailOn):
-		return fmt.Errorf("fail_on %q is not a level (%s)", run.FailOn, levelList())
+		return fmt.Errorf("fail_on %q is not a level (%s)", run.FailOn, joined(results.Levels))
 	case run.Implementation != nil && run.Implementation.URL != "":
 		if err := results.CheckURL(run.Implementation.URL); err != nil {
 			return fmt.Errorf("implementation.url: %w", err)
@@ -112,122 +110,88 @@ func checkRun(run results.Run) error {
 func checkResult(r results.Result) error {
 	switch {
 	case !slices.Contains(results.Outcomes, r.Outcome):
-		return fmt.Errorf("outcome %q is not one of %s", r.Outcome, outcomeList())
+		return fmt.Errorf("outcome %q is not one of %s", r.Outcome, joined(results.Outcomes))
 	case r.Level != "" && !slices.Contains(results.Levels, r.Level):
-		return fmt.Errorf("level %q is not a level (%s)", r.Level, levelList())
+		return fmt.Errorf("level %q is not a level (%s)", r.Level, joined(results.Levels))
 	case r.BrokenLevel != "" && !slices.Contains(results.Levels, r.BrokenLevel):
-		return fmt.Errorf("broken_level %q is not a level (%s)", r.BrokenLevel, levelList())
+		return fmt.Errorf("broken_level %q is not a level (%s)", r.BrokenLevel, joined(results.Levels))
 	}
 	return nil
 }
 
-func levelList() string {
-	var ls []string
-	for _, l := range results.Levels {
-		ls = append(ls, string(l))
+// joined lists values, comma-separated.
+func joined[T ~string](values []T) string {
+	ss := make([]string, len(values))
+	for i, v := range values {
+		ss[i] = string(v)
 	}
-	return strings.Join(ls, ", ")
-}
-
-func outcomeList() string {
-	var os []string
-	for _, o := range results.Outcomes {
-		os = append(os, string(o))
-	}
-	return strings.Join(os, ", ")
+	return strings.Join(ss, ", ")
 }
 
 // ReadOption changes what a reader keeps of a report.
 type ReadOption func(*readConfig)
 
-type readConfig struct{ noTranscripts, lazyTranscripts bool }
+// readConfig is how a reader keeps transcripts: decoded (the default),
+// undecoded (lazy), or not at all (none).
+type readConfig struct{ lazy, none bool }
 
 // LazyTranscripts reads each transcript into Result.RawTranscript as the
 // report holds it, without decoding it: a decoded entry takes several
 // times the bytes of its JSON (and a hostile report can hold millions of
 // empty ones), whereas a page shows at most the first and the last
 // entries of each transcript it shows (transcript.DecodeBounded).
-func LazyTranscripts() ReadOption { return func(c *readConfig) { c.lazyTranscripts = true } }
-
-// rawInto keeps a JSON value's bytes in *into.
-type rawInto struct{ into *[]byte }
-
-func (r *rawInto) UnmarshalJSON(b []byte) error {
-	if !bytes.Equal(b, []byte("null")) {
-		*r.into = bytes.Clone(b)
-	}
-	return nil
-}
+func LazyTranscripts() ReadOption { return func(c *readConfig) { c.lazy = true } }
 
 // WithoutTranscripts reads a report without its transcripts, which are
 // most of a large report's bytes: for the outputs that show none (the
 // Markdown summary, the certification report). Each result's Transcript
 // is then nil.
-func WithoutTranscripts() ReadOption { return func(c *readConfig) { c.noTranscripts = true } }
+func WithoutTranscripts() ReadOption { return func(c *readConfig) { c.none = true } }
 
-// readPast is a JSON value read past and kept nowhere.
-type readPast struct{}
+// rawInto keeps a JSON value's bytes in *into, or, into nil, reads past
+// it.
+type rawInto struct{ into *[]byte }
 
-func (*readPast) UnmarshalJSON([]byte) error { return nil }
-
-// errTooLarge is decodeRun's error for input past MaxJSONReportSize.
-var errTooLarge = errors.New("too large")
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+func (r *rawInto) UnmarshalJSON(b []byte) error {
+	if r.into != nil && !bytes.Equal(b, []byte("null")) {
+		*r.into = bytes.Clone(b)
+	}
+	return nil
 }
 
 // decodeRun decodes a report object: "results" one result at a time,
 // every other member whole (they are small: the run's header, options,
 // summary), then all of those together, as json.Unmarshal would.
 func decodeRun(ctx context.Context, r io.Reader, cfg readConfig) (results.Run, error) {
-	cr := &countingReader{r: r}
-	dec := json.NewDecoder(cr)
-	over := func(err error) error {
-		if cr.n > MaxJSONReportSize {
-			return errTooLarge
-		}
-		return err
-	}
+	dec := json.NewDecoder(r)
 	if err := expectDelim(dec, '{'); err != nil {
-		return results.Run{}, over(err)
+		return results.Run{}, err
 	}
 	members := map[string]json.RawMessage{}
 	var rs []results.Result
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return results.Run{}, over(err)
+			return results.Run{}, err
 		}
 		key, _ := tok.(string)
 		if !strings.EqualFold(key, "results") {
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return results.Run{}, over(err)
+				return results.Run{}, err
 			}
 			members[key] = raw
 			continue
 		}
 		if rs, err = decodeResults(ctx, dec, cfg); err != nil {
-			return results.Run{}, over(err)
+			return results.Run{}, err
 		}
 	}
 	if err := expectDelim(dec, '}'); err != nil {
-		return results.Run{}, over(err)
+		return results.Run{}, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return results.Run{}, over(errors.New("data after the report"))
-	}
-	if cr.n > MaxJSONReportSize {
-		return results.Run{}, errTooLarge
+		return results.Run{}, errors.New("data after the report")
 	}
 	head, err := json.Marshal(members)
 	if err != nil {
@@ -263,27 +227,21 @@ func decodeResults(ctx context.Context, dec *json.Decoder, cfg readConfig) ([]re
 			return nil, fmt.Errorf("more than %d results, the most a report may hold", MaxResults)
 		}
 		var r results.Result
-		if cfg.lazyTranscripts {
-			var lazy struct {
+		var into any = &r
+		if cfg.lazy || cfg.none {
+			// The outer field shadows the result's own: the transcript is
+			// kept undecoded, or read past.
+			var shadowed struct {
 				*results.Result
 				Transcript rawInto `json:"transcript"`
 			}
-			lazy.Result, lazy.Transcript.into = &r, &r.RawTranscript
-			if err := dec.Decode(&lazy); err != nil {
-				return nil, fmt.Errorf("results[%d]: %w", len(rs), err)
+			shadowed.Result = &r
+			if cfg.lazy {
+				shadowed.Transcript.into = &r.RawTranscript
 			}
-		} else if cfg.noTranscripts {
-			// The outer field shadows the result's own: the transcript is
-			// read past, not kept.
-			var without struct {
-				*results.Result
-				Transcript readPast `json:"transcript"`
-			}
-			without.Result = &r
-			if err := dec.Decode(&without); err != nil {
-				return nil, fmt.Errorf("results[%d]: %w", len(rs), err)
-			}
-		} else if err := dec.Decode(&r); err != nil {
+			into = &shadowed
+		}
+		if err := dec.Decode(into); err != nil {
 			return nil, fmt.Errorf("results[%d]: %w", len(rs), err)
 		}
 		if err := checkResult(r); err != nil {

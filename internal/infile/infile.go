@@ -55,9 +55,8 @@ func Bytes(n int64) string {
 type File struct {
 	ctx      context.Context
 	f        *os.File
+	lim      io.Reader // f, within the limit (LimitReader)
 	path     string
-	limit    int64
-	read     int64
 	size     int64 // a regular file's size when opened; -1 for a pipe
 	stopWake func() bool
 }
@@ -94,7 +93,7 @@ func Open(ctx context.Context, path string, limit int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &File{ctx: ctx, f: f, path: path, limit: limit, size: fi.Size()}
+	in := &File{ctx: ctx, f: f, lim: LimitReader(f, path, limit), path: path, size: fi.Size()}
 	if pipe {
 		in.size = -1
 	}
@@ -115,38 +114,52 @@ func (in *File) Read(p []byte) (int, error) {
 	if err := in.ctx.Err(); err != nil {
 		return 0, err
 	}
-	if in.read > in.limit {
-		return 0, &TooLargeError{Path: in.path, Limit: in.limit}
-	}
-	// Read one byte past the limit, to tell "exactly the limit" from
-	// "over it".
-	if room := in.limit + 1 - in.read; int64(len(p)) > room {
-		p = p[:room]
-	}
-	n, err := in.f.Read(p)
-	in.read += int64(n)
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	n, err := in.lim.Read(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
 		if ctxErr := in.ctx.Err(); ctxErr != nil {
 			return n, ctxErr
 		}
 		return n, &os.PathError{Op: "read", Path: in.path, Err: fmt.Errorf("not a regular file, and nothing more was written to it within %v", PipeIdle)}
-	case err != nil:
-		return n, err
 	}
 	if in.size < 0 && n > 0 {
 		_ = in.f.SetReadDeadline(time.Now().Add(PipeIdle))
 	}
-	if in.read > in.limit {
-		return n, &TooLargeError{Path: in.path, Limit: in.limit}
-	}
-	return n, nil
+	return n, err
 }
 
 // Close closes the file.
 func (in *File) Close() error {
 	in.stopWake()
 	return in.f.Close()
+}
+
+// LimitReader reads r as io.LimitReader would, but one byte past limit is
+// a *TooLargeError (naming name), not the end of the input: a decoder
+// reading it stops with that error, not with a syntax error where the
+// input was cut.
+func LimitReader(r io.Reader, name string, limit int64) io.Reader {
+	return &limited{r: r, name: name, limit: limit}
+}
+
+type limited struct {
+	r     io.Reader
+	name  string
+	limit int64
+	read  int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if room := l.limit + 1 - l.read; int64(len(p)) > room {
+		p = p[:room]
+	}
+	if len(p) == 0 {
+		return 0, &TooLargeError{Path: l.name, Limit: l.limit}
+	}
+	n, err := l.r.Read(p)
+	if l.read += int64(n); l.read > l.limit {
+		return n, &TooLargeError{Path: l.name, Limit: l.limit}
+	}
+	return n, err
 }
 
 // ReadAll reads the whole of path, at most limit bytes, under ctx, as
