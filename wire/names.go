@@ -66,15 +66,20 @@ func Unpack(a *anypb.Any) (proto.Message, error) {
 
 // InnerTypeURL is the type URL of the resource inside a, looking through a
 // SotW Resource wrapper; "" for an empty wrapper.
-func InnerTypeURL(a *anypb.Any) string {
+func InnerTypeURL(a *anypb.Any) string { return Inner(a).GetTypeUrl() }
+
+// Inner is the packed resource a carries, looking through a SotW
+// Resource wrapper: nil for an empty wrapper, a itself for anything else
+// (a wrapper that does not decode included).
+func Inner(a *anypb.Any) *anypb.Any {
 	if a.GetTypeUrl() != ResourceWrapperURL {
-		return a.GetTypeUrl()
+		return a
 	}
 	var r discovery.Resource
 	if err := a.UnmarshalTo(&r); err != nil {
-		return a.GetTypeUrl()
+		return a
 	}
-	return r.GetResource().GetTypeUrl()
+	return r.GetResource()
 }
 
 // AnyName returns the name of a packed resource, reading a Resource

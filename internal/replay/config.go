@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/xdsconform/xdsconform/internal/wording"
 	"github.com/xdsconform/xdsconform/wire"
 )
 
@@ -151,14 +152,7 @@ func served(m proto.Message) ([]servedResource, []string) {
 	switch r := m.(type) {
 	case *discovery.DiscoveryResponse:
 		for _, a := range r.GetResources() {
-			if a.GetTypeUrl() == wire.ResourceWrapperURL {
-				// The resource a fixture sets is the wrapped one.
-				var w discovery.Resource
-				if a.UnmarshalTo(&w) != nil || w.GetResource() == nil {
-					continue
-				}
-				a = w.GetResource()
-			}
+			a = wire.Inner(a) // the resource a fixture sets is the wrapped one
 			if name, err := wire.AnyName(a); err == nil && name != "" {
 				out = append(out, servedResource{name, a})
 			}
@@ -178,8 +172,7 @@ func served(m proto.Message) ([]servedResource, []string) {
 // Summary says in one line what the changes are: how many, of what, and
 // at which entries.
 func (c Config) Summary() string {
-	var set, removed []string
-	var at []string
+	var set, removed, at []string
 	for _, ch := range c.Changes {
 		if ch.Resource == nil {
 			removed = append(removed, short(ch.TypeURL)+" "+ch.Name)
@@ -192,12 +185,16 @@ func (c Config) Summary() string {
 	}
 	var parts []string
 	if len(set) > 0 {
-		parts = append(parts, fmt.Sprintf("set %s", list(set)))
+		parts = append(parts, "set "+list(set))
 	}
 	if len(removed) > 0 {
-		parts = append(parts, fmt.Sprintf("removed %s", list(removed)))
+		parts = append(parts, "removed "+list(removed))
 	}
-	return fmt.Sprintf("%s (before entr%s %s)", strings.Join(parts, "; "), plural(len(at), "y", "ies"), strings.Join(at, ", "))
+	entry := "entry"
+	if len(at) > 1 {
+		entry = wording.Plural(entry)
+	}
+	return fmt.Sprintf("%s (before %s %s)", strings.Join(parts, "; "), entry, strings.Join(at, ", "))
 }
 
 // list shows at most four items, then how many more.
@@ -206,11 +203,4 @@ func list(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:4], ", "), len(items)-4)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
